@@ -1,0 +1,1 @@
+"""chatconform: property-based conformance suite for LLM chat-history code."""
