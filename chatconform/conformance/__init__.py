@@ -1,0 +1,23 @@
+"""Contracts, the check registry, the engine, the pytest plugin and reports.
+
+Kept import-light: the pytest plugin lives here and loads in every pytest session of
+anyone who installed chatconform.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = ["check_case", "run_conformance"]
+
+
+def __getattr__(name: str) -> Any:
+    if name == "run_conformance":
+        from chatconform.conformance.api import run_conformance
+
+        return run_conformance
+    if name == "check_case":
+        from chatconform.conformance.repro import check_case
+
+        return check_case
+    raise AttributeError(name)

@@ -1,0 +1,22 @@
+"""Known-bug implementations. Each reproduces one real bug; the suite must catch each.
+
+Every fake declares ``reproduces`` (the bug, with a link) and ``violates`` (the check
+ids that must catch it); the project's tests hold the suite to both.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import pkgutil
+
+
+def all_fakes() -> dict[str, type]:
+    """``module:Class`` spec -> class, for every fake in this package."""
+    found: dict[str, type] = {}
+    for info in pkgutil.iter_modules(__path__):
+        module = importlib.import_module(f"{__name__}.{info.name}")
+        for attr, obj in vars(module).items():
+            if inspect.isclass(obj) and obj.__module__ == module.__name__ and hasattr(obj, "violates"):
+                found[f"{module.__name__}:{attr}"] = obj
+    return found

@@ -1,0 +1,29 @@
+"""The one-call API: ``run_conformance(MyImpl)`` from any test suite or script."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from chatconform.conformance import discovery, engine
+from chatconform.conformance.guard import DEFAULT_TIMEOUT
+
+
+def run_conformance(
+    implementation: Any,
+    *,
+    contracts: Iterable[str] | None = None,
+    checks: Iterable[str] | None = None,
+    profile: str = "ci",
+    seed: int | None = None,
+    timeout: float = DEFAULT_TIMEOUT,
+) -> list[engine.Verdict]:
+    """Run the selected contracts against one implementation; return its verdicts.
+
+    ``implementation`` is an entry-point name, ``module:attr``, or the object itself
+    (class, instance or zero-argument factory).
+    """
+    impl = discovery.load(implementation) if isinstance(implementation, str) else \
+        discovery.wrap(implementation)
+    selection = engine.select(contracts, checks)
+    return engine.run([impl], selection, profile, seed=seed, timeout=timeout)

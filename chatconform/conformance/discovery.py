@@ -1,0 +1,149 @@
+"""Finding implementations: the entry-point group, or ``module:attr`` without installing.
+
+An implementation is any object with some contract methods (found by presence) and a
+``name`` and ``version``; optional ``providers`` and ``expected_failures``. The target
+may be a class (instantiated), an instance, or a zero-argument factory.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import inspect
+import os
+import sys
+from dataclasses import dataclass, field
+from importlib.metadata import entry_points
+from pathlib import Path
+from typing import Any
+
+from chatconform.conformance.contracts import Contract, all_contracts
+from chatconform.conformance.registry import ConfigError, get_check
+
+GROUP = "chatconform.implementations"
+
+
+@dataclass
+class Implementation:
+    name: str
+    version: str
+    spec: str  # how to load it again: an entry-point name or module:attr
+    obj: Any
+    providers: frozenset[str] = frozenset()
+    expected_failures: dict[str, str] = field(default_factory=dict)
+
+    def method(self, contract: Contract):
+        fn = getattr(self.obj, contract.method, None)
+        return fn if callable(fn) else None
+
+    def contracts(self) -> list[str]:
+        return [name for name, c in all_contracts().items() if self.method(c) is not None]
+
+
+def registered() -> dict[str, Any]:
+    """Entry points of the group, by name."""
+    return {ep.name: ep for ep in entry_points(group=GROUP)}
+
+
+def load(spec: str) -> Implementation:
+    """Load ``spec``: an entry-point name, ``module:attr`` or ``path/to/file.py:attr``."""
+    if ":" in spec:
+        target = _resolve_attr(spec)
+    else:
+        eps = registered()
+        if spec not in eps:
+            known = ", ".join(sorted(eps)) or "none installed"
+            raise ConfigError(f"no implementation named {spec!r} (registered: {known}); "
+                              "give an entry-point name or module:attr")
+        try:
+            target = eps[spec].load()
+        except Exception as exc:  # noqa: BLE001 - any import failure is the user's to fix
+            raise ConfigError(f"implementation {spec!r} ({eps[spec].value}) failed to import: "
+                              f"{type(exc).__name__}: {exc}") from None
+    return wrap(target, spec)
+
+
+def wrap(target: Any, spec: str | None = None) -> Implementation:
+    """Turn a class, instance or factory into an :class:`Implementation`."""
+    obj = _instantiate(target, spec)
+    label = spec or _describe(obj)
+    methods = [c.method for c in all_contracts().values()]
+    if not any(callable(getattr(obj, m, None)) for m in methods):
+        raise ConfigError(f"{label} ({type(obj).__name__}) has none of the contract methods: "
+                          f"{', '.join(methods)}")
+    expected = dict(getattr(obj, "expected_failures", None) or {})
+    for check_id in expected:
+        try:
+            get_check(check_id)
+        except ConfigError as exc:
+            raise ConfigError(f"{label}: expected_failures names {exc}") from None
+    providers = getattr(obj, "providers", None) or ()
+    return Implementation(
+        name=str(getattr(obj, "name", None) or label),
+        version=str(getattr(obj, "version", None) or "unknown"),
+        spec=label,
+        obj=obj,
+        providers=frozenset(providers),
+        expected_failures=expected,
+    )
+
+
+def _instantiate(target: Any, spec: str | None) -> Any:
+    methods = [c.method for c in all_contracts().values()]
+    if inspect.isclass(target):
+        try:
+            return target()
+        except Exception as exc:  # noqa: BLE001
+            raise ConfigError(f"{spec}: could not instantiate {target.__name__}(): "
+                              f"{type(exc).__name__}: {exc}") from None
+    if any(callable(getattr(target, m, None)) for m in methods):
+        return target
+    if callable(target):
+        try:
+            return target()
+        except Exception as exc:  # noqa: BLE001
+            raise ConfigError(f"{spec}: the factory raised {type(exc).__name__}: {exc}") from None
+    return target
+
+
+def _resolve_attr(spec: str) -> Any:
+    module_name, _, attr = spec.rpartition(":")
+    if not module_name or not attr:
+        raise ConfigError(f"{spec!r} is not module:attr")
+    if module_name.endswith(".py"):
+        module = _import_file(Path(module_name), spec)
+    else:
+        if os.getcwd() not in sys.path:
+            sys.path.insert(0, os.getcwd())  # like `python -m`: the current folder is importable
+        try:
+            module = importlib.import_module(module_name)
+        except Exception as exc:  # noqa: BLE001
+            raise ConfigError(f"{spec}: cannot import module {module_name!r}: "
+                              f"{type(exc).__name__}: {exc}") from None
+    target: Any = module
+    for part in attr.split("."):
+        if not hasattr(target, part):
+            public = sorted(n for n in vars(module) if not n.startswith("_"))[:12]
+            raise ConfigError(f"{spec}: module {module_name!r} has no attribute {attr!r} "
+                              f"(it has: {', '.join(public)})")
+        target = getattr(target, part)
+    return target
+
+
+def _import_file(path: Path, spec: str) -> Any:
+    if not path.is_file():
+        raise ConfigError(f"{spec}: no such file {path}")
+    name = f"chatconform_user_{path.stem}"
+    module_spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(module_spec)
+    sys.modules[name] = module
+    try:
+        module_spec.loader.exec_module(module)
+    except Exception as exc:  # noqa: BLE001
+        raise ConfigError(f"{spec}: importing {path} raised {type(exc).__name__}: {exc}") from None
+    return module
+
+
+def _describe(obj: Any) -> str:
+    kind = obj if inspect.isclass(obj) or inspect.ismodule(obj) else type(obj)
+    return f"{kind.__module__}:{kind.__qualname__}" if not inspect.ismodule(kind) else kind.__name__

@@ -1,0 +1,55 @@
+"""Calls into an implementation under test, so that its failures stay its own.
+
+Each call runs on a daemon thread with a deadline: an exception is captured, a call
+past the deadline is abandoned (the thread may block forever without keeping the
+process alive), and the suite goes on.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+import traceback
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+DEFAULT_TIMEOUT = 10.0
+
+
+@dataclass
+class CallOutcome:
+    output: Any = None
+    error: BaseException | None = None
+    error_trace: str = ""
+    timed_out: bool = False
+    seconds: float = 0.0
+
+    def describe_error(self) -> str:
+        return f"{type(self.error).__name__}: {self.error}"
+
+
+def guarded_call(fn: Callable[[], Any], timeout: float = DEFAULT_TIMEOUT) -> CallOutcome:
+    outcome = CallOutcome()
+
+    def target() -> None:
+        try:
+            outcome.output = fn()
+        except BaseException as exc:  # noqa: BLE001 - any escape is the implementation's failure
+            outcome.error = exc
+            outcome.error_trace = _implementation_frames(exc)
+
+    start = time.perf_counter()
+    worker = threading.Thread(target=target, name="chatconform-call", daemon=True)
+    worker.start()
+    worker.join(timeout)
+    outcome.seconds = time.perf_counter() - start
+    if worker.is_alive():
+        outcome.timed_out = True
+    return outcome
+
+
+def _implementation_frames(exc: BaseException, limit: int = 6) -> str:
+    """The innermost frames: where in the implementation it failed, not our plumbing."""
+    frames = traceback.extract_tb(exc.__traceback__)[1:]
+    return "".join(traceback.format_list(frames[-limit:]))

@@ -1,0 +1,66 @@
+"""Named run profiles with every Hypothesis setting pinned.
+
+Hypothesis loads its own ``ci`` profile when ``CI`` is set; a profile built on the
+current defaults would silently inherit it. Ours start from the built-in ``default``
+and name every field, so a profile means the same thing everywhere.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from hypothesis import HealthCheck, Phase, Verbosity, settings
+from hypothesis.database import DirectoryBasedExampleDatabase
+
+from chatconform.conformance.registry import ConfigError
+
+DATABASE_DIR = Path(".chatconform") / "examples"
+
+_PHASES = (Phase.explicit, Phase.reuse, Phase.generate, Phase.target, Phase.shrink)
+_SUPPRESSED = (HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.large_base_example,
+               HealthCheck.filter_too_much)
+
+
+@dataclass(frozen=True)
+class Profile:
+    name: str
+    max_examples: int
+    derandomize: bool
+    use_database: bool
+    steer_to_large: bool  # call hypothesis.target() on the case size
+    description: str
+
+    def settings(self, *, seed: int | None = None) -> settings:
+        derandomize = self.derandomize and seed is None
+        return settings(
+            parent=settings.get_profile("default"),
+            max_examples=self.max_examples,
+            derandomize=derandomize,
+            database=DirectoryBasedExampleDatabase(DATABASE_DIR) if self.use_database else None,
+            verbosity=Verbosity.quiet,
+            phases=_PHASES,
+            stateful_step_count=50,
+            report_multiple_bugs=True,
+            suppress_health_check=_SUPPRESSED,
+            deadline=None,
+            print_blob=False,
+            backend="hypothesis",
+        )
+
+
+PROFILES = {
+    "ci": Profile("ci", 200, True, False, False,
+                  "derandomized, no example database: the same verdicts on every run"),
+    "dev": Profile("dev", 100, False, True, False,
+                   "random, with an example database under .chatconform/ that replays failures"),
+    "deep": Profile("deep", 2000, False, True, True,
+                    "many examples, steered toward large inputs"),
+}
+
+
+def get_profile(name: str) -> Profile:
+    try:
+        return PROFILES[name]
+    except KeyError:
+        raise ConfigError(f"unknown profile {name!r}; choose one of {', '.join(PROFILES)}") from None

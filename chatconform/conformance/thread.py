@@ -1,0 +1,186 @@
+"""The ``thread`` contract: ``extract_thread(rows_newest_first) -> rows`` (newest first)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from chatconform.conformance.contracts import Contract, Example
+from chatconform.conformance.registry import Violation
+from chatconform.reference.thread import UUID_NIL, Row, extract_thread
+from chatconform.strategies.trees import conversation_rows
+
+
+def _ids(rows) -> list[str]:
+    return [row.id for row in rows]
+
+
+class ThreadContract(Contract):
+    name = "thread"
+    method = "extract_thread"
+    signature = "extract_thread(rows_newest_first) -> list[Row]"
+    crash_rationale = ("Dify token_buffer_memory: a walk that indexes the id map without a "
+                       "presence check raises KeyError when a LIMIT window cuts the ancestors")
+    mutation_rationale = ("a walk that sorts the caller's rows in place to fix timestamp ties "
+                          "reorders the list every later caller reads")
+
+    def cases(self, variant):
+        return conversation_rows()
+
+    def call(self, fn, case, variant):
+        return fn(case)
+
+    def fingerprint(self, case):
+        return [(row.id, row.parent_message_id, row.created_at) for row in case]
+
+    def reference(self, case, variant):
+        return extract_thread(case)
+
+    def output_problem(self, output):
+        if not isinstance(output, (list, tuple)):
+            return f"returned {type(output).__name__}, expected a list of rows"
+        for index, row in enumerate(output):
+            if not (hasattr(row, "id") and hasattr(row, "parent_message_id")):
+                return (f"item {index} of the result ({type(row).__name__}) is not a row "
+                        "(needs .id and .parent_message_id)")
+        return None
+
+    def case_to_json(self, case):
+        return [
+            {"id": row.id, "parent_message_id": row.parent_message_id,
+             "created_at": row.created_at.isoformat()}
+            for row in case
+        ]
+
+    def case_from_json(self, data):
+        if not isinstance(data, list):
+            raise ValueError("a thread case is a JSON array of rows")
+        rows = []
+        for index, item in enumerate(data):
+            try:
+                rows.append(Row(str(item["id"]), item.get("parent_message_id"),
+                                datetime.fromisoformat(item["created_at"])))
+            except (KeyError, TypeError, ValueError) as exc:
+                raise ValueError(f"row {index}: needs id, parent_message_id and an ISO "
+                                 f"created_at ({exc})") from None
+        return rows
+
+    def output_to_json(self, output):
+        return _ids(output) if isinstance(output, (list, tuple)) else repr(output)
+
+    def size(self, case):
+        return len(case)
+
+
+CONTRACT = ThreadContract()
+
+
+@CONTRACT.check(
+    "starts_at_newest",
+    title="the thread starts at the newest row (and is empty only for no rows)",
+    rationale="callers reverse the result and pop the newest placeholder: a thread that "
+              "starts elsewhere drops or duplicates the current turn",
+)
+def starts_at_newest(ex: Example) -> None:
+    rows, out = ex.case, ex.output
+    if not rows:
+        if out:
+            raise Violation("no rows in, but rows out", expected=[], actual=_ids(out))
+        return
+    if not out or out[0].id != rows[0].id:
+        raise Violation("the first row of the thread is not the newest row",
+                        expected=rows[0].id, actual=out[0].id if out else None)
+
+
+@CONTRACT.check(
+    "parent_chain",
+    title="each row's parent is the next row (a head only ever last)",
+    rationale="Dify issue #39031: an unrelated regeneration root is appended after a row "
+              "whose parent it is not",
+)
+def parent_chain(ex: Example) -> None:
+    out = ex.output
+    for index in range(len(out) - 1):
+        row, following = out[index], out[index + 1]
+        parent = row.parent_message_id
+        if not parent:
+            raise Violation(f"row {row.id} is a head but the thread goes on to {following.id}",
+                            expected="the thread ends at the head", actual=_ids(out))
+        if parent == UUID_NIL:
+            continue  # legacy rows are judged by thread.legacy_linear
+        if following.id != parent:
+            raise Violation(f"row {row.id} has parent {parent} but is followed by {following.id}",
+                            expected=parent, actual=following.id)
+
+
+
+@CONTRACT.check(
+    "reaches_root",
+    title="no truncation: the walk never stops while the parent is present",
+    rationale="Dify issue #39031 and single-pass walks: the thread ends early, so the model "
+              "loses history and sys.dialogue_count is too small",
+)
+def reaches_root(ex: Example) -> None:
+    rows, out = ex.case, ex.output
+    if not out:
+        return  # starts_at_newest judges an empty result
+    last = out[-1]
+    parent = last.parent_message_id
+    if not parent:
+        return
+    ids = {row.id for row in rows}
+    if parent == UUID_NIL:
+        position = next((i for i, row in enumerate(rows) if row.id == last.id), None)
+        if position is not None and position + 1 < len(rows):
+            raise Violation(f"the thread stops at legacy row {last.id} though older rows follow",
+                            expected=rows[position + 1].id, actual="end of thread")
+        return
+    if parent in ids:
+        raise Violation(f"the thread stops at {last.id} though its parent {parent} is in the window",
+                        expected=_ids(ex.reference), actual=_ids(out))
+
+
+@CONTRACT.check(
+    "ancestors_only",
+    title="no row from another branch",
+    rationale="Dify issue #39031: a sibling head from a regeneration is sent as history, "
+              "so the model answers from the wrong branch",
+)
+def ancestors_only(ex: Example) -> None:
+    allowed = set(_ids(ex.reference))
+    strangers = [row.id for row in ex.output if row.id not in allowed]
+    if strangers:
+        raise Violation(f"rows not on the newest row's branch: {', '.join(strangers)}",
+                        expected=_ids(ex.reference), actual=_ids(ex.output))
+
+
+@CONTRACT.check(
+    "legacy_linear",
+    title="a UUID_NIL parent is followed by the next older row",
+    rationale="Dify PR #7661 semantics: legacy and Service-API rows (UUID_NIL) are linear; "
+              "a walk that treats UUID_NIL as a missing parent drops the legacy history",
+)
+def legacy_linear(ex: Example) -> None:
+    rows, out = ex.case, ex.output
+    position = {row.id: index for index, row in enumerate(rows)}
+    for index, row in enumerate(out):
+        if row.parent_message_id != UUID_NIL or row.id not in position:
+            continue
+        older = position[row.id] + 1
+        if older >= len(rows):
+            continue
+        following = out[index + 1].id if index + 1 < len(out) else None
+        if following != rows[older].id:
+            raise Violation(f"legacy row {row.id} is not followed by the next older row",
+                            expected=rows[older].id, actual=following or "end of thread")
+
+
+@CONTRACT.check(
+    "matches_reference",
+    title="the same thread as the reference walk",
+    rationale="the reference defines the thread; any other answer is history the model "
+              "should not see, or misses",
+)
+def matches_reference(ex: Example) -> None:
+    expected, actual = _ids(ex.reference), _ids(ex.output)
+    if expected != actual:
+        raise Violation("the thread differs from the reference", expected=expected, actual=actual)
+

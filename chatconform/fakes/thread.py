@@ -1,0 +1,150 @@
+"""Thread-extraction fakes: each is a walk that shipped (or nearly shipped) with one bug."""
+
+from __future__ import annotations
+
+import threading
+
+from chatconform.reference.thread import UUID_NIL, extract_thread
+
+
+class _Fake:
+    version = "0"
+
+
+class UnscopedHeadCheck(_Fake):
+    """Dify's ``extract_thread_messages`` as of issue #39031: the empty-parent test runs
+    for every visited row, so an unrelated regeneration root ends the walk."""
+
+    name = "fake-dify-39031"
+    reproduces = ("Dify issue #39031: unscoped empty-parent check truncates the thread at a "
+                  "sibling head (https://github.com/langgenius/dify/issues/39031)")
+    violates = ("thread.parent_chain", "thread.ancestors_only", "thread.matches_reference")
+
+    def extract_thread(self, rows):
+        thread, tracked = [], None
+        for row in rows:
+            if not row.parent_message_id:
+                thread.append(row)
+                break
+            if not thread:
+                thread.append(row)
+                tracked = row.parent_message_id
+            elif tracked in {row.id, UUID_NIL}:
+                thread.append(row)
+                tracked = row.parent_message_id
+        return thread
+
+
+class SinglePassTies(_Fake):
+    """The head check scoped as in Dify PR #39032, but still one forward pass: a parent
+    sorted before its child (equal ``created_at``) is never found."""
+
+    name = "fake-single-pass-ties"
+    reproduces = ("single-pass walks assume created_at(parent) < created_at(child); "
+                  "ties lose the parent (Dify extract_thread_messages, research note)")
+    violates = ("thread.reaches_root", "thread.matches_reference")
+
+    def extract_thread(self, rows):
+        if not rows:
+            return []
+        thread = [rows[0]]
+        tracked = rows[0].parent_message_id
+        for row in rows[1:]:
+            if not tracked:
+                break
+            if tracked == UUID_NIL or row.id == tracked:
+                thread.append(row)
+                tracked = row.parent_message_id
+        return thread
+
+
+class KeyErrorAtWindowEdge(_Fake):
+    """Follows parents through an id map without asking whether the parent was loaded,
+    so a LIMIT window that cut the ancestors raises KeyError."""
+
+    name = "fake-keyerror-window"
+    reproduces = ("thread walks over `ORDER BY created_at DESC LIMIT n` rows (Dify "
+                  "token_buffer_memory) index the id map blindly and raise KeyError")
+    violates = ("thread.no_crash",)
+
+    def extract_thread(self, rows):
+        if not rows:
+            return []
+        by_id = {row.id: row for row in rows}
+        position = {row.id: i for i, row in enumerate(rows)}
+        thread = [rows[0]]
+        while thread[-1].parent_message_id:
+            parent = thread[-1].parent_message_id
+            if parent == UUID_NIL:
+                following = position[thread[-1].id] + 1
+                if following >= len(rows):
+                    break
+                thread.append(rows[following])
+            else:
+                thread.append(by_id[parent])
+        return thread
+
+
+class LegacyAsMissing(_Fake):
+    """Treats a UUID_NIL parent as "parent not loaded" and stops, dropping the whole
+    legacy (pre-regeneration) and Service-API history."""
+
+    name = "fake-legacy-as-missing"
+    reproduces = ("UUID_NIL marks legacy rows whose parent is the previous row (Dify PR "
+                  "#7661); walks that look it up as an id lose all legacy history")
+    violates = ("thread.legacy_linear", "thread.reaches_root", "thread.matches_reference")
+
+    def extract_thread(self, rows):
+        if not rows:
+            return []
+        by_id = {row.id: row for row in rows}
+        thread = [rows[0]]
+        while thread[-1].parent_message_id in by_id:
+            thread.append(by_id[thread[-1].parent_message_id])
+        return thread
+
+
+class OldestFirst(_Fake):
+    """Returns the right rows oldest first: the caller's ``reversed(...)`` done inside."""
+
+    name = "fake-oldest-first"
+    reproduces = ("Dify callers reverse the newest-first thread themselves "
+                  "(token_buffer_memory, base_agent_runner); reversing twice sends history backwards")
+    violates = ("thread.starts_at_newest", "thread.matches_reference")
+
+    def extract_thread(self, rows):
+        return list(reversed(extract_thread(rows)))
+
+
+class SortsInPlace(_Fake):
+    """Fixes the tie problem by sorting the caller's list in place, oldest first."""
+
+    name = "fake-sorts-in-place"
+    reproduces = ("sorting the caller's rows in place (list.sort) to walk oldest to newest "
+                  "reorders the list every later caller reads")
+    violates = ("thread.input_untouched",)
+
+    def extract_thread(self, rows):
+        newest_first = list(rows)
+        rows.sort(key=lambda row: row.created_at)
+        return extract_thread(newest_first)
+
+
+_WALK_LOCK = threading.Lock()
+
+
+class DeadlockOnLegacy(_Fake):
+    """Holds a non-reentrant lock for the walk and takes it again to look up the previous
+    row of a legacy parent: the call never returns."""
+
+    name = "fake-deadlock-legacy"
+    reproduces = ("a cached row lookup guarded by a non-reentrant threading.Lock, "
+                  "re-entered from inside the walk, deadlocks the request")
+    violates = ("thread.no_crash",)
+
+    def extract_thread(self, rows):
+        with _WALK_LOCK:
+            if any(row.parent_message_id == UUID_NIL for row in rows):
+                with _WALK_LOCK:  # never acquired: the walk hangs here
+                    pass
+            return extract_thread(rows)
