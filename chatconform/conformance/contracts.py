@@ -7,6 +7,7 @@ that builds a :class:`Contract` and registers its checks.
 
 from __future__ import annotations
 
+import copy
 import importlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -44,6 +45,8 @@ class Contract:
     signature: str
     crash_rationale: str
     mutation_rationale: str
+    # Cheap contracts search more cases per profile example budget.
+    examples_scale: float = 1.0
 
     def __init__(self) -> None:
         self.checks: list[Check] = []
@@ -87,6 +90,10 @@ class Contract:
 
     def call(self, fn: Callable, case: Any, variant: str | None) -> Any:
         raise NotImplementedError
+
+    def copy_case(self, case: Any) -> Any:
+        """A private copy for the implementation to receive (and perhaps mutate)."""
+        return copy.deepcopy(case)
 
     def fingerprint(self, case: Any) -> Any:
         """A comparable snapshot of the input, to detect mutation."""

@@ -9,7 +9,7 @@ of its own. Verdicts are then folded per (implementation, check).
 
 from __future__ import annotations
 
-import copy
+import random
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -76,7 +76,7 @@ def evaluate_case(impl: Implementation, contract: Contract, case: Any, variant: 
     """
     fn = impl.method(contract)
     original = contract.fingerprint(case)
-    working = copy.deepcopy(case)
+    working = contract.copy_case(case)
     outcome = guarded_call(lambda: contract.call(fn, working, variant), timeout)
     failures: list[Failure] = []
     broken: dict[str, str] = {}
@@ -133,18 +133,22 @@ class SearchResult:
     examples: int = 0
 
 
-class _Search:
+class _Pass:
+    """One Hypothesis run over the contract's cases.
+
+    ``raise_for`` None explores: every case is evaluated, failures are only recorded.
+    ``raise_for`` {check}: that check's failures are raised, so Hypothesis shrinks them.
+    """
+
     def __init__(self, impl: Implementation, contract: Contract, variant: str | None,
                  profile: Profile, *, seed: int | None, timeout: float,
-                 only: frozenset[str] | None, tick: Callable[[], None] | None):
-        self.impl, self.contract, self.variant = impl, contract, variant
-        self.profile, self.seed, self.timeout, self.only = profile, seed, timeout, only
+                 selected: frozenset[str] | None, raise_for: str | None,
+                 tick: Callable[[], None] | None):
+        self.impl, self.contract, self.variant, self.profile = impl, contract, variant, profile
+        self.seed, self.timeout, self.selected, self.raise_for = seed, timeout, selected, raise_for
         self.tick = tick
         self.result = SearchResult()
         self.observed: dict[str, Failure] = {}
-
-    def _raisable(self, failure: Failure) -> bool:
-        return self.only is None or failure.check in self.only
 
     def test(self, case: Any) -> None:
         if self.result.hung is not None:
@@ -154,8 +158,9 @@ class _Search:
         self.result.examples += 1
         if self.tick:
             self.tick()
+        only = frozenset({self.raise_for}) if self.raise_for else self.selected
         failures, broken, hung = evaluate_case(self.impl, self.contract, case, self.variant,
-                                               timeout=self.timeout, only=self.only)
+                                               timeout=self.timeout, only=only)
         for check_id, message in broken.items():
             self.result.broken.setdefault(check_id, message)
         if hung:
@@ -163,20 +168,25 @@ class _Search:
             self.result.hung = failures[0]
             return
         for failure in failures:
-            self.observed.setdefault(failure.check, failure)
-        raisable = [f for f in failures if self._raisable(f)]
-        if raisable:
-            error = _failure_type(raisable[0].check)(raisable[0].message)
-            error.failure = raisable[0]
-            raise error
+            if self.selected is None or failure.check in self.selected:
+                self.observed.setdefault(failure.check, failure)
+        for failure in failures:
+            if failure.check == self.raise_for:
+                error = _failure_type(failure.check)(failure.message)
+                error.failure = failure
+                raise error
 
     def run(self) -> SearchResult:
         def test(case):
             self.test(case)
 
-        key = f"chatconform|{self.impl.spec}|{self.contract.name}|{self.variant}|{sorted(self.only or ())}"
-        test._hypothesis_internal_add_digest = key.encode()  # distinct seed and database key
-        wrapped = self.profile.settings(seed=self.seed)(given(self.contract.cases(self.variant))(test))
+        # The same key in both passes replays the same cases, so the shrinking pass meets
+        # the failure the exploring pass saw. Derandomized runs leave the implementation
+        # out of the key: every implementation is judged on the same cases.
+        owner = "" if self.profile.derandomize and self.seed is None else self.impl.spec
+        key = f"chatconform|{owner}|{self.contract.name}|{self.variant}"
+        test._hypothesis_internal_add_digest = key.encode()
+        wrapped = self.profile.settings(seed=self.seed, scale=self.contract.examples_scale)(given(self.contract.cases(self.variant))(test))
         if self.seed is not None:
             wrapped = hypothesis.seed(self.seed)(wrapped)
         try:
@@ -207,22 +217,31 @@ def _leaves(exc: BaseException) -> Iterable[BaseException]:
 
 def search(impl: Implementation, contract: Contract, variant: str | None, profile: Profile, *,
            seed: int | None = None, timeout: float = DEFAULT_TIMEOUT,
-           only: frozenset[str] | None = None, tick: Callable[[], None] | None = None
+           selected: frozenset[str] | None = None, tick: Callable[[], None] | None = None
            ) -> SearchResult:
-    """Search one (implementation, contract, variant); every distinct failure, shrunk."""
-    first = _Search(impl, contract, variant, profile, seed=seed, timeout=timeout, only=only, tick=tick)
-    result = first.run()
-    if result.hung is not None or result.aborted:
-        return result
-    missing = [c for c in first.observed if c not in result.failures and (only is None or c in only)]
-    for check_id in missing:
-        again = _Search(impl, contract, variant, profile, seed=seed, timeout=timeout,
-                        only=frozenset({check_id}), tick=tick).run()
-        result.examples += again.examples
-        if check_id in again.failures:
-            result.failures[check_id] = again.failures[check_id]
-        else:  # not found again: report the case it was seen on, unshrunk
-            failure = first.observed[check_id]
+    """Search one (implementation, contract, variant); every distinct failure, shrunk.
+
+    Hypothesis stops exploring soon after its first failure, so a rare bug behind a
+    common one would go unseen. Instead an exploring pass evaluates every case and raises
+    nothing; then each check it saw failing gets a pass of its own, on the same cases,
+    that raises only that check and shrinks it.
+    """
+    if seed is None and not profile.derandomize:
+        seed = random.getrandbits(64)
+    explore = _Pass(impl, contract, variant, profile, seed=seed, timeout=timeout,
+                    selected=selected, raise_for=None, tick=tick)
+    result = explore.run()
+    for check_id, failure in explore.observed.items():
+        if result.hung is not None or result.aborted:
+            failure.shrunk = False
+            result.failures[check_id] = failure
+            continue
+        shrink = _Pass(impl, contract, variant, profile, seed=seed, timeout=timeout,
+                       selected=selected, raise_for=check_id, tick=tick).run()
+        result.examples += shrink.examples
+        if check_id in shrink.failures:
+            result.failures[check_id] = shrink.failures[check_id]
+        else:  # not met again (a flaky implementation): report the case it was seen on
             failure.shrunk = False
             result.failures[check_id] = failure
     return result
@@ -244,15 +263,15 @@ def contract_verdicts(impl: Implementation, contract: Contract, profile: Profile
     if reason:
         return [Verdict(impl.name, impl.spec, contract.name, c.id, "skip", reason) for c in selected]
 
-    only = frozenset(c.id for c in selected) if checks is not None else None
+    chosen = frozenset(c.id for c in selected) if checks is not None else None
     results: list[tuple[str | None, SearchResult]] = []
     for variant in contract.variants(impl):
         if progress:
             progress("start", impl=impl, contract=contract, variant=variant)
         started = time.perf_counter()
         tick = (lambda: progress("example")) if progress else None
-        result = search(impl, contract, variant, profile, seed=seed, timeout=timeout, only=only,
-                        tick=tick)
+        result = search(impl, contract, variant, profile, seed=seed, timeout=timeout,
+                        selected=chosen, tick=tick)
         if progress:
             progress("end", impl=impl, contract=contract, variant=variant, result=result,
                      seconds=time.perf_counter() - started)

@@ -31,11 +31,11 @@ class Profile:
     steer_to_large: bool  # call hypothesis.target() on the case size
     description: str
 
-    def settings(self, *, seed: int | None = None) -> settings:
+    def settings(self, *, seed: int | None = None, scale: float = 1.0) -> settings:
         derandomize = self.derandomize and seed is None
         return settings(
             parent=settings.get_profile("default"),
-            max_examples=self.max_examples,
+            max_examples=max(1, round(self.max_examples * scale)),
             derandomize=derandomize,
             database=DirectoryBasedExampleDatabase(DATABASE_DIR) if self.use_database else None,
             verbosity=Verbosity.quiet,

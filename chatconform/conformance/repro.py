@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import pprint
 import re
 from pathlib import Path
 from typing import Any
@@ -44,7 +45,7 @@ def save_failure(record: dict[str, Any], directory: Path = FAILURES_DIR) -> Path
 def regression_test(record: dict[str, Any]) -> str:
     """A pytest test to paste into the implementation's own suite."""
     name = re.sub(r"\W+", "_", record["check"]).strip("_")
-    case = json.dumps(record["case"], indent=4)
+    case = pprint.pformat(record["case"], indent=1, width=88, sort_dicts=False)
     case = "\n".join("    " + line if i else line for i, line in enumerate(case.splitlines()))
     variant = f", variant={record['variant']!r}" if record.get("variant") else ""
     return (

@@ -21,12 +21,16 @@ class ThreadContract(Contract):
                        "presence check raises KeyError when a LIMIT window cuts the ancestors")
     mutation_rationale = ("a walk that sorts the caller's rows in place to fix timestamp ties "
                           "reorders the list every later caller reads")
+    examples_scale = 5.0  # a case costs microseconds; rare branch shapes need the numbers
 
     def cases(self, variant):
         return conversation_rows()
 
     def call(self, fn, case, variant):
         return fn(case)
+
+    def copy_case(self, case):
+        return [Row(row.id, row.parent_message_id, row.created_at) for row in case]
 
     def fingerprint(self, case):
         return [(row.id, row.parent_message_id, row.created_at) for row in case]

@@ -1,0 +1,52 @@
+"""Provider request-body rules: one JSON Schema per provider plus the sequence rules in code.
+
+``validate(body, provider)`` lists every rule a recorded request body breaks, each with the
+rule id of research/providers.md, its JSON path in the body and the provider's own error text.
+``turn_view(body, provider)`` reads any dialect as one list of turns for the payload checks.
+
+Rule ids: ``O`` openai-chat, ``Q`` qwen-vllm, ``Z`` glm, ``M`` mistral, ``A`` anthropic,
+``G`` gemini, ``B`` bedrock-converse. ``<letter>0`` is each provider's generic shape rule:
+the body does not match the provider's published request shape and no more specific rule
+applies. ``catalog.RULES`` lists every rule id with what it checks and where.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .problems import GENERIC_RULE, GLM_1214, MESSAGES_KEY, PROVIDERS, Problem, UnknownProvider, check_provider, sort_problems
+from .rules import sequence_problems
+from .schema_check import load_schema, schema_problems
+from .turns import Turn, turn_view
+
+__all__ = ["PROVIDERS", "Problem", "Turn", "UnknownProvider", "load_schema", "turn_view", "validate"]
+
+
+def _not_a_body(body: Any, provider: str) -> Problem:
+    kind = "null" if body is None else type(body).__name__
+    message = (
+        GLM_1214
+        if provider == "glm"
+        else f"The request body must be a JSON object (or a bare {MESSAGES_KEY[provider]} array), got {kind}."
+    )
+    return Problem(GENERIC_RULE[provider], "$", message, provider, source="schema")
+
+
+def validate(body: Any, provider: str) -> list[Problem]:
+    """Every problem of one request body (schema, then sequence), in body order.
+
+    A bare list is taken as the message array (``contents`` for gemini). Raises only
+    :class:`UnknownProvider`; anything else that is not a body is reported as one problem.
+    """
+    check_provider(provider)
+    if isinstance(body, list):
+        body = {MESSAGES_KEY[provider]: body}
+    if not isinstance(body, dict):
+        return [_not_a_body(body, provider)]
+    try:
+        problems = list(schema_problems(body, provider))
+        problems.extend(sequence_problems(body, provider))
+    except RecursionError:
+        message = GLM_1214 if provider == "glm" else "The request body is nested too deeply to validate."
+        return [Problem(GENERIC_RULE[provider], "$", message, provider, source="schema")]
+    return sort_problems(problems, body) if len(problems) > 1 else problems

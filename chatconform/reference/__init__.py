@@ -23,3 +23,13 @@ class ReferenceImplementation:
     @staticmethod
     def extract_thread(rows_newest_first):
         return extract_thread(rows_newest_first)
+
+    from chatconform.reference.payload import PROVIDERS as _PROVIDERS
+
+    providers = frozenset(_PROVIDERS)
+
+    @staticmethod
+    def to_payload(history, *, provider, instructions=None):
+        from chatconform.reference.payload import to_payload
+
+        return to_payload(history, provider=provider, instructions=instructions)

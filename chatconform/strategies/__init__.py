@@ -1,0 +1,9 @@
+"""Public Hypothesis strategies: conversation trees (as stored rows) and agent histories.
+
+Every strategy is a function with keyword-only knobs that builds valid data by
+construction and shrinks toward the simplest case.
+"""
+
+from chatconform.strategies.trees import conversation_rows
+
+__all__ = ["conversation_rows"]

@@ -1,0 +1,165 @@
+"""Payload fakes: the reference mapper with one step changed to a bug that shipped.
+
+Each class overrides exactly one step of :class:`~chatconform.reference.payload.PayloadMapper`,
+so everything else (dialects, id rules, merging) is the reference's and the fake fails
+only the checks its bug explains.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from pydantic_ai.messages import CompactionPart, ModelMessage, ModelRequest
+
+from chatconform.reference.payload import OPENAI_STYLE, PROVIDERS, PayloadMapper, Text, Turn
+
+
+class _Fake(PayloadMapper):
+    version = "0"
+
+
+def _one_per_part(turns: list[Turn]) -> list[Turn]:
+    """System turns split into one turn per system part, as mappers that emit one
+    system message per ``SystemPromptPart`` do."""
+    out: list[Turn] = []
+    for turn in turns:
+        if turn.role == "system":
+            out.extend(Turn("system", [item]) for item in turn.items)
+        else:
+            out.append(turn)
+    return out
+
+
+class DifyAgentPre39136(_Fake):
+    """dify-agent before PR #39136: every system part stays a system message where it
+    was; the instructions become another one, spliced in after the leading run."""
+
+    name = "fake-dify-agent-pre-39136"
+    providers = OPENAI_STYLE
+    reproduces = ("dify-agent before PR #39136 splices instructions in as extra system messages and leaves "
+                  "mid-conversation ones in place; Qwen3.5+ on vLLM: 'System message must be at the beginning.' "
+                  "(https://github.com/langgenius/dify/pull/39136)")
+    violates = ("payload.system_first", "payload.provider_rules")
+
+    def system_slot(self, turns, instructions, provider):
+        if provider not in OPENAI_STYLE:
+            return super().system_slot(turns, instructions, provider)
+        turns = _one_per_part(turns)
+        if instructions and instructions.strip():
+            first_other = next((i for i, t in enumerate(turns) if t.role != "system"), len(turns))
+            turns.insert(first_other, Turn("system", [Text(instructions)]))
+        return None, turns
+
+
+class SortSystemFirst39372(_Fake):
+    """The sort-only fix (dify PR #39372): system messages moved to the front, but
+    still one per part, plus one for the instructions."""
+
+    name = "fake-dify-sort-system-first-39372"
+    providers = OPENAI_STYLE
+    reproduces = ("dify PR #39372 sorts system messages first but keeps them separate; Qwen3.5+ rejects a "
+                  "second adjacent system message (https://github.com/langgenius/dify/pull/39372, "
+                  "https://github.com/vllm-project/vllm/issues/41114)")
+    violates = ("payload.system_first", "payload.provider_rules")
+
+    def system_slot(self, turns, instructions, provider):
+        if provider not in OPENAI_STYLE:
+            return super().system_slot(turns, instructions, provider)
+        turns = _one_per_part(turns)
+        systems = [t for t in turns if t.role == "system"]
+        if instructions and instructions.strip():
+            systems.append(Turn("system", [Text(instructions)]))
+        return None, systems + [t for t in turns if t.role != "system"]
+
+
+class MergeDropsListSystemContent(_Fake):
+    """A merge that joins only ``str`` system content. The mapper renders a request's
+    run of several system parts as one system message whose content is a list of text
+    parts (the OpenAI SDK / dify ``PromptMessageContent`` shape); the join skips it."""
+
+    name = "fake-merge-drops-list-system-content"
+    providers = frozenset(PROVIDERS)
+    reproduces = ("merging system messages must handle 'both str and list-typed content' (dify PR #39136); "
+                  "a str-only join silently drops list-typed system content "
+                  "(https://github.com/langgenius/dify/pull/39136)")
+    violates = ("payload.nothing_lost",)
+
+    def system_slot(self, turns, instructions, provider):
+        contents: list[str | list[dict]] = []
+        for turn in turns:
+            if turn.role == "system":
+                texts = [item.text for item in turn.items]
+                contents.append(texts[0] if len(texts) == 1 else [{"type": "text", "text": t} for t in texts])
+        if instructions and instructions.strip():
+            contents.append(instructions)
+        kept = [content for content in contents if isinstance(content, str)]  # the bug
+        rest = [turn for turn in turns if turn.role != "system"]
+        return ("\n\n".join(kept) if kept else None), rest
+
+
+class ToolResultAfterUser(_Fake):
+    """Request parts are emitted in stored order, so a user message typed while tools
+    ran (stored ahead of their results) ends up between the calls and the results."""
+
+    name = "fake-tool-result-after-user"
+    providers = frozenset(PROVIDERS)
+    reproduces = ("tool results not moved ahead of other content: Anthropic 'tool_use ids were found without "
+                  "tool_result blocks immediately after', OpenAI \"messages with role 'tool' must be a response "
+                  "to a preceding message with 'tool_calls'\" (https://github.com/QwenLM/qwen-code/pull/8165)")
+    violates = ("payload.tool_pairing", "payload.provider_rules")
+
+    results_follow_calls = False
+
+
+class BedrockUnmergedUserTurns(_Fake):
+    """Bedrock turns sent one per history request: consecutive user turns (a summary
+    after the task, a user message after tool results, a dropped empty response)."""
+
+    name = "fake-bedrock-unmerged-user-turns"
+    providers = frozenset({"bedrock-converse"})
+    reproduces = ("Bedrock Converse: 'A conversation must alternate between user and assistant roles.' "
+                  "(https://github.com/langchain-ai/langchain-aws/issues/130)")
+    violates = ("payload.provider_rules",)
+
+    def merges_turns(self, provider):
+        return provider != "bedrock-converse" and super().merges_turns(provider)
+
+
+class SummaryAsSystem(_Fake):
+    """The compaction summary is sent in the system voice. When the compacted tail holds
+    no user message the payload has no user turn at all: GLM answers 1214."""
+
+    name = "fake-summary-as-system"
+    providers = frozenset(PROVIDERS)
+    reproduces = ("GLM 1214 'The messages parameter is illegal' after compaction: summary sent as a system "
+                  "message, leaving a user-less payload (seed compaction-user-led-payload-fix.md; "
+                  "https://github.com/pydantic/pydantic-ai-harness/issues/679)")
+    violates = ("payload.user_led",)
+
+    def part_role(self, part):
+        return "system" if isinstance(part, CompactionPart) else super().part_role(part)
+
+
+class SummaryHoisted(_Fake):
+    """Requests holding a compaction summary are moved to the front (after leading
+    system-only requests), ahead of the first user prompt that the history keeps
+    before it: the layout of pydantic-ai-harness 0.36, which 0.62 reversed."""
+
+    name = "fake-summary-hoisted"
+    providers = frozenset(PROVIDERS)
+    reproduces = ("reorders history: summary ahead of the kept first prompt, as pydantic-ai-harness 0.36 laid it "
+                  "out (0.62 stores prompt, then summary) (https://github.com/pydantic/pydantic-ai-harness)")
+    violates = ("payload.order_preserved",)
+
+    def ordered(self, history: Sequence[ModelMessage]) -> Sequence[ModelMessage]:
+        def is_summary(m):
+            return isinstance(m, ModelRequest) and any(isinstance(p, CompactionPart) for p in m.parts)
+
+        def system_only(m):
+            return isinstance(m, ModelRequest) and m.parts and all(self.part_role(p) == "system" for p in m.parts)
+
+        lead = 0
+        while lead < len(history) and system_only(history[lead]):
+            lead += 1
+        summaries = [m for m in history[lead:] if is_summary(m)]
+        return [*history[:lead], *summaries, *(m for m in history[lead:] if not is_summary(m))]

@@ -1,0 +1,474 @@
+"""Sequence rules: the provider rules JSON Schema cannot express (research/providers.md §9).
+
+They relate two messages (role order, a tool call and its answer), need the last message, or
+order blocks inside one message. Four primitives cover them all: a role-transition table per
+provider, a pending-tool-id tracker, last-message rules and in-message ordering.
+
+Every check reads the body defensively: the schema has already reported malformed shapes, so
+a message or block that cannot be read is skipped here, never raised on.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from .problems import GLM_1214, Problem, json_path
+
+# --- defensive readers -------------------------------------------------------------------
+
+
+def _list(value: Any) -> list:
+    return value if isinstance(value, list) else []
+
+
+def _dict(value: Any) -> dict:
+    return value if isinstance(value, dict) else {}
+
+
+def _str(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def _role(message: Any) -> str | None:
+    return _str(message.get("role")) if isinstance(message, dict) else None
+
+
+def _alias(mapping: dict, camel: str, snake: str) -> Any:
+    """Gemini REST parses both the camelCase and the proto snake_case field name."""
+    value = mapping.get(camel)
+    return mapping.get(snake) if value is None else value
+
+
+class _Report:
+    """Collects the sequence problems of one body for one provider."""
+
+    def __init__(self, provider: str) -> None:
+        self.provider = provider
+        self.problems: list[Problem] = []
+
+    def error(self, rule: str, parts: list, message: str) -> None:
+        self.problems.append(Problem(rule, json_path(parts), message, self.provider, "error", source="sequence"))
+
+    def warning(self, rule: str, parts: list, message: str) -> None:
+        self.problems.append(Problem(rule, json_path(parts), message, self.provider, "warning", source="sequence"))
+
+
+# --- primitive 1: role-transition tables (previous role -> roles allowed next) ----------
+
+# Mistral hosted API (M1). mistral-common allows tool -> user since #218 (2026-04-27), but the
+# hosted API still rejected it in 2026-05..08 reports, so the hosted matrix is used.
+MISTRAL_NEXT_ROLES: dict[str, frozenset[str]] = {
+    "system": frozenset({"user", "assistant", "system"}),
+    "user": frozenset({"assistant", "system", "user"}),
+    "assistant": frozenset({"assistant", "user", "tool"}),
+    "tool": frozenset({"assistant", "tool"}),
+}
+
+# Bedrock Converse (B3): strict alternation; tool results travel in user turns.
+BEDROCK_NEXT_ROLES: dict[str, frozenset[str]] = {
+    "user": frozenset({"assistant"}),
+    "assistant": frozenset({"user"}),
+}
+
+# Gemini (G6, G7) over turn kinds rather than roles: a function-call turn may only follow a
+# user turn or a function-response turn; a function-response turn only a function-call turn.
+# Keyed by the current kind: the kinds allowed just before it (None = first turn).
+GEMINI_ALLOWED_BEFORE: dict[str, frozenset[str | None]] = {
+    "call": frozenset({"user", "response"}),
+    "response": frozenset({"call"}),
+}
+
+
+# --- primitive 2: the pending-tool-id tracker --------------------------------------------
+
+
+class PendingCalls:
+    """The tool-call ids one assistant turn opened, and which of them were answered."""
+
+    __slots__ = ("index", "ids", "answered")
+
+    def __init__(self, index: int, ids: list[str]) -> None:
+        self.index = index
+        self.ids = ids
+        self.answered: set[str] = set()
+
+    def answer(self, call_id: str) -> str:
+        """Close ``call_id``: "ok", "unknown" (never opened) or "duplicate" (closed before)."""
+        if call_id not in self.ids:
+            return "unknown"
+        if call_id in self.answered:
+            return "duplicate"
+        self.answered.add(call_id)
+        return "ok"
+
+    def unanswered(self) -> list[str]:
+        return [call_id for call_id in dict.fromkeys(self.ids) if call_id not in self.answered]
+
+
+def _openai_call_ids(message: dict) -> list[str]:
+    return [c["id"] for c in _list(message.get("tool_calls")) if isinstance(c, dict) and isinstance(c.get("id"), str)]
+
+
+# --- OpenAI-compatible dialects ----------------------------------------------------------
+
+O7 = "Messages with role 'tool' must be a response to a preceding message with 'tool_calls'"
+O8 = (
+    "An assistant message with 'tool_calls' must be followed by tool messages responding to each "
+    "'tool_call_id'. The following tool_call_ids did not have response messages: {ids}"
+)
+O9 = "Invalid parameter: 'tool_call_id' of '{id}' not found in 'tool_calls' of previous message."
+
+
+def _tool_pairing(messages: list, on_problem: Callable[[str, list, str], None], *, duplicates: bool) -> None:
+    """OpenAI's pairing: tool messages directly after the assistant turn that called them.
+
+    ``on_problem(kind, parts, detail)`` receives kind O7/O8/O9/"duplicate" so OpenAI and GLM
+    can report the same findings under their own rule ids and texts.
+    """
+    pending: PendingCalls | None = None
+    for i, message in enumerate(messages):
+        role = _role(message)
+        if role is None:
+            continue
+        if role == "tool":
+            if pending is None:
+                on_problem("O7", ["messages", i, "role"], "")
+                continue
+            call_id = _str(message.get("tool_call_id"))
+            if call_id is None:
+                continue  # the schema reports the missing id
+            status = pending.answer(call_id)
+            if status == "unknown":
+                on_problem("O9", ["messages", i, "tool_call_id"], call_id)
+            elif status == "duplicate" and duplicates:
+                on_problem("duplicate", ["messages", i, "tool_call_id"], call_id)
+            continue
+        if pending is not None and pending.unanswered():
+            on_problem("O8", ["messages", pending.index, "tool_calls"], ", ".join(pending.unanswered()))
+        pending = None
+        if role == "assistant" and _list(message.get("tool_calls")):
+            ids = _openai_call_ids(message)
+            if duplicates and len(set(ids)) != len(ids):
+                on_problem("duplicate", ["messages", i, "tool_calls"], "")
+            pending = PendingCalls(i, ids)
+    if pending is not None and pending.unanswered():
+        on_problem("O8", ["messages", pending.index, "tool_calls"], ", ".join(pending.unanswered()))
+
+
+def _openai(body: dict, report: _Report) -> None:
+    texts = {"O7": O7, "O8": O8, "O9": O9}
+
+    def on_problem(kind: str, parts: list, detail: str) -> None:
+        report.error(kind, parts, texts[kind].format(ids=detail, id=detail))
+
+    _tool_pairing(_list(body.get("messages")), on_problem, duplicates=False)
+
+
+def _glm(body: dict, report: _Report) -> None:
+    # Z2: OpenAI's pairing plus duplicate tool-call ids, all answered with error 1214.
+    _tool_pairing(
+        _list(body.get("messages")),
+        lambda kind, parts, detail: report.error("Z2", parts, GLM_1214),
+        duplicates=True,
+    )
+
+
+def _qwen(body: dict, report: _Report) -> None:
+    """Every Qwen3.5 template guard (Q1-Q5) is a schema rule; the template checks no pairing."""
+
+
+# --- Mistral -------------------------------------------------------------------------------
+
+
+def _mistral(body: dict, report: _Report) -> None:
+    messages = _list(body.get("messages"))
+    last = len(messages) - 1
+
+    previous: str | None = None  # M1
+    for i, message in enumerate(messages):
+        role = _role(message)
+        if role not in MISTRAL_NEXT_ROLES:
+            continue
+        if previous is not None and role not in MISTRAL_NEXT_ROLES[previous]:
+            report.error("M1", ["messages", i, "role"], f"Unexpected role '{role}' after role '{previous}'")
+        previous = role
+
+    if last > 0:  # M2
+        role = _role(messages[last])
+        if role in MISTRAL_NEXT_ROLES and role not in ("user", "tool"):
+            if not (role == "assistant" and messages[last].get("prefix") is True):
+                report.error(
+                    "M2",
+                    ["messages", last, "role"],
+                    f"Expected last role User or Tool (or Assistant with prefix True) for serving but got {role}",
+                )
+
+    for i, message in enumerate(messages):  # M3
+        if i != last and _role(message) == "assistant" and message.get("prefix") is True:
+            report.error("M3", ["messages", i, "prefix"], "Assistant message with prefix True must be last message")
+
+    # M4/M5: each assistant's calls answered by tool messages before the next assistant
+    # message and at the end (serving), ids expected and unique (validator V11+ logic).
+    expected: set[str] = set()
+    observed: set[str] = set()
+    opened_at: int | None = None
+    for i, message in enumerate(messages):
+        role = _role(message)
+        if role == "tool":
+            call_id = _str(message.get("tool_call_id"))
+            if call_id is None:
+                continue  # M6 (schema)
+            if call_id in observed:
+                report.error("M5", ["messages", i, "tool_call_id"], f"Duplicate tool call id {call_id} in tool results")
+            elif call_id not in expected:
+                report.error("M5", ["messages", i, "tool_call_id"], f"Unexpected tool call id {call_id} in tool results")
+            else:
+                observed.add(call_id)
+        elif role == "assistant":
+            if len(expected) != len(observed) and opened_at is not None:
+                report.error("M4", ["messages", opened_at, "tool_calls"], "Not the same number of function calls and responses")
+            expected.clear()
+            observed.clear()
+            for j, call in enumerate(_list(message.get("tool_calls"))):
+                call_id = _str(_dict(call).get("id"))
+                if call_id is None:
+                    continue
+                if call_id in expected:
+                    report.error(
+                        "M5",
+                        ["messages", i, "tool_calls", j, "id"],
+                        f"Duplicate tool call id {call_id} in assistant message",
+                    )
+                expected.add(call_id)
+            opened_at = i
+    if len(expected) != len(observed) and opened_at is not None:
+        report.error("M4", ["messages", opened_at, "tool_calls"], "Not the same number of function calls and responses")
+
+
+# --- Anthropic -----------------------------------------------------------------------------
+
+A4 = 'messages: roles must alternate between "user" and "assistant", but found multiple "{role}" roles in a row'
+A5 = 'messages: first message must use the "user" role'
+A6 = "messages.{i}: all messages must have non-empty content except for the optional final assistant message"
+A8 = (
+    "messages.{i}.content.{j}: unexpected `tool_use_id` found in `tool_result` blocks: {id}. "
+    "Each `tool_result` block must have a corresponding `tool_use` block in the previous message."
+)
+A9 = (
+    "messages.{i}: `tool_use` ids were found without `tool_result` blocks immediately after: {ids}. "
+    "Each `tool_use` block must have a corresponding `tool_result` block in the next message."
+)
+A10 = "messages: final assistant content cannot end with trailing whitespace"
+
+
+def _blocks(message: dict, i: int) -> list[tuple[int, int | None, Any]]:
+    """(message index, block index, block) of a message; string content is one text block."""
+    content = message.get("content")
+    if isinstance(content, str):
+        return [(i, None, {"type": "text", "text": content})]
+    return [(i, j, block) for j, block in enumerate(_list(content))]
+
+
+def _block_type(block: Any) -> str | None:
+    return _str(block.get("type")) if isinstance(block, dict) else None
+
+
+def _anthropic(body: dict, report: _Report) -> None:
+    messages = _list(body.get("messages"))
+    last = len(messages) - 1
+
+    first_role = _role(messages[0]) if messages else None
+    if first_role is not None and first_role != "user":
+        report.warning("A5", ["messages", 0, "role"], A5)
+
+    # Consecutive same-role messages are combined by the API (A4: a warning); the pairing
+    # rules then apply to the combined turns.
+    turns: list[tuple[str, list[tuple[int, int | None, Any]]]] = []
+    for i, message in enumerate(messages):
+        role = _role(message)
+        if role is None:
+            continue
+        if turns and turns[-1][0] == role and role in ("user", "assistant"):
+            report.warning("A4", ["messages", i, "role"], A4.format(role=role))
+            turns[-1][1].extend(_blocks(message, i))
+        else:
+            turns.append((role, _blocks(message, i)))
+
+    for i, message in enumerate(messages):  # A6, the assistant half (user half: schema)
+        if i != last and _role(message) == "assistant" and message.get("content") in ("", []):
+            report.error("A6", ["messages", i, "content"], A6.format(i=i))
+
+    for t, (role, blocks) in enumerate(turns):
+        if role == "user":  # A8: results answer the previous (assistant) turn's tool_use ids
+            previous = turns[t - 1] if t > 0 and turns[t - 1][0] == "assistant" else ("", [])
+            opened = {_str(b.get("id")) for _, _, b in previous[1] if _block_type(b) == "tool_use"}
+            for i, j, block in blocks:
+                if _block_type(block) == "tool_result":
+                    call_id = _str(block.get("tool_use_id"))
+                    if call_id is not None and call_id not in opened:
+                        report.error("A8", ["messages", i, "content", j], A8.format(i=i, j=j, id=call_id))
+        elif role == "assistant":  # A9: the next turn starts with a result for every call
+            uses = [(i, _str(b.get("id"))) for i, _, b in blocks if _block_type(b) == "tool_use"]
+            uses = [(i, call_id) for i, call_id in uses if call_id is not None]
+            if not uses:
+                continue
+            answered: set[str] = set()
+            if t + 1 < len(turns) and turns[t + 1][0] == "user":
+                for _, _, block in turns[t + 1][1]:
+                    if _block_type(block) != "tool_result":
+                        break  # results after other blocks do not count: they must come first
+                    answered.add(_str(block.get("tool_use_id")) or "")
+            missing = [(i, call_id) for i, call_id in uses if call_id not in answered]
+            if missing:
+                i = missing[0][0]
+                ids = ", ".join(dict.fromkeys(call_id for _, call_id in missing))
+                report.error("A9", ["messages", i], A9.format(i=i, ids=ids))
+
+    if last >= 0 and _role(messages[last]) == "assistant":  # A10
+        content = messages[last].get("content")
+        if isinstance(content, str) and content[-1:].isspace():
+            report.error("A10", ["messages", last, "content"], A10)
+        elif isinstance(content, list) and content:
+            block = content[-1]
+            text = _str(block.get("text")) if _block_type(block) == "text" else None
+            if text and text[-1].isspace():
+                report.error("A10", ["messages", last, "content", len(content) - 1, "text"], A10)
+
+
+# --- Gemini --------------------------------------------------------------------------------
+
+G6 = "Please ensure that function call turn comes immediately after a user turn or after a function response turn."
+G7 = "Please ensure that function response turn comes immediately after a function call turn."
+G8 = (
+    "Please ensure that the number of function response parts is equal to the number of function call "
+    "parts of the function call turn."
+)
+G10 = "Please ensure that multiturn requests ends with a user role or a function response."
+
+
+def _gemini_turn(content: Any) -> tuple[str | None, list[dict], list[dict]]:
+    """(kind, functionCall payloads, functionResponse payloads); kind None if unreadable.
+
+    Kinds: "model" (plain model turn), "call" (model turn with function calls), "user",
+    "response" (user turn with function responses). A missing role means "user".
+    """
+    if not isinstance(content, dict):
+        return None, [], []
+    role = content.get("role", "user")
+    if role not in ("user", "model"):
+        return None, [], []
+    parts = [p for p in _list(content.get("parts")) if isinstance(p, dict)]
+    calls = [c for p in parts if isinstance(c := _alias(p, "functionCall", "function_call"), dict)]
+    responses = [r for p in parts if isinstance(r := _alias(p, "functionResponse", "function_response"), dict)]
+    if role == "model":
+        return ("call" if calls else "model"), calls, []
+    return ("response" if responses else "user"), [], responses
+
+
+def _gemini(body: dict, report: _Report) -> None:
+    contents = _list(body.get("contents"))
+    turns = [_gemini_turn(content) for content in contents]
+    for i, (kind, calls, responses) in enumerate(turns):
+        if kind is None:
+            continue
+        previous = turns[i - 1][0] if i > 0 else None
+        if i > 0 and previous is None:
+            continue  # the turn before could not be read: no verdict on the order
+        if kind == "call" and previous not in GEMINI_ALLOWED_BEFORE["call"]:
+            report.error("G6", ["contents", i], G6)
+        if kind == "response" and previous not in GEMINI_ALLOWED_BEFORE["response"]:
+            report.error("G7", ["contents", i], G7)
+        if previous == "call":  # G8: the turn after a call turn answers every call
+            opened = turns[i - 1][1]
+            if len(responses) != len(opened):
+                report.error("G8", ["contents", i], G8)
+            else:
+                call_ids = [_str(c.get("id")) for c in opened]
+                answer_ids = [_str(r.get("id")) for r in responses]
+                if all(call_ids) and all(answer_ids) and sorted(call_ids) != sorted(answer_ids):  # type: ignore[type-var]
+                    report.error("G8", ["contents", i], G8)
+    if turns and turns[-1][0] in ("model", "call"):
+        report.warning("G10", ["contents", len(turns) - 1], G10)
+
+
+# --- Bedrock Converse ------------------------------------------------------------------------
+
+B3 = (
+    "A conversation must alternate between user and assistant roles. Make sure the conversation "
+    "alternates between user and assistant roles and try again."
+)
+B4_COUNT = "The number of toolResult blocks at messages.{i}.content exceeds the number of toolUse blocks of previous turn."
+# Bedrock passes Claude's own pairing errors through with this prefix.
+B4_UNKNOWN = "The model returned the following errors: " + A8
+B4_MISSING = "The model returned the following errors: " + A9
+B8 = "A conversation must end with a user message."
+
+
+def _bedrock_ids(message: Any, member: str) -> list[tuple[int, str]]:
+    """(block index, toolUseId) of the toolUse or toolResult blocks of a message."""
+    if not isinstance(message, dict):
+        return []
+    out = []
+    for j, block in enumerate(_list(message.get("content"))):
+        inner = _dict(block).get(member)
+        call_id = _str(inner.get("toolUseId")) if isinstance(inner, dict) else None
+        if call_id is not None:
+            out.append((j, call_id))
+    return out
+
+
+def _bedrock(body: dict, report: _Report) -> None:
+    messages = _list(body.get("messages"))
+    previous: str | None = None  # B3
+    for i, message in enumerate(messages):
+        role = _role(message)
+        if role not in BEDROCK_NEXT_ROLES:
+            previous = None
+            continue
+        if previous is not None and role not in BEDROCK_NEXT_ROLES[previous]:
+            report.error("B3", ["messages", i, "role"], B3)
+        previous = role
+
+    for i, message in enumerate(messages):  # B4
+        role = _role(message)
+        if role == "user":
+            results = _bedrock_ids(message, "toolResult")
+            if not results:
+                continue
+            before = messages[i - 1] if i > 0 and _role(messages[i - 1]) == "assistant" else None
+            opened = [call_id for _, call_id in _bedrock_ids(before, "toolUse")]
+            if len(results) > len(opened):
+                report.error("B4", ["messages", i, "content"], B4_COUNT.format(i=i))
+            for j, call_id in results:
+                if call_id not in opened:
+                    report.error("B4", ["messages", i, "content", j], B4_UNKNOWN.format(i=i, j=j, id=call_id))
+        elif role == "assistant":
+            uses = _bedrock_ids(message, "toolUse")
+            if not uses:
+                continue
+            after = messages[i + 1] if i + 1 < len(messages) and _role(messages[i + 1]) == "user" else None
+            answered = {call_id for _, call_id in _bedrock_ids(after, "toolResult")}
+            missing = list(dict.fromkeys(call_id for _, call_id in uses if call_id not in answered))
+            if missing:
+                report.error("B4", ["messages", i], B4_MISSING.format(i=i, ids=", ".join(missing)))
+
+    if messages and _role(messages[-1]) == "assistant":  # B8
+        report.warning("B8", ["messages", len(messages) - 1, "role"], B8)
+
+
+_CHECKS: dict[str, Callable[[dict, _Report], None]] = {
+    "openai-chat": _openai,
+    "qwen-vllm": _qwen,
+    "glm": _glm,
+    "mistral": _mistral,
+    "anthropic": _anthropic,
+    "gemini": _gemini,
+    "bedrock-converse": _bedrock,
+}
+
+
+def sequence_problems(body: dict, provider: str) -> list[Problem]:
+    """The sequence-rule problems of one request body (an object; the provider is known)."""
+    report = _Report(provider)
+    _CHECKS[provider](body, report)
+    return report.problems

@@ -1,0 +1,224 @@
+"""One turn view over every request dialect, so payload checks are written once.
+
+A check that asks "is the first non-system turn a user turn?" or "is every tool call answered?"
+reads ``turn_view(body, provider)`` instead of four dialects. The view is forgiving: it reads
+what it can and skips what it cannot (the schema reports malformed bodies, not this).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable, Iterator
+
+from .problems import MESSAGES_KEY, check_provider
+
+
+@dataclass(frozen=True)
+class Turn:
+    role: str  # "system" | "user" | "assistant" | "tool"
+    texts: tuple[str, ...]  # text items in order (string content counts as one item)
+    tool_calls: tuple[tuple[str, str], ...]  # (id, tool name) of calls made in this turn
+    tool_results: tuple[tuple[str, str], ...]  # (id, tool name or "") answered in this turn
+    path: str  # e.g. "$.messages[2]", "$.system", "$.systemInstruction"
+
+
+def _list(value: Any) -> list:
+    return value if isinstance(value, list) else []
+
+
+def _dicts(value: Any) -> Iterator[dict]:
+    return (item for item in _list(value) if isinstance(item, dict))
+
+
+def _str(value: Any) -> str:
+    return value if isinstance(value, str) else ""
+
+
+def _text_blocks(value: Any, *, typed: bool) -> list[str]:
+    """Strings of a content value: a string, or text blocks (``{"type":"text"}`` when typed)."""
+    if isinstance(value, str):
+        return [value]
+    return [
+        block["text"]
+        for block in _dicts(value)
+        if isinstance(block.get("text"), str) and (not typed or block.get("type") == "text")
+    ]
+
+
+class _Names:
+    """Tool name by call id, so a result that does not repeat the name still gets it."""
+
+    def __init__(self) -> None:
+        self.by_id: dict[str, str] = {}
+
+    def call(self, call_id: str, name: str) -> tuple[str, str]:
+        if call_id and name:
+            self.by_id.setdefault(call_id, name)
+        return call_id, name
+
+    def result(self, call_id: str, name: str = "") -> tuple[str, str]:
+        return call_id, name or self.by_id.get(call_id, "")
+
+
+# --- OpenAI-compatible: openai-chat, qwen-vllm, glm, mistral --------------------------------
+
+_OPENAI_ROLES = {"system": "system", "developer": "system", "user": "user", "assistant": "assistant",
+                 "tool": "tool", "function": "tool"}
+
+
+def _openai_turns(body: dict) -> Iterator[Turn]:
+    names = _Names()
+    for i, message in enumerate(_list(body.get("messages"))):
+        role = _OPENAI_ROLES.get(_str(message.get("role"))) if isinstance(message, dict) else None
+        if role is None:
+            continue
+        texts = _text_blocks(message.get("content"), typed=False)
+        calls: list[tuple[str, str]] = []
+        results: list[tuple[str, str]] = []
+        if role == "assistant":
+            for call in _dicts(message.get("tool_calls")):
+                function = call.get("function") if isinstance(call.get("function"), dict) else call.get("custom")
+                name = _str(function.get("name")) if isinstance(function, dict) else ""
+                calls.append(names.call(_str(call.get("id")), name))
+            legacy = message.get("function_call")
+            if isinstance(legacy, dict):
+                calls.append(("", _str(legacy.get("name"))))
+        elif role == "tool":
+            if message["role"] == "function":
+                results.append(("", _str(message.get("name"))))
+            else:
+                results.append(names.result(_str(message.get("tool_call_id")), _str(message.get("name"))))
+        yield Turn(role, tuple(texts), tuple(calls), tuple(results), f"$.messages[{i}]")
+
+
+# --- Anthropic ------------------------------------------------------------------------------
+
+
+def _anthropic_turns(body: dict) -> Iterator[Turn]:
+    if "system" in body and isinstance(body["system"], (str, list)):
+        yield Turn("system", tuple(_text_blocks(body["system"], typed=True)), (), (), "$.system")
+    names = _Names()
+    for i, message in enumerate(_list(body.get("messages"))):
+        if not isinstance(message, dict) or message.get("role") not in ("user", "assistant", "system"):
+            continue
+        content = message.get("content")
+        blocks = [{"type": "text", "text": content}] if isinstance(content, str) else list(_dicts(content))
+        texts: list[str] = []
+        calls: list[tuple[str, str]] = []
+        results: list[tuple[str, str]] = []
+        for block in blocks:
+            kind = block.get("type")
+            if kind == "text" and isinstance(block.get("text"), str):
+                texts.append(block["text"])
+            elif kind in ("tool_use", "server_tool_use", "mcp_tool_use"):
+                calls.append(names.call(_str(block.get("id")), _str(block.get("name"))))
+            elif kind == "tool_result":
+                results.append(names.result(_str(block.get("tool_use_id"))))
+                texts.extend(_text_blocks(block.get("content"), typed=True))
+        role = message["role"]
+        if role == "user" and results and len(results) == len(blocks):
+            role = "tool"
+        yield Turn(role, tuple(texts), tuple(calls), tuple(results), f"$.messages[{i}]")
+
+
+# --- Gemini ---------------------------------------------------------------------------------
+
+
+def _alias(mapping: dict, camel: str, snake: str) -> Any:
+    value = mapping.get(camel)
+    return mapping.get(snake) if value is None else value
+
+
+def _string_leaves(value: Any) -> Iterator[str]:
+    """Text of a functionResponse ``response`` object: its string values, depth first."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            yield item
+        elif isinstance(item, dict):
+            stack.extend(reversed(list(item.values())))
+        elif isinstance(item, list):
+            stack.extend(reversed(item))
+
+
+def _gemini_turns(body: dict) -> Iterator[Turn]:
+    key = "systemInstruction" if "systemInstruction" in body else "system_instruction"
+    system = body.get(key)
+    if isinstance(system, dict):
+        texts = [p["text"] for p in _dicts(system.get("parts")) if isinstance(p.get("text"), str)]
+        yield Turn("system", tuple(texts), (), (), f"$.{key}")
+    names = _Names()
+    for i, content in enumerate(_list(body.get("contents"))):
+        if not isinstance(content, dict) or content.get("role", "user") not in ("user", "model"):
+            continue
+        parts = list(_dicts(content.get("parts")))
+        texts: list[str] = []
+        calls: list[tuple[str, str]] = []
+        results: list[tuple[str, str]] = []
+        for part in parts:
+            call = _alias(part, "functionCall", "function_call")
+            response = _alias(part, "functionResponse", "function_response")
+            if isinstance(call, dict):
+                calls.append(names.call(_str(call.get("id")), _str(call.get("name"))))
+            elif isinstance(response, dict):
+                results.append(names.result(_str(response.get("id")), _str(response.get("name"))))
+                texts.extend(_string_leaves(response.get("response")))
+            elif isinstance(part.get("text"), str) and part.get("thought") is not True:
+                texts.append(part["text"])
+        if content.get("role", "user") == "model":
+            role = "assistant"
+        else:
+            role = "tool" if results and len(results) == len(parts) else "user"
+        yield Turn(role, tuple(texts), tuple(calls), tuple(results), f"$.contents[{i}]")
+
+
+# --- Bedrock Converse -----------------------------------------------------------------------
+
+
+def _bedrock_turns(body: dict) -> Iterator[Turn]:
+    if isinstance(body.get("system"), list):
+        texts = [b["text"] for b in _dicts(body["system"]) if isinstance(b.get("text"), str)]
+        yield Turn("system", tuple(texts), (), (), "$.system")
+    names = _Names()
+    for i, message in enumerate(_list(body.get("messages"))):
+        if not isinstance(message, dict) or message.get("role") not in ("user", "assistant"):
+            continue
+        blocks = [b for b in _dicts(message.get("content")) if "cachePoint" not in b]
+        texts: list[str] = []
+        calls: list[tuple[str, str]] = []
+        results: list[tuple[str, str]] = []
+        for block in blocks:
+            use, result = block.get("toolUse"), block.get("toolResult")
+            if isinstance(block.get("text"), str):
+                texts.append(block["text"])
+            elif isinstance(use, dict):
+                calls.append(names.call(_str(use.get("toolUseId")), _str(use.get("name"))))
+            elif isinstance(result, dict):
+                results.append(names.result(_str(result.get("toolUseId"))))
+                texts.extend(_text_blocks(result.get("content"), typed=False))
+        role = message["role"]
+        if role == "user" and results and len(results) == len(blocks):
+            role = "tool"
+        yield Turn(role, tuple(texts), tuple(calls), tuple(results), f"$.messages[{i}]")
+
+
+_DIALECTS: dict[str, Callable[[dict], Iterator[Turn]]] = {
+    "openai-chat": _openai_turns,
+    "qwen-vllm": _openai_turns,
+    "glm": _openai_turns,
+    "mistral": _openai_turns,
+    "anthropic": _anthropic_turns,
+    "gemini": _gemini_turns,
+    "bedrock-converse": _bedrock_turns,
+}
+
+
+def turn_view(body: dict | list, provider: str) -> list[Turn]:
+    """The body's turns in order, the provider's system slot first (a bare list = the messages)."""
+    check_provider(provider)
+    if isinstance(body, list):
+        body = {MESSAGES_KEY[provider]: body}
+    if not isinstance(body, dict):
+        return []
+    return list(_DIALECTS[provider](body))

@@ -1,0 +1,488 @@
+"""The reference ``to_payload``: a pydantic-ai history as one provider's request body.
+
+Policy (SPEC §4.2), and why:
+
+- **One system message.** Every ``SystemPromptPart`` of the history, in order, then the
+  run's ``instructions``, joined with ``"\\n\\n"`` into one system message at index 0 (or
+  the provider's system slot: Anthropic ``system``, Gemini ``systemInstruction``,
+  Bedrock ``system``). Qwen3.5+ templates reject any system message not at index 0,
+  including a second adjacent one (dify PR #39136; a sort-only fix still sends two).
+- **Order kept.** Non-system content stays in history order. The one move: a tool
+  call's results are placed in the turn right after the call, before any other content
+  of that turn (OpenAI O7/O8, Anthropic A9, Gemini G7, Bedrock B4). A result whose call
+  is nowhere in the history cannot be sent by any provider and is dropped, as
+  pydantic-ai's own repair does.
+- **Dangling calls closed.** A call with no result gets one with
+  ``INTERRUPTED_TOOL_RETURN_CONTENT``, as pydantic-ai's repair writes it.
+- **User voice.** User prompts, a request-side ``CompactionPart`` (a compaction
+  summary: sent as user text, never as system, so the payload stays user-led: GLM 1214)
+  and ``RetryFeedbackPart`` feedback are user content, sent verbatim.
+- **Not sent.** ``ThinkingPart``s (a signature-less replay is rejected or ignored by
+  the providers that take thinking back, and the others have no slot for it), provider-
+  native parts, and ``ModelRequest.instructions`` (a record of what a past run used; the
+  caller passes the current ones). Blank text items are skipped (Anthropic A7, Bedrock
+  B7), and turns left empty are dropped rather than sent empty.
+- **Merging.** Consecutive same-role turns are merged where the provider requires
+  alternation (Bedrock B3) and where it is harmless (Anthropic combines them anyway,
+  A4; Gemini), except that a Gemini content holding ``functionResponse`` parts is never
+  merged with other parts (Gemini reads such mixed contents as model-authored,
+  pydantic-ai #4210). The OpenAI-style providers take the turns as they are.
+- **Tool results, then the user, with no reply between** (a run cancelled after its
+  tools ran, a message typed while they ran). Hosted Mistral rejects ``tool -> user``
+  (M1; mistral-common accepts it since #218, the hosted API was still seen rejecting it
+  in 2026), and Bedrock rejects both a text block beside ``toolResult`` (B5, Claude
+  included) and two user turns in a row (B3). Each valid alternative changes the
+  conversation: folding the user's text into a tool result changes who said it, moving
+  it reorders, dropping the round loses calls. So for those two providers, and only at
+  such a boundary, the reference inserts one assistant turn reading
+  :data:`NO_REPLY_TEXT`, which states what happened rather than inventing a reply
+  (pydantic-ai inserts ``"OK"``, LiteLLM a dummy message). It is never last (M2), and
+  every call before it is already answered, so Mistral's call/response count (M4) holds.
+  This is the only invented text; :attr:`PayloadMapper.bridge_providers` turns it off.
+- **Mistral.** Tool-call ids are rewritten to 9 ``[a-zA-Z0-9]`` characters by
+  :func:`mistral_tool_call_id`, the same for a call and its result (M6). A history that
+  ends in a response gives a payload ending in an assistant message, which Mistral
+  serving (M2) and some models reject; the caller appends the next user turn (a
+  ``prefix`` continuation would change what is asked).
+- **Bedrock.** ``toolConfig`` is present when tool blocks are (B6); the history holds no
+  tool schemas, so each tool seen gets a permissive object schema (the workaround of
+  strands-agents and bedrock-access-gateway #239). An ``ImageUrl`` (Converse takes no
+  URLs) is sent as its URL in a text block; downloading is not the reference's job.
+- **Gemini.** Function calls and responses carry their ids. The first ``functionCall``
+  of each model content carries Google's documented placeholder thought signature,
+  because Gemini 3 rejects replayed calls without one (G9) and thinking is not sent.
+
+The output is a JSON-native dict (bytes as base64), built in one pass over the history
+(linear), and the input is never mutated: nothing in the output aliases it.
+"""
+
+from __future__ import annotations
+
+import base64
+import copy
+import hashlib
+import json
+import re
+import string
+from collections import deque
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic_ai.messages import (
+    INTERRUPTED_TOOL_RETURN_CONTENT,
+    BinaryContent,
+    CachePoint,
+    CompactionPart,
+    ImageUrl,
+    ModelMessage,
+    ModelRequest,
+    ModelResponse,
+    RetryFeedbackPart,
+    SystemPromptPart,
+    TextContent,
+    TextPart,
+    ToolCallPart,
+    ToolReturnPart,
+    UserPromptPart,
+)
+
+__all__ = [
+    "GEMINI_THOUGHT_SIGNATURE_PLACEHOLDER",
+    "NO_REPLY_TEXT",
+    "OPENAI_STYLE",
+    "PROVIDERS",
+    "PayloadMapper",
+    "mistral_tool_call_id",
+    "to_payload",
+]
+
+PROVIDERS = ("openai-chat", "qwen-vllm", "glm", "mistral", "anthropic", "gemini", "bedrock-converse")
+#: Providers whose body is an OpenAI-style ``{"messages": [...]}`` with system/tool roles.
+OPENAI_STYLE = frozenset({"openai-chat", "qwen-vllm", "glm", "mistral"})
+#: Google's documented value for a function call replayed without a real signature.
+GEMINI_THOUGHT_SIGNATURE_PLACEHOLDER = "skip_thought_signature_validator"
+
+#: The one text the reference invents: the assistant turn that hosted Mistral (M1) and
+#: Bedrock (B3 with B5) demand between tool results and a user turn, where the model never
+#: replied (a cancelled run, a message typed while tools ran). It says just that.
+NO_REPLY_TEXT = "(no reply)"
+
+_ERROR_OUTCOMES = frozenset({"failed", "retried"})
+_MISTRAL_ID = re.compile(r"[a-zA-Z0-9]{9}")
+_BASE62 = string.digits + string.ascii_letters
+
+
+def mistral_tool_call_id(tool_call_id: str) -> str:
+    """The id Mistral sees for ``tool_call_id``: kept if already 9 ``[a-zA-Z0-9]``,
+    else 9 base62 digits of its SHA-256. A pure function, so checks can map ids too."""
+    if _MISTRAL_ID.fullmatch(tool_call_id):
+        return tool_call_id
+    number = int.from_bytes(hashlib.sha256(tool_call_id.encode()).digest(), "big")
+    digits = []
+    for _ in range(9):
+        number, digit = divmod(number, 62)
+        digits.append(_BASE62[digit])
+    return "".join(digits)
+
+
+# -- the neutral turn list every dialect is rendered from ---------------------------------
+@dataclass(slots=True)
+class Text:
+    text: str
+
+
+@dataclass(slots=True)
+class Image:
+    media_type: str
+    data: bytes | None = None
+    url: str | None = None
+
+
+@dataclass(slots=True)
+class Call:
+    id: str
+    name: str
+    args: dict
+    arguments: str
+
+
+@dataclass(slots=True)
+class Result:
+    id: str
+    name: str
+    content: Any
+    error: bool
+
+
+@dataclass(slots=True)
+class Turn:
+    """One provider-neutral turn: role ``system``, ``user``, ``assistant`` or ``tool``."""
+
+    role: str
+    items: list = field(default_factory=list)
+
+
+def _json_copy(value: Any) -> Any:
+    """A JSON-native deep copy (so the payload never aliases the history)."""
+    return json.loads(json.dumps(value, ensure_ascii=False))
+
+
+def _result_text(content: Any) -> str:
+    return content if isinstance(content, str) else json.dumps(content, ensure_ascii=False)
+
+
+def _b64(data: bytes) -> str:
+    return base64.b64encode(data).decode("ascii")
+
+
+class PayloadMapper:
+    """The reference mapper, one overridable method per step, so that each known-bug
+    fake in :mod:`chatconform.fakes.payload` changes exactly one step."""
+
+    #: Place each call's results right after it (False: where the history stored them).
+    results_follow_calls = True
+    #: Providers that get a :data:`NO_REPLY_TEXT` assistant turn between tool results and
+    #: a user turn (an empty set: invent nothing, and send payloads those providers reject).
+    bridge_providers: frozenset[str] = frozenset({"mistral", "bedrock-converse"})
+
+    # -- entry point -------------------------------------------------------------------
+    def to_payload(self, history: Sequence[ModelMessage], *, provider: str,
+                   instructions: str | None = None) -> dict:
+        if provider not in PROVIDERS:
+            raise ValueError(f"unknown provider {provider!r}; known: {', '.join(PROVIDERS)}")
+        turns = self.turns(self.ordered(history))
+        system, turns = self.system_slot(turns, instructions, provider)
+        turns = [turn for turn in turns if turn.items]
+        if provider in self.bridge_providers:
+            turns = self.bridge(turns)
+        if self.merges_turns(provider):
+            turns = self.merge(turns, provider)
+        return self.render(provider, system, turns)
+
+    # -- step 1: history -> neutral turns -------------------------------------------------
+    def ordered(self, history: Sequence[ModelMessage]) -> Sequence[ModelMessage]:
+        """The messages in the order they are sent: history order."""
+        return history
+
+    def part_role(self, part: Any) -> str | None:
+        """Which voice a request part speaks in (None: not sent as content)."""
+        if isinstance(part, SystemPromptPart):
+            return "system"
+        if isinstance(part, (UserPromptPart, CompactionPart, RetryFeedbackPart)):
+            return "user"
+        return None
+
+    def part_items(self, part: Any) -> list:
+        if isinstance(part, SystemPromptPart):
+            return [Text(part.content)]
+        if isinstance(part, CompactionPart):
+            return [Text(part.content)] if part.content else []
+        if isinstance(part, RetryFeedbackPart):
+            content = part.content
+            return [Text(content if isinstance(content, str) else json.dumps(content, default=str))]
+        if isinstance(part, UserPromptPart):
+            if isinstance(part.content, str):
+                return [Text(part.content)]
+            return [mapped for item in part.content if (mapped := self.user_item(item)) is not None]
+        raise TypeError(f"no items for {type(part).__name__}")
+
+    def user_item(self, item: Any) -> Text | Image | None:
+        if isinstance(item, CachePoint):
+            return None  # a caching hint, not content
+        if isinstance(item, str):
+            return Text(item)
+        if isinstance(item, TextContent):
+            return Text(item.content)
+        if isinstance(item, ImageUrl):
+            return Image(item.media_type, url=item.url)
+        if isinstance(item, BinaryContent) and item.is_image:
+            return Image(item.media_type, data=bytes(item.data))
+        raise ValueError(f"the reference does not map user content of type {type(item).__name__}")
+
+    def turns(self, history: Sequence[ModelMessage]) -> list[Turn]:
+        # Pass 1: every stored result by call id, and every call id (for orphan results).
+        results: dict[str, deque[ToolReturnPart]] = {}
+        call_ids: set[str] = set()
+        for message in history:
+            if isinstance(message, ModelRequest):
+                for part in message.parts:
+                    if isinstance(part, ToolReturnPart):
+                        results.setdefault(part.tool_call_id, deque()).append(part)
+            else:
+                call_ids.update(p.tool_call_id for p in message.parts if isinstance(p, ToolCallPart))
+        # Pass 2: turns in history order; one turn per voice change within a request.
+        turns: list[Turn] = []
+        for message in history:
+            if isinstance(message, ModelRequest):
+                current: Turn | None = None
+                for part in message.parts:
+                    if isinstance(part, ToolReturnPart):
+                        if not self.results_follow_calls and part.tool_call_id in call_ids:
+                            current = Turn("tool", [self._result(part)])
+                            turns.append(current)
+                        continue  # placed after its call (or an orphan: dropped)
+                    role = self.part_role(part)
+                    if role is None:
+                        continue
+                    items = [i for i in self.part_items(part) if not (isinstance(i, Text) and not i.text.strip())]
+                    if current is None or current.role != role:
+                        current = Turn(role, [])
+                        turns.append(current)
+                    current.items.extend(items)
+            elif isinstance(message, ModelResponse):
+                items: list = []
+                owed: list[Result] = []
+                for part in message.parts:
+                    if isinstance(part, TextPart) and part.content.strip():
+                        items.append(Text(part.content))
+                    elif isinstance(part, ToolCallPart):
+                        items.append(Call(part.tool_call_id, part.tool_name, copy.deepcopy(part.args_as_dict()),
+                                          part.args_as_json_str()))
+                        stored = results.get(part.tool_call_id)
+                        if self.results_follow_calls and stored:
+                            owed.append(self._result(stored.popleft()))
+                        elif self.results_follow_calls or not stored:
+                            owed.append(Result(part.tool_call_id, part.tool_name, INTERRUPTED_TOOL_RETURN_CONTENT,
+                                               error=False))
+                turns.append(Turn("assistant", items))
+                if owed:
+                    turns.append(Turn("tool", owed))
+        return turns
+
+    @staticmethod
+    def _result(part: ToolReturnPart) -> Result:
+        return Result(part.tool_call_id, part.tool_name, _json_copy(part.content), part.outcome in _ERROR_OUTCOMES)
+
+    # -- step 2: the system slot ---------------------------------------------------------
+    def system_slot(self, turns: list[Turn], instructions: str | None, provider: str) -> tuple[str | None, list[Turn]]:
+        """All system text, history order then instructions, as one string; the rest."""
+        texts = [item.text for turn in turns if turn.role == "system" for item in turn.items]
+        if instructions and instructions.strip():
+            texts.append(instructions)
+        rest = [turn for turn in turns if turn.role != "system"]
+        return ("\n\n".join(texts) if texts else None), rest
+
+    # -- step 3: bridging and merging ----------------------------------------------------
+    def bridge(self, turns: list[Turn]) -> list[Turn]:
+        """A :data:`NO_REPLY_TEXT` assistant turn wherever tool results meet a user turn."""
+        out: list[Turn] = []
+        for turn in turns:
+            if turn.role == "user" and out and out[-1].role == "tool":
+                out.append(Turn("assistant", [Text(NO_REPLY_TEXT)]))
+            out.append(turn)
+        return out
+
+    # -- merging ------------------------------------------------------------------
+    def merges_turns(self, provider: str) -> bool:
+        return provider in ("anthropic", "gemini", "bedrock-converse")
+
+    def merge(self, turns: list[Turn], provider: str) -> list[Turn]:
+        """Merge runs of same-role turns; tool results count as user content."""
+        merged: list[Turn] = []
+        for turn in turns:
+            role = "user" if turn.role == "tool" else turn.role
+            if merged and merged[-1].role == role and not self._kept_apart(merged[-1], turn, provider):
+                merged[-1].items.extend(turn.items)
+            else:
+                merged.append(Turn(role, list(turn.items)))
+        return merged
+
+    @staticmethod
+    def _kept_apart(previous: Turn, turn: Turn, provider: str) -> bool:
+        if provider != "gemini":
+            return False
+        holds_results = [isinstance(item, Result) for item in (previous.items[-1], turn.items[0])]
+        return holds_results[0] != holds_results[1]
+
+    # -- step 4: the dialects ----------------------------------------------------------------
+    def render(self, provider: str, system: str | None, turns: list[Turn]) -> dict:
+        if provider in OPENAI_STYLE:
+            return self.render_openai_style(provider, system, turns)
+        if provider == "anthropic":
+            return self.render_anthropic(system, turns)
+        if provider == "gemini":
+            return self.render_gemini(system, turns)
+        return self.render_bedrock(system, turns)
+
+    def render_openai_style(self, provider: str, system: str | None, turns: list[Turn]) -> dict:
+        mistral = provider == "mistral"
+        fix_id = mistral_tool_call_id if mistral else str
+        messages: list[dict] = []
+        if system is not None:
+            messages.append({"role": "system", "content": system})
+        for turn in turns:
+            if turn.role == "system":  # only the known-bug fakes leave system turns in place
+                messages.append({"role": "system", "content": "\n\n".join(i.text for i in turn.items)})
+            elif turn.role == "user":
+                messages.append({"role": "user", "content": self._openai_user_content(turn.items, mistral)})
+            elif turn.role == "assistant":
+                message: dict = {"role": "assistant"}
+                texts = [item.text for item in turn.items if isinstance(item, Text)]
+                calls = [item for item in turn.items if isinstance(item, Call)]
+                if texts:
+                    message["content"] = "\n\n".join(texts)
+                if calls:
+                    message["tool_calls"] = [
+                        {"id": fix_id(c.id), "type": "function", "function": {"name": c.name, "arguments": c.arguments}}
+                        for c in calls
+                    ]
+                messages.append(message)
+            else:
+                for result in turn.items:
+                    content = {"error": result.content} if result.error else result.content
+                    message = {"role": "tool", "tool_call_id": fix_id(result.id), "content": _result_text(content)}
+                    if mistral:
+                        message["name"] = result.name
+                    messages.append(message)
+        return {"messages": messages}
+
+    @staticmethod
+    def _openai_user_content(items: list, mistral: bool) -> str | list[dict]:
+        if all(isinstance(item, Text) for item in items):
+            return "\n\n".join(item.text for item in items)
+        parts: list[dict] = []
+        for item in items:
+            if isinstance(item, Text):
+                parts.append({"type": "text", "text": item.text})
+            else:
+                url = item.url or f"data:{item.media_type};base64,{_b64(item.data)}"
+                parts.append({"type": "image_url", "image_url": url if mistral else {"url": url}})
+        return parts
+
+    def render_anthropic(self, system: str | None, turns: list[Turn]) -> dict:
+        messages = []
+        for turn in turns:
+            blocks: list[dict] = []
+            for item in turn.items:
+                if isinstance(item, Text):
+                    blocks.append({"type": "text", "text": item.text})
+                elif isinstance(item, Image):
+                    source = ({"type": "url", "url": item.url} if item.url else
+                              {"type": "base64", "media_type": item.media_type, "data": _b64(item.data)})
+                    blocks.append({"type": "image", "source": source})
+                elif isinstance(item, Call):
+                    blocks.append({"type": "tool_use", "id": item.id, "name": item.name, "input": item.args})
+                else:
+                    blocks.append({"type": "tool_result", "tool_use_id": item.id,
+                                   "content": _result_text(item.content), "is_error": item.error})
+            messages.append({"role": _neutral_role(turn, "anthropic"), "content": blocks})
+        body: dict = {"messages": messages}
+        if system is not None:
+            body = {"system": system, **body}
+        return body
+
+    def render_gemini(self, system: str | None, turns: list[Turn]) -> dict:
+        contents = []
+        for turn in turns:
+            parts: list[dict] = []
+            signed = False
+            for item in turn.items:
+                if isinstance(item, Text):
+                    parts.append({"text": item.text})
+                elif isinstance(item, Image):
+                    parts.append({"fileData": {"mimeType": item.media_type, "fileUri": item.url}} if item.url else
+                                 {"inlineData": {"mimeType": item.media_type, "data": _b64(item.data)}})
+                elif isinstance(item, Call):
+                    part: dict = {"functionCall": {"id": item.id, "name": item.name, "args": item.args}}
+                    if not signed:
+                        part["thoughtSignature"] = GEMINI_THOUGHT_SIGNATURE_PLACEHOLDER
+                        signed = True
+                    parts.append(part)
+                else:
+                    response = ({"error": item.content} if item.error else
+                                item.content if isinstance(item.content, dict) else {"output": item.content})
+                    parts.append({"functionResponse": {"id": item.id, "name": item.name, "response": response}})
+            contents.append({"role": "model" if turn.role == "assistant" else _neutral_role(turn, "gemini"),
+                             "parts": parts})
+        body: dict = {"contents": contents}
+        if system is not None:
+            body = {"systemInstruction": {"parts": [{"text": system}]}, **body}
+        return body
+
+    def render_bedrock(self, system: str | None, turns: list[Turn]) -> dict:
+        messages = []
+        tools: dict[str, None] = {}
+        for turn in turns:
+            blocks: list[dict] = []
+            for item in turn.items:
+                if isinstance(item, Text):
+                    blocks.append({"text": item.text})
+                elif isinstance(item, Image):
+                    if item.url:
+                        blocks.append({"text": item.url})
+                    else:
+                        fmt = item.media_type.split("/", 1)[1]
+                        blocks.append({"image": {"format": fmt, "source": {"bytes": _b64(item.data)}}})
+                elif isinstance(item, Call):
+                    tools[item.name] = None
+                    blocks.append({"toolUse": {"toolUseId": item.id, "name": item.name, "input": item.args}})
+                else:
+                    tools[item.name] = None
+                    result: dict = {"toolUseId": item.id, "content": [{"text": _result_text(item.content)}]}
+                    if item.error:
+                        result["status"] = "error"
+                    blocks.append({"toolResult": result})
+            messages.append({"role": _neutral_role(turn, "bedrock-converse"), "content": blocks})
+        body: dict = {"messages": messages}
+        if system is not None:
+            body = {"system": [{"text": system}], **body}
+        if tools:
+            body["toolConfig"] = {"tools": [
+                {"toolSpec": {"name": name, "inputSchema": {"json": {"type": "object"}}}} for name in tools
+            ]}
+        return body
+
+
+def _neutral_role(turn: Turn, provider: str) -> str:
+    if turn.role == "system":
+        raise ValueError(f"{provider} has no system role inside messages")
+    return "assistant" if turn.role == "assistant" else "user"
+
+
+_REFERENCE = PayloadMapper()
+
+
+def to_payload(history: Sequence[ModelMessage], *, provider: str, instructions: str | None = None) -> dict:
+    """The reference request body for ``provider`` (one of :data:`PROVIDERS`)."""
+    return _REFERENCE.to_payload(history, provider=provider, instructions=instructions)

@@ -1,0 +1,454 @@
+"""pydantic-ai histories grown from simulated agent runs.
+
+A history is played turn by turn, the way an agent run writes it: a request holding the
+user's prompt, then model responses and tool rounds (calls, then a request with their
+results), then a final answer. On top of that come the things real stored histories
+hold: leading and mid-conversation system prompts, images, thinking, failed / denied /
+retried tool results, output-validation retry feedback, a compaction summary as
+pydantic-ai-harness 0.62 stores it, runs that were cancelled (``state="interrupted"``)
+and continued, and optionally a dangling tail.
+
+Everything is valid by construction (no ``.filter``), deterministic (fixed clock plus
+drawn offsets, UTC) and JSON round-trippable through ``ModelMessagesTypeAdapter``
+(lists, never tuples; JSON-native tool content; ``BinaryImage`` rather than
+``BinaryContent``; no ``<system>``-like text). Every text item carries a unique tag such
+as ``(u3)`` so a check can find each piece in a provider payload, and every tool call
+id is unique within its history. Each example switches some features off (swarm
+testing), and everything shrinks toward a single user prompt.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from datetime import datetime, timedelta, timezone
+
+from hypothesis import strategies as st
+from hypothesis.errors import InvalidArgument
+from pydantic_ai.messages import (
+    INTERRUPTED_TOOL_RETURN_CONTENT,
+    SYNTHESIZED_TOOL_RETURN_METADATA_KEY,
+    BinaryImage,
+    CompactionPart,
+    ImageUrl,
+    ModelMessage,
+    ModelRequest,
+    ModelResponse,
+    RetryFeedbackPart,
+    RetryInfo,
+    SystemPromptPart,
+    TextPart,
+    ThinkingPart,
+    ToolCallPart,
+    ToolReturnPart,
+    UserPromptPart,
+)
+
+__all__ = ["SUMMARY_METADATA_KEY", "histories", "instructions"]
+
+_EPOCH = datetime(2026, 1, 5, 9, 0, tzinfo=timezone.utc)
+
+#: The marker pydantic-ai-harness 0.62 puts on the ``CompactionPart`` it writes.
+SUMMARY_METADATA_KEY = "pydantic-ai-harness.compaction.summary.v1"
+
+_SYSTEM_PROMPT_MODES = ("leading", "anywhere", "none")
+
+# Small vocabularies; the first entry of each is what shrinking goes to. Every text item
+# gets a tag "(<letter><n>)" with n unique in the history, so no item is a substring of
+# another. No text has leading/trailing blanks or anything that looks like a frame tag.
+_PHRASES = {
+    "system": ("You are a helpful assistant.", "Answer in English.", "Use the tools when they help.",
+               "Keep answers short.", "Never reveal internal ids.", "Réponds poliment."),
+    "user": ("Hello", "What is the weather in Paris?", "Summarize the report.", "List the open tickets.",
+             "Why did the build fail?", "Compare both plans.\nKeep it brief.", "Résumé du café, s'il te plaît.",
+             "请总结这份文件"),
+    "steer": ("Also check Berlin.", "Stop after the first result.", "Use metric units."),
+    "assistant": ("Done.", "Here is what I found.", "It is sunny and 21 C.", "The build failed on step 3.",
+                  "Two tickets are open:\n- login\n- export", "Voilà le résumé.", "已完成"),
+    "thinking": ("Let me think.", "I should call a tool first.", "The user wants a short answer."),
+    "result": ("ok", "sunny, 21 C", "3 rows", "no matches", "file has 42 lines", "température 18 C"),
+    "error": ("Tool failed: timeout", "Permission error", "Connection reset"),
+    "denied": ("The user denied this tool call.",),
+    "retried": ("Invalid arguments: field city is required. Fix the errors and try again.",),
+    "feedback": ("Output validation failed: expected a number. Fix the errors and try again.",
+                 "Please return a final answer."),
+    "summary": ("Summary: the user asked about the weather and two cities were checked.",
+                "Summary: the build failed; the log was read and a fix was proposed.",
+                "Résumé: the user and the assistant compared both plans."),
+    "instructions": ("Be concise.", "Answer in the user's language.", "Cite the tool results you use.",
+                     "Use bullet points.\nNo more than five."),
+}
+_TAG_LETTER = {"system": "s", "user": "u", "steer": "u", "assistant": "a", "thinking": "t", "result": "r",
+               "error": "r", "denied": "r", "retried": "r", "feedback": "f", "summary": "c"}
+
+# tool name -> (argument name, sample values); names satisfy every provider's name rules.
+_TOOLS = {
+    "get_weather": ("city", ("Paris", "Berlin", "Tokyo")),
+    "search_docs": ("query", ("refund policy", "release notes")),
+    "read_file": ("path", ("README.md", "src/app.py")),
+    "run_sql": ("sql", ("select count(*) from tickets",)),
+}
+_ID_STYLES = ("call_", "toolu_", "pyd_ai_", "fc-")
+_MODEL_NAMES = ("test-model", "gpt-5-mini", "claude-sonnet-4-5", "gemini-2.5-flash")
+_OUTCOMES = ("success", "failed", "denied")
+_IMAGE_WORDS = ("cat", "chart", "receipt")
+
+# A valid 1x1 PNG and a 1x1 GIF: real image bytes, small enough to keep payloads short.
+_PNG = bytes.fromhex(
+    "89504e470d0a1a0a0000000d4948445200000001000000010806000000"
+    "1f15c4890000000d49444154789c6360000002000154a24f5d0000000049454e44ae426082"
+)
+_GIF = bytes.fromhex("47494638396101000100800000000000ffffff21f90401000000002c00000000010001000002024401003b")
+
+
+@dataclass(frozen=True)
+class _Config:
+    min_turns: int
+    max_turns: int
+    system_prompts: str
+    tools: bool
+    files: bool
+    thinking: bool
+    summaries: bool
+    retries: bool
+    interruptions: bool
+    dangling_tail: bool
+    ends_with_request: bool
+    max_tool_rounds: int
+    max_parallel_calls: int
+
+
+class _Run:
+    """Plays one simulated agent history; every choice is a Hypothesis draw."""
+
+    def __init__(self, draw, cfg: _Config, features: dict[str, bool]):
+        self.draw = draw
+        self.cfg = cfg
+        self.on = features
+        self.messages: list[ModelMessage] = []
+        self.counter = 0
+        self.seconds = 0
+        self.id_style = draw(st.sampled_from(_ID_STYLES))
+        self.model_name = draw(st.sampled_from(_MODEL_NAMES))
+        # Calls of a cancelled response, with whether each finished before the cancel.
+        # Their results open the next request, as pydantic-ai's repair writes them when
+        # the next run starts (unfinished ones synthesized as interrupted).
+        self.carry: list[tuple[ToolCallPart, bool]] = []
+
+    # -- small pieces ------------------------------------------------------------------
+    def maybe(self, feature: str) -> bool:
+        return self.on[feature] and self.draw(st.booleans())
+
+    def tick(self) -> datetime:
+        self.seconds += self.draw(st.integers(0, 90))
+        return _EPOCH + timedelta(seconds=self.seconds)
+
+    def tag(self) -> int:
+        self.counter += 1
+        return self.counter
+
+    def text(self, kind: str) -> str:
+        phrase = self.draw(st.sampled_from(_PHRASES[kind]))
+        return f"{phrase} ({_TAG_LETTER[kind]}{self.tag()})"
+
+    def system(self, ts: datetime) -> SystemPromptPart:
+        return SystemPromptPart(self.text("system"), timestamp=ts)
+
+    def user_prompt(self, ts: datetime) -> UserPromptPart:
+        if not self.maybe("files"):
+            return UserPromptPart(self.text("user"), timestamp=ts)
+        images = []
+        for _ in range(self.draw(st.integers(1, 2))):
+            n = self.tag()
+            if self.draw(st.booleans()):
+                word = self.draw(st.sampled_from(_IMAGE_WORDS))
+                images.append(ImageUrl(url=f"https://example.com/img/{word}-{n}.png"))
+            elif self.draw(st.booleans()):
+                images.append(BinaryImage(data=_PNG, media_type="image/png"))
+            else:
+                images.append(BinaryImage(data=_GIF, media_type="image/gif"))
+        # An image-only prompt is legal; text first is the common (and simpler) case.
+        text_position = self.draw(st.sampled_from(("first", "last", "none")))
+        if text_position == "none":
+            return UserPromptPart(images, timestamp=ts)
+        text = self.text("user")
+        return UserPromptPart([text, *images] if text_position == "first" else [*images, text], timestamp=ts)
+
+    def call(self) -> ToolCallPart:
+        name = self.draw(st.sampled_from(sorted(_TOOLS)))
+        arg, values = _TOOLS[name]
+        args: dict = {arg: self.draw(st.sampled_from(values))}
+        # Streamed calls are stored with the raw JSON string pydantic-ai received.
+        as_string = self.draw(st.booleans())
+        n = self.tag()
+        tool_call_id = f"{self.id_style}{n}"
+        if as_string:
+            return ToolCallPart(name, json.dumps(args), tool_call_id)
+        return ToolCallPart(name, args, tool_call_id)
+
+    def tool_return(self, call: ToolCallPart, ts: datetime) -> ToolReturnPart:
+        outcomes = _OUTCOMES + (("retried",) if self.on["retries"] else ())
+        outcome = self.draw(st.sampled_from(outcomes)) if self.on["bad_outcomes"] else "success"
+        common = dict(tool_name=call.tool_name, tool_call_id=call.tool_call_id, timestamp=ts)
+        if outcome == "success":
+            text = self.text("result")
+            if self.draw(st.booleans()):
+                return ToolReturnPart(content=text, **common)
+            return ToolReturnPart(content={"result": text, "count": self.draw(st.integers(0, 3))}, **common)
+        if outcome == "retried":
+            retry = RetryInfo(cause="validation_error", attempt=1, max_retries=3)
+            return ToolReturnPart(content=self.text("retried"), outcome="retried", retry=retry, **common)
+        kind = "error" if outcome == "failed" else "denied"
+        return ToolReturnPart(content=self.text(kind), outcome=outcome, **common)
+
+    def synthesized_return(self, call: ToolCallPart, ts: datetime) -> ToolReturnPart:
+        """What pydantic-ai's repair writes for a call that never got a result."""
+        return ToolReturnPart(
+            tool_name=call.tool_name, content=INTERRUPTED_TOOL_RETURN_CONTENT, tool_call_id=call.tool_call_id,
+            metadata={SYNTHESIZED_TOOL_RETURN_METADATA_KEY: True}, timestamp=ts, outcome="interrupted",
+        )
+
+    def response(self, parts: list, *, state: str = "complete") -> ModelResponse:
+        calls = any(isinstance(p, ToolCallPart) for p in parts)
+        finish = None if state == "interrupted" else ("tool_call" if calls else "stop")
+        message = ModelResponse(parts=parts, timestamp=self.tick(), model_name=self.model_name,
+                                finish_reason=finish, state=state)
+        self.messages.append(message)
+        return message
+
+    def request(self, parts: list, ts: datetime, *, state: str = "complete") -> ModelRequest:
+        message = ModelRequest(parts=parts, timestamp=ts, state=state)
+        self.messages.append(message)
+        return message
+
+    def mid_system(self, ts: datetime) -> list[SystemPromptPart]:
+        """A mid-conversation system prompt (dynamic prompt, re-injection), if drawn."""
+        if self.cfg.system_prompts == "anywhere" and self.maybe("mid_system"):
+            return [self.system(ts)]
+        return []
+
+    def lead_parts(self) -> list:
+        """What may precede tool calls (or make up a partial answer): thinking, then text."""
+        parts = []
+        if self.maybe("thinking"):
+            parts.append(ThinkingPart(self.text("thinking")))
+        if self.draw(st.booleans()):
+            parts.append(TextPart(self.text("assistant")))
+        return parts
+
+    # -- the run -------------------------------------------------------------------------
+    def user_request(self, n_leading: int = 0) -> None:
+        """The request that opens a turn: owed results first, then system and user parts."""
+        ts = self.tick()
+        if not self.carry and not n_leading and self.maybe("mid_system"):
+            # A system prompt stored in a request of its own before the user's.
+            self.request([self.system(ts)], ts)
+            ts = self.tick()
+        owed = [self.tool_return(call, ts) if finished else self.synthesized_return(call, ts)
+                for call, finished in self.carry]
+        self.carry = []
+        parts: list = [*owed, *(self.system(ts) for _ in range(n_leading)), *self.mid_system(ts)]
+        parts.append(self.user_prompt(ts))
+        if not n_leading:
+            parts.extend(self.mid_system(ts))  # after the prompt: legal, and it happens
+        self.request(parts, ts)
+
+    def tool_round(self) -> None:
+        calls = [self.call() for _ in range(self.draw(st.integers(1, self.cfg.max_parallel_calls)))]
+        self.response([*self.lead_parts(), *calls])
+        ts = self.tick()
+        returns = [self.tool_return(call, ts) for call in calls]
+        if len(returns) > 1:
+            returns = list(self.draw(st.permutations(returns)))  # parallel tools finish in any order
+        parts: list = list(returns)
+        if self.maybe("steer"):
+            # The user typed while the tools ran; some UIs store it ahead of the results.
+            steer = UserPromptPart(self.text("steer"), timestamp=ts)
+            parts = [steer, *parts] if self.draw(st.booleans()) else [*parts, steer]
+        parts.extend(self.mid_system(ts))
+        self.request(parts, ts)
+
+    def answer(self, *, may_interrupt_calls: bool) -> None:
+        """The response that ends a turn, possibly with output-validation retries."""
+        if self.maybe("interruptions"):
+            kind = self.draw(st.sampled_from(("text", "calls") if may_interrupt_calls and self.on["tools"]
+                                             else ("text",)))
+            if kind == "calls":
+                calls = [self.call() for _ in range(self.draw(st.integers(1, self.cfg.max_parallel_calls)))]
+                self.response([*self.lead_parts(), *calls], state="interrupted")
+                done = self.draw(st.integers(0, len(calls) - 1))  # results that finished before the cancel
+                self.carry = [(call, i < done) for i, call in enumerate(calls)]
+                return
+            parts = self.lead_parts()
+            if not parts:  # cancelled before any text streamed: only thinking, or a partial text
+                parts = [ThinkingPart(self.text("thinking"))] if self.on["thinking"] else [
+                    TextPart(self.text("assistant"))]
+            self.response(parts, state="interrupted")
+            return
+        if self.maybe("retries"):
+            no_output = self.draw(st.booleans())
+            if no_output:
+                self.response([])  # the model returned nothing at all
+                cause = "no_output"
+            else:
+                self.response([TextPart(self.text("assistant"))])
+                cause = "validation_error"
+            ts = self.tick()
+            retry = RetryInfo(cause=cause, attempt=1, max_retries=2)
+            self.request([RetryFeedbackPart(self.text("feedback"), retry=retry, timestamp=ts)], ts)
+        parts = [ThinkingPart(self.text("thinking"))] if self.maybe("thinking") else []
+        parts += [TextPart(self.text("assistant")) for _ in range(self.draw(st.integers(1, 2)))]
+        self.response(parts)
+
+    def body(self, *, last: bool) -> None:
+        """Everything after the turn's opening request."""
+        rounds = self.draw(st.integers(0, self.cfg.max_tool_rounds)) if self.on["tools"] else 0
+        for _ in range(rounds):
+            self.tool_round()
+        if not last:
+            self.answer(may_interrupt_calls=True)
+            return
+        if self.cfg.dangling_tail:
+            calls = [self.call() for _ in range(self.draw(st.integers(1, self.cfg.max_parallel_calls)))]
+            state = self.draw(st.sampled_from(("complete", "interrupted")))
+            self.response([*self.lead_parts(), *calls], state=state)
+            if self.cfg.ends_with_request:
+                # Tools crashed mid-round: the results that finished, maybe none.
+                ts = self.tick()
+                done = self.draw(st.integers(0, len(calls) - 1))
+                self.request([self.tool_return(c, ts) for c in calls[:done]], ts, state="interrupted")
+            return
+        if self.cfg.ends_with_request:
+            # Cut just before a model call; the last request is the user's prompt, a tool
+            # round's results (already drawn) or output-retry feedback.
+            if self.maybe("retries"):
+                self.response([TextPart(self.text("assistant"))])
+                ts = self.tick()
+                retry = RetryInfo(cause="validation_error", attempt=1, max_retries=2)
+                self.request([RetryFeedbackPart(self.text("feedback"), retry=retry, timestamp=ts)], ts)
+            return
+        self.answer(may_interrupt_calls=False)
+
+    def play(self) -> list[ModelMessage]:
+        cfg = self.cfg
+        n_turns = self.draw(st.integers(cfg.min_turns, cfg.max_turns))
+        n_leading = self.draw(st.integers(0, 2)) if cfg.system_prompts != "none" else 0
+        summary = self.maybe("summaries")
+        keep_task = summary and self.draw(st.booleans())
+        # The harness (and many apps) store the standing prompt in a request of its own.
+        if n_leading and ((summary and not keep_task) or self.draw(st.booleans())):
+            ts = self.tick()
+            self.request([self.system(ts) for _ in range(n_leading)], ts)
+            n_leading = 0
+        for turn in range(n_turns):
+            last = turn == n_turns - 1
+            if turn == 0 and summary:
+                # Harness 0.62 after a compaction: [standing prompt], [first user prompt],
+                # [summary], then the kept tail, which may start in the middle of a turn.
+                if keep_task:
+                    self.user_request(n_leading)
+                ts = self.tick()
+                part = CompactionPart(content=self.text("summary"), metadata={SUMMARY_METADATA_KEY: True})
+                self.request([part], ts)
+                must_continue = last and (cfg.dangling_tail or not cfg.ends_with_request)
+                if must_continue or self.draw(st.booleans()):
+                    self.body(last=last)
+                continue
+            self.user_request(n_leading if turn == 0 else 0)
+            self.body(last=last)
+        return self.messages
+
+
+_FEATURES = ("files", "thinking", "summaries", "retries", "interruptions", "mid_system", "steer", "tools",
+             "bad_outcomes")
+
+
+@st.composite
+def _histories(draw, cfg: _Config) -> list[ModelMessage]:
+    allowed = {
+        "files": cfg.files, "thinking": cfg.thinking, "summaries": cfg.summaries, "retries": cfg.retries,
+        "interruptions": cfg.interruptions, "mid_system": cfg.system_prompts == "anywhere",
+        "steer": True, "tools": cfg.tools, "bad_outcomes": True,
+    }
+    # Swarm testing: each example switches some features off, so the others meet often,
+    # and switching off is the first thing shrinking does. A dangling tail needs tools.
+    features = {name: allowed[name] and (draw(st.booleans()) or (name == "tools" and cfg.dangling_tail))
+                for name in _FEATURES}
+    return _Run(draw, cfg, features).play()
+
+
+def _check_bool(name: str, value: object) -> None:
+    if not isinstance(value, bool):
+        raise InvalidArgument(f"{name}={value!r} must be a bool")
+
+
+def _check_int(name: str, value: object, minimum: int) -> None:
+    if not isinstance(value, int) or isinstance(value, bool) or value < minimum:
+        raise InvalidArgument(f"{name}={value!r} must be an int >= {minimum}")
+
+
+def histories(
+    *,
+    min_turns: int = 1,
+    max_turns: int = 8,
+    system_prompts: str = "anywhere",
+    tools: bool = True,
+    files: bool = True,
+    thinking: bool = True,
+    summaries: bool = True,
+    retries: bool = True,
+    interruptions: bool = True,
+    dangling_tail: bool = False,
+    ends_with_request: bool = True,
+    max_tool_rounds: int = 3,
+    max_parallel_calls: int = 3,
+):
+    """A strategy for ``list[ModelMessage]`` histories shaped like real agent runs.
+
+    - ``min_turns``/``max_turns``: user turns (a turn = the user's request, the tool
+      rounds it caused, the answer). With a compaction summary, the first turn's
+      prompt may have been summarized away.
+    - ``system_prompts``: ``"leading"`` (only at the very start: in the first request or
+      a request of their own), ``"anywhere"`` (also mid-conversation, before or after a
+      user prompt, after tool results, or alone in a request), ``"none"``.
+    - ``tools``: tool rounds (one or several calls with unique ids, each answered).
+    - ``files``: images in user prompts (``BinaryImage`` and ``ImageUrl``).
+    - ``thinking``: ``ThinkingPart`` in responses (a cancelled one may hold only that).
+    - ``summaries``: a request-side ``CompactionPart`` in a request of its own, placed as
+      pydantic-ai-harness 0.62 stores it.
+    - ``retries``: tool results with ``outcome="retried"`` and output-validation
+      ``RetryFeedbackPart`` requests (including after an empty response).
+    - ``interruptions``: cancelled runs, stored with ``state="interrupted"``, then
+      continued (owed tool results synthesized as pydantic-ai's repair does).
+    - ``dangling_tail``: if True the history always ends with unanswered tool calls: a
+      final response whose calls have no results, followed, when ``ends_with_request``,
+      by the ``state="interrupted"`` request of the results that finished (maybe none).
+    - ``ends_with_request``: the last message is a ``ModelRequest`` (the input of the
+      next model call); otherwise a ``ModelResponse``.
+    - ``max_tool_rounds``/``max_parallel_calls``: bounds per turn and per response.
+
+    Without a dangling tail every tool call is answered exactly once, by the request
+    right after its response.
+    """
+    _check_int("min_turns", min_turns, 1)
+    _check_int("max_turns", max_turns, 1)
+    if max_turns < min_turns:
+        raise InvalidArgument(f"need min_turns <= max_turns, got {min_turns=} {max_turns=}")
+    if system_prompts not in _SYSTEM_PROMPT_MODES:
+        raise InvalidArgument(f"system_prompts={system_prompts!r} must be one of {_SYSTEM_PROMPT_MODES}")
+    for name, value in (("tools", tools), ("files", files), ("thinking", thinking), ("summaries", summaries),
+                        ("retries", retries), ("interruptions", interruptions),
+                        ("dangling_tail", dangling_tail), ("ends_with_request", ends_with_request)):
+        _check_bool(name, value)
+    _check_int("max_tool_rounds", max_tool_rounds, 0)
+    _check_int("max_parallel_calls", max_parallel_calls, 1)
+    if dangling_tail and not tools:
+        raise InvalidArgument("dangling_tail=True needs tools=True: a dangling tail is unanswered tool calls")
+    cfg = _Config(min_turns, max_turns, system_prompts, tools, files, thinking, summaries, retries,
+                  interruptions, dangling_tail, ends_with_request, max_tool_rounds, max_parallel_calls)
+    return _histories(cfg)
+
+
+def instructions():
+    """A strategy for the run's ``instructions``: None, or a short unique-looking string."""
+    return st.none() | st.sampled_from(_PHRASES["instructions"]).map(lambda text: f"{text} (instructions)")

@@ -1,0 +1,60 @@
+"""The engine's guarantees: pinned profiles, distinct failures, the one-call API."""
+
+from hypothesis import settings
+
+from chatconform import check_case, run_conformance
+from chatconform.conformance.profiles import PROFILES
+
+PINNED = ("max_examples", "derandomize", "database", "verbosity", "phases", "stateful_step_count",
+          "report_multiple_bugs", "suppress_health_check", "deadline", "print_blob", "backend")
+
+
+def test_profiles_do_not_inherit_hypothesis_ci_profile():
+    before = {name: {k: getattr(p.settings(), k) for k in PINNED if k != "database"}
+              for name, p in PROFILES.items()}
+    previous = settings.default
+    try:
+        settings.register_profile("chatconform-test-hostile", max_examples=3, derandomize=True,
+                                  deadline=50, print_blob=True)
+        settings.load_profile("chatconform-test-hostile")
+        after = {name: {k: getattr(p.settings(), k) for k in PINNED if k != "database"}
+                 for name, p in PROFILES.items()}
+    finally:
+        settings.load_profile("default")
+        del previous
+    assert before == after
+    assert PROFILES["ci"].settings().derandomize and PROFILES["ci"].settings().database is None
+    assert not PROFILES["dev"].settings().derandomize and PROFILES["dev"].settings().database is not None
+
+
+def test_seed_overrides_derandomize():
+    assert PROFILES["ci"].settings(seed=5).derandomize is False
+
+
+def test_run_conformance_accepts_objects():
+    from chatconform.fakes.thread import OldestFirst
+
+    verdicts = {v.check: v.status for v in run_conformance(OldestFirst, contracts=["thread"])}
+    assert verdicts["thread.starts_at_newest"] == "fail"
+    assert verdicts["thread.no_crash"] == "pass"
+
+
+def test_all_distinct_failures_are_reported_not_only_the_first():
+    verdicts = run_conformance("chatconform.fakes.thread:UnscopedHeadCheck", contracts=["thread"])
+    failing = {v.check for v in verdicts if v.status == "fail"}
+    assert {"thread.parent_chain", "thread.ancestors_only", "thread.matches_reference"} <= failing
+
+
+def test_check_case_passes_and_fails():
+    case = [
+        {"id": "C", "parent_message_id": "A", "created_at": "2026-01-01T00:00:03+00:00"},
+        {"id": "X", "parent_message_id": None, "created_at": "2026-01-01T00:00:02+00:00"},
+        {"id": "A", "parent_message_id": None, "created_at": "2026-01-01T00:00:01+00:00"},
+    ]
+    check_case("reference", "thread.ancestors_only", case)
+    try:
+        check_case("chatconform.fakes.thread:UnscopedHeadCheck", "thread.ancestors_only", case)
+    except AssertionError as exc:
+        assert "X" in str(exc)
+    else:
+        raise AssertionError("the Dify fake passed its own bug")

@@ -1,0 +1,50 @@
+"""Every check can fail, every fake is caught by the checks it names, the reference passes."""
+
+import pytest
+
+from chatconform import run_conformance
+from chatconform.conformance.contracts import all_contracts
+from chatconform.conformance.registry import all_checks
+from chatconform.fakes import all_fakes
+
+FAKES = all_fakes()
+
+
+def test_reference_passes_every_check():
+    verdicts = run_conformance("reference", profile="ci")
+    assert {v.check for v in verdicts} == {c.id for c in all_checks()}
+    assert [(v.check, v.status, v.message) for v in verdicts if v.status != "pass"] == []
+
+
+@pytest.mark.parametrize("spec", sorted(FAKES))
+def test_fake_is_caught_by_the_checks_it_names(spec):
+    fake = FAKES[spec]
+    contracts = sorted({check_id.split(".")[0] for check_id in fake.violates})
+    verdicts = {v.check: v for v in run_conformance(spec, contracts=contracts, profile="ci", timeout=2)}
+    missed = [c for c in fake.violates if verdicts[c].status != "fail"]
+    assert missed == [], f"{fake.name} was not caught by {missed}"
+
+
+def test_every_check_is_violated_by_some_fake():
+    claimed = {check_id for fake in FAKES.values() for check_id in fake.violates}
+    assert sorted(c.id for c in all_checks() if c.id not in claimed) == []
+
+
+def test_fakes_name_their_bug():
+    for spec, fake in FAKES.items():
+        assert fake.reproduces and fake.name and fake.violates, spec
+
+
+def test_every_contract_has_the_standard_checks():
+    for contract in all_contracts().values():
+        ids = {c.id for c in contract.checks}
+        assert {f"{contract.name}.no_crash", f"{contract.name}.input_untouched"} <= ids
+
+
+def test_dify_39031_counterexample_is_small():
+    verdicts = run_conformance("chatconform.fakes.thread:UnscopedHeadCheck", contracts=["thread"])
+    by_check = {v.check: v for v in verdicts}
+    caught = [by_check[c] for c in ("thread.reaches_root", "thread.ancestors_only")
+              if by_check[c].status == "fail"]
+    assert caught
+    assert min(len(v.failures[0].case) for v in caught) <= 3

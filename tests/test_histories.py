@@ -1,0 +1,249 @@
+"""The history strategy: valid by construction, round-trippable, and each knob does what it says."""
+
+from __future__ import annotations
+
+import re
+from datetime import timedelta
+
+import pytest
+from hypothesis import find, given, settings
+from hypothesis.errors import InvalidArgument
+from pydantic_ai.messages import (
+    BinaryImage,
+    CompactionPart,
+    ImageUrl,
+    ModelMessagesTypeAdapter,
+    ModelRequest,
+    ModelResponse,
+    RetryFeedbackPart,
+    SystemPromptPart,
+    TextPart,
+    ThinkingPart,
+    ToolCallPart,
+    ToolReturnPart,
+    UserPromptPart,
+)
+
+from chatconform.strategies.histories import histories, instructions
+
+SETTINGS = settings(max_examples=60, derandomize=True, database=None, deadline=None)
+
+
+def parts(history):
+    return [part for message in history for part in message.parts]
+
+
+def calls(history):
+    return [part for part in parts(history) if isinstance(part, ToolCallPart)]
+
+
+def texts(history):
+    """Every text item of a history (the things a payload check looks for)."""
+    out = []
+    for part in parts(history):
+        if isinstance(part, (SystemPromptPart, TextPart, ThinkingPart, RetryFeedbackPart, CompactionPart)):
+            out.append(part.content)
+        elif isinstance(part, UserPromptPart):
+            items = [part.content] if isinstance(part.content, str) else part.content
+            out.extend(item for item in items if isinstance(item, str))
+        elif isinstance(part, ToolReturnPart) and isinstance(part.content, str) and part.outcome != "interrupted":
+            out.append(part.content)
+    return out
+
+
+def unanswered(history):
+    """Ids of calls not answered by the request right after their response."""
+    missing = []
+    for i, message in enumerate(history):
+        if isinstance(message, ModelResponse):
+            following = history[i + 1] if i + 1 < len(history) else None
+            answered = ({p.tool_call_id for p in following.parts if isinstance(p, ToolReturnPart)}
+                        if isinstance(following, ModelRequest) else set())
+            missing += [c.tool_call_id for c in message.parts if isinstance(c, ToolCallPart)
+                        and c.tool_call_id not in answered]
+    return missing
+
+
+@SETTINGS
+@given(histories())
+def test_json_round_trip(history):
+    assert ModelMessagesTypeAdapter.validate_json(ModelMessagesTypeAdapter.dump_json(history)) == history
+    dumped = ModelMessagesTypeAdapter.dump_python(history, mode="json")
+    assert ModelMessagesTypeAdapter.validate_python(dumped) == history
+
+
+@SETTINGS
+@given(histories(dangling_tail=True, ends_with_request=False, max_turns=3))
+def test_round_trip_with_a_dangling_tail(history):
+    assert ModelMessagesTypeAdapter.validate_json(ModelMessagesTypeAdapter.dump_json(history)) == history
+
+
+@SETTINGS
+@given(histories())
+def test_ids_unique_and_every_call_answered_once(history):
+    ids = [call.tool_call_id for call in calls(history)]
+    assert all(ids) and len(ids) == len(set(ids))
+    assert all(re.fullmatch(r"(call_|toolu_|pyd_ai_|fc-)\d+", i) for i in ids)
+    assert unanswered(history) == []
+    returned = [p.tool_call_id for p in parts(history) if isinstance(p, ToolReturnPart)]
+    assert sorted(returned) == sorted(ids)
+
+
+@SETTINGS
+@given(histories())
+def test_texts_unique_short_printable(history):
+    found = texts(history)
+    assert len(found) == len(set(found))
+    for text in found:
+        assert text == text.strip() and len(text) < 200
+        assert "<system" not in text and "<pyai:" not in text
+        assert all(ch.isprintable() or ch == "\n" for ch in text)
+
+
+@SETTINGS
+@given(histories())
+def test_timestamps_deterministic_utc_and_ordered(history):
+    stamps = [m.timestamp for m in history]
+    assert all(t is not None and t.utcoffset() == timedelta(0) for t in stamps)
+    assert stamps == sorted(stamps)
+    for message in history:
+        for part in message.parts:
+            if hasattr(part, "timestamp"):
+                assert part.timestamp.tzinfo is not None
+
+
+@SETTINGS
+@given(histories(dangling_tail=True, ends_with_request=False))
+def test_dangling_tail_ends_with_unanswered_calls(history):
+    last = history[-1]
+    assert isinstance(last, ModelResponse) and last.tool_calls
+    assert unanswered(history) == [c.tool_call_id for c in last.tool_calls]
+
+
+@SETTINGS
+@given(histories(dangling_tail=True, ends_with_request=True))
+def test_dangling_tail_with_the_interrupted_request_of_finished_results(history):
+    response, request = history[-2], history[-1]
+    assert isinstance(response, ModelResponse) and isinstance(request, ModelRequest)
+    assert request.state == "interrupted"
+    answered = {p.tool_call_id for p in request.parts}
+    assert answered < {c.tool_call_id for c in response.tool_calls}
+
+
+@SETTINGS
+@given(histories(ends_with_request=True))
+def test_ends_with_request(history):
+    assert isinstance(history[-1], ModelRequest)
+
+
+@SETTINGS
+@given(histories(ends_with_request=False))
+def test_ends_with_response(history):
+    assert isinstance(history[-1], ModelResponse) and not history[-1].tool_calls
+
+
+@SETTINGS
+@given(histories(system_prompts="none"))
+def test_no_system_prompts(history):
+    assert not any(isinstance(p, SystemPromptPart) for p in parts(history))
+
+
+@SETTINGS
+@given(histories(system_prompts="leading"))
+def test_leading_system_prompts_only_at_the_start(history):
+    kinds = [isinstance(p, SystemPromptPart) for p in parts(history)]
+    assert kinds == sorted(kinds, reverse=True)  # all system parts before any other part
+
+
+def test_anywhere_reaches_mid_conversation_system_prompts():
+    def mid(history):
+        kinds = [isinstance(p, SystemPromptPart) for p in parts(history)]
+        return kinds != sorted(kinds, reverse=True)
+
+    find(histories(system_prompts="anywhere"), mid, settings=settings(database=None, derandomize=True))
+
+
+@pytest.mark.parametrize(
+    ("knob", "forbidden"),
+    [
+        ("tools", lambda p: isinstance(p, (ToolCallPart, ToolReturnPart))),
+        ("files", lambda p: isinstance(p, UserPromptPart) and not isinstance(p.content, str)),
+        ("thinking", lambda p: isinstance(p, ThinkingPart)),
+        ("summaries", lambda p: isinstance(p, CompactionPart)),
+        ("retries", lambda p: isinstance(p, RetryFeedbackPart)
+         or isinstance(p, ToolReturnPart) and p.outcome == "retried"),
+    ],
+)
+def test_switching_a_feature_off(knob, forbidden):
+    @settings(max_examples=40, derandomize=True, database=None, deadline=None)
+    @given(histories(**{knob: False}))
+    def check(history):
+        assert not any(forbidden(p) for p in parts(history))
+
+    check()
+
+
+@pytest.mark.parametrize(
+    "wanted",
+    [
+        lambda h: any(isinstance(p, ToolReturnPart) and p.outcome == "retried" for p in parts(h)),
+        lambda h: any(isinstance(p, RetryFeedbackPart) for p in parts(h)),
+        lambda h: any(isinstance(p, CompactionPart) for p in parts(h)),
+        lambda h: any(isinstance(p, UserPromptPart) and not isinstance(p.content, str)
+                      and any(isinstance(i, BinaryImage) for i in p.content)
+                      and any(isinstance(i, ImageUrl) for i in p.content) for p in parts(h)),
+        lambda h: any(isinstance(m, ModelResponse) and m.state == "interrupted" and m.tool_calls for m in h),
+        lambda h: any(isinstance(m, ModelResponse) and len(m.tool_calls) > 1 for m in h),
+        lambda h: any(isinstance(m, ModelResponse) and not m.parts for m in h),
+        # a user message typed while tools ran, stored ahead of their results
+        lambda h: any(isinstance(m, ModelRequest) and len(m.parts) > 1 and isinstance(m.parts[0], UserPromptPart)
+                      and isinstance(m.parts[1], ToolReturnPart) for m in h),
+        # harness layout with the first prompt summarized away and the tail mid-turn
+        lambda h: any(isinstance(a, ModelRequest) and isinstance(a.parts[0], CompactionPart)
+                      and isinstance(b, ModelResponse) for a, b in zip(h, h[1:]))
+        and not any(isinstance(p, UserPromptPart) for m in h[:2] for p in m.parts),
+    ],
+    ids=["retried", "retry-feedback", "summary", "images", "interrupted-calls", "parallel-calls",
+         "empty-response", "steer-before-results", "summary-led-tail"],
+)
+def test_features_are_reachable(wanted):
+    find(histories(), wanted, settings=settings(database=None, derandomize=True, max_examples=2000))
+
+
+@settings(max_examples=40, derandomize=True, database=None, deadline=None)
+@given(histories(min_turns=2, max_turns=3, tools=False, summaries=False))
+def test_turn_bounds(history):
+    prompts = [m for m in history if isinstance(m, ModelRequest)
+               and any(isinstance(p, UserPromptPart) for p in m.parts)]
+    assert 2 <= len(prompts) <= 3
+
+
+def test_minimal_history_is_one_user_prompt():
+    minimal = find(histories(), lambda h: True, settings=settings(database=None, derandomize=True))
+    assert len(minimal) == 1 and isinstance(minimal[0], ModelRequest)
+    assert [type(p) for p in minimal[0].parts] == [UserPromptPart]
+    assert isinstance(minimal[0].parts[0].content, str)
+
+
+@SETTINGS
+@given(instructions())
+def test_instructions(value):
+    assert value is None or (value.strip() == value and "(instructions)" in value)
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {"min_turns": 0},
+        {"min_turns": 3, "max_turns": 2},
+        {"max_turns": 1.5},
+        {"system_prompts": "sometimes"},
+        {"tools": "yes"},
+        {"dangling_tail": True, "tools": False},
+        {"max_parallel_calls": 0},
+        {"max_tool_rounds": -1},
+    ],
+)
+def test_bad_knobs_raise_invalid_argument(kwargs):
+    with pytest.raises(InvalidArgument):
+        histories(**kwargs).example()
