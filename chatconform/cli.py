@@ -63,6 +63,8 @@ def _parser() -> argparse.ArgumentParser:
                      help="only this check (repeatable)")
     run.add_argument("--profile", default="ci", choices=["ci", "dev", "deep"])
     run.add_argument("--seed", type=int, default=None, help="random seed (overrides derandomize)")
+    run.add_argument("--examples", type=int, default=None, metavar="N",
+                     help="examples per search instead of the profile's (a quick look, not a gate)")
     run.add_argument("--timeout", type=float, default=None, metavar="SECONDS",
                      help="per-call timeout for the implementation (default 10)")
     run.add_argument("--report", metavar="FILE.jsonl", help="write a JSON-lines report")
@@ -135,7 +137,7 @@ def cmd_run(args, out: Console, err: Console) -> int:
     from chatconform.conformance.guard import DEFAULT_TIMEOUT
     from chatconform.conformance.profiles import get_profile
 
-    profile = get_profile(args.profile)
+    profile = get_profile(args.profile, examples=args.examples)
     selection = engine.select(args.contract, args.check)
     specs = args.impl or sorted(discovery.registered())
     if not specs:

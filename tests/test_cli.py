@@ -21,6 +21,9 @@ def run(*args):
     return main(list(args))
 
 
+QUICK = ("--examples", "40")  # for tests of the plumbing, not of what the checks find
+
+
 def read_report(path):
     return [json.loads(line) for line in open(path)]
 
@@ -40,7 +43,7 @@ def test_dify_fake_fails_with_regression_test(capsys):
 
 
 def test_report_has_header_results_and_footer(tmp_path):
-    assert run("run", "--impl", "reference", "--contract", "thread", "--report", "r.jsonl") == 0
+    assert run("run", "--impl", "reference", "--contract", "thread", "--report", "r.jsonl", *QUICK) == 0
     lines = read_report(tmp_path / "r.jsonl")
     assert lines[0]["type"] == "header" and lines[0]["profile"] == "ci"
     assert lines[0]["implementations"]["reference"]["contracts"]
@@ -52,7 +55,7 @@ def test_report_has_header_results_and_footer(tmp_path):
 
 
 def test_raising_hanging_and_mutating_implementations_are_failures_and_the_run_goes_on(tmp_path):
-    code = run("run", "--contract", "thread", "--timeout", "1", "--report", "r.jsonl",
+    code = run("run", "--contract", "thread", "--timeout", "1", "--report", "r.jsonl", *QUICK,
                "--impl", f"{FAKE}:KeyErrorAtWindowEdge", "--impl", f"{FAKE}:DeadlockOnLegacy",
                "--impl", f"{FAKE}:SortsInPlace", "--impl", "reference")
     assert code == 1
@@ -80,10 +83,10 @@ def test_module_attr_from_a_file_outside_the_package(tmp_path, capsys):
         def factory():
             return MyThreads()
     """))
-    assert run("run", "--impl", "my_threads:MyThreads", "--contract", "thread") == 0
-    assert run("run", "--impl", "my_threads:factory", "--contract", "thread") == 0
+    assert run("run", "--impl", "my_threads:MyThreads", "--contract", "thread", *QUICK) == 0
+    assert run("run", "--impl", "my_threads:factory", "--contract", "thread", *QUICK) == 0
     assert run("run", "--impl", str(tmp_path / "my_threads.py") + ":MyThreads",
-               "--contract", "thread") == 0
+               "--contract", "thread", *QUICK) == 0
     assert "mine" in capsys.readouterr().out
 
 
@@ -105,6 +108,7 @@ def test_replay_reproduces_a_saved_failure(tmp_path, capsys):
     (["run", "--impl", "json:dumps"], "the factory raised TypeError"),
     (["run", "--impl", "reference", "--check", "thread.reaches_rot"], "did you mean thread.reaches_root"),
     (["run", "--impl", "reference", "--contract", "nope"], "unknown contract 'nope'"),
+    (["run", "--impl", "reference", "--examples", "0"], "--examples must be at least 1"),
     (["replay", "missing.json"], "no such file"),
     (["summary", "missing.jsonl"], "cannot read"),
 ])
@@ -155,8 +159,8 @@ def test_expected_failures_are_strict(tmp_path, capsys):
 
 
 def test_summary_and_diff(tmp_path, capsys):
-    run("run", "--impl", "reference", "--contract", "thread", "--report", "old.jsonl")
-    run("run", "--impl", "reference", "--contract", "thread", "--report", "same.jsonl")
+    run("run", "--impl", "reference", "--contract", "thread", "--report", "old.jsonl", *QUICK)
+    run("run", "--impl", "reference", "--contract", "thread", "--report", "same.jsonl", *QUICK)
     old = read_report("old.jsonl")
     regressed = [dict(r, status="fail") if r.get("check") == "thread.reaches_root" else r for r in old]
     (tmp_path / "new.jsonl").write_text("".join(json.dumps(r) + "\n" for r in regressed))
@@ -172,7 +176,7 @@ def test_summary_and_diff(tmp_path, capsys):
 
 
 def test_truncated_report_is_an_error(tmp_path, capsys):
-    run("run", "--impl", "reference", "--contract", "thread", "--report", "r.jsonl")
+    run("run", "--impl", "reference", "--contract", "thread", "--report", "r.jsonl", *QUICK)
     lines = (tmp_path / "r.jsonl").read_text().splitlines()
     (tmp_path / "cut.jsonl").write_text("\n".join(lines[:-1]) + "\n")
     assert run("summary", "cut.jsonl") == 2
@@ -186,7 +190,7 @@ def test_list_shows_implementations_checks_and_fakes(capsys):
 
 
 def test_console_script_and_pytest_plugin(tmp_path):
-    done = subprocess.run(["chatconform", "run", "--impl", "reference", "--contract", "thread"],
+    done = subprocess.run(["chatconform", "run", "--impl", "reference", "--contract", "thread", *QUICK],
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     plugin = subprocess.run(

@@ -7,7 +7,7 @@ and name every field, so a profile means the same thing everywhere.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from hypothesis import HealthCheck, Phase, Verbosity, settings
@@ -59,8 +59,14 @@ PROFILES = {
 }
 
 
-def get_profile(name: str) -> Profile:
+def get_profile(name: str, *, examples: int | None = None) -> Profile:
+    """A named profile, optionally with its example budget replaced."""
     try:
-        return PROFILES[name]
+        profile = PROFILES[name]
     except KeyError:
         raise ConfigError(f"unknown profile {name!r}; choose one of {', '.join(PROFILES)}") from None
+    if examples is not None:
+        if examples < 1:
+            raise ConfigError(f"--examples must be at least 1, got {examples}")
+        profile = replace(profile, max_examples=examples)
+    return profile

@@ -10,6 +10,7 @@ a message or block that cannot be read is skipped here, never raised on.
 
 from __future__ import annotations
 
+import re
 from typing import Any, Callable
 
 from .problems import GLM_1214, Problem, json_path
@@ -193,15 +194,14 @@ def _mistral(body: dict, report: _Report) -> None:
             report.error("M1", ["messages", i, "role"], f"Unexpected role '{role}' after role '{previous}'")
         previous = role
 
-    if last > 0:  # M2
-        role = _role(messages[last])
-        if role in MISTRAL_NEXT_ROLES and role not in ("user", "tool"):
-            if not (role == "assistant" and messages[last].get("prefix") is True):
-                report.error(
-                    "M2",
-                    ["messages", last, "role"],
-                    f"Expected last role User or Tool (or Assistant with prefix True) for serving but got {role}",
-                )
+    # M2: the validator only rejects a final assistant message without prefix (a final system
+    # message passes), so the text always ends in "assistant".
+    if last > 0 and _role(messages[last]) == "assistant" and messages[last].get("prefix") is not True:
+        report.error(
+            "M2",
+            ["messages", last, "role"],
+            "Expected last role User or Tool (or Assistant with prefix True) for serving but got assistant",
+        )
 
     for i, message in enumerate(messages):  # M3
         if i != last and _role(message) == "assistant" and message.get("prefix") is True:
@@ -247,6 +247,9 @@ def _mistral(body: dict, report: _Report) -> None:
 
 # --- Anthropic -----------------------------------------------------------------------------
 
+A2 = "messages.{i}.role: Input should be 'user' or 'assistant'"
+# Only these models accept role "system" inside messages (mid-conversation system blocks).
+SYSTEM_ROLE_MODELS = ("claude-opus-4-8",)
 A4 = 'messages: roles must alternate between "user" and "assistant", but found multiple "{role}" roles in a row'
 A5 = 'messages: first message must use the "user" role'
 A6 = "messages.{i}: all messages must have non-empty content except for the optional final assistant message"
@@ -259,6 +262,9 @@ A9 = (
     "Each `tool_use` block must have a corresponding `tool_result` block in the next message."
 )
 A10 = "messages: final assistant content cannot end with trailing whitespace"
+A11 = "This model does not support assistant message prefill. The conversation must end with a user message."
+# Models reported to reject a final assistant message (A11); later models are not listed.
+A11_MODELS = re.compile(r"^claude-(opus-4-[678]|sonnet-4-6)")
 
 
 def _blocks(message: dict, i: int) -> list[tuple[int, int | None, Any]]:
@@ -323,6 +329,15 @@ def _anthropic(body: dict, report: _Report) -> None:
                 i = missing[0][0]
                 ids = ", ".join(dict.fromkeys(call_id for _, call_id in missing))
                 report.error("A9", ["messages", i], A9.format(i=i, ids=ids))
+
+    model = _str(body.get("model")) or ""
+    if not model.startswith(SYSTEM_ROLE_MODELS):  # A2, the model-gated half (the enum is schema)
+        for i, message in enumerate(messages):
+            if _role(message) == "system":
+                report.error("A2", ["messages", i, "role"], A2.format(i=i))
+
+    if last >= 0 and A11_MODELS.match(model) and _role(messages[last]) == "assistant":
+        report.error("A11", ["messages", last, "role"], A11)
 
     if last >= 0 and _role(messages[last]) == "assistant":  # A10
         content = messages[last].get("content")

@@ -161,9 +161,14 @@ class _Compiled:
         return findings
 
 
-@lru_cache(maxsize=None)
+_COMPILED: dict[str, _Compiled] = {}
+
+
 def _compiled(provider: str) -> _Compiled:
-    return _Compiled(provider)
+    compiled = _COMPILED.get(provider)
+    if compiled is None:
+        compiled = _COMPILED[provider] = _Compiled(provider)
+    return compiled
 
 
 class _Fields(dict):
@@ -267,3 +272,9 @@ def schema_problems(body: dict, provider: str) -> list[Problem]:
     if len(problems) > 1:  # the same finding reached through two subschemas is reported once
         problems = list({(p.rule, p.path, p.message): p for p in problems}.values())
     return problems
+
+
+def clear_memo() -> None:
+    """Forget the memoized per-message findings (benchmarks use it to measure a cold start)."""
+    for compiled in _COMPILED.values():
+        compiled.memo.clear()

@@ -52,8 +52,9 @@ Policy (SPEC §4.2), and why:
   of each model content carries Google's documented placeholder thought signature,
   because Gemini 3 rejects replayed calls without one (G9) and thinking is not sent.
 
-The output is a JSON-native dict (bytes as base64), built in one pass over the history
-(linear), and the input is never mutated: nothing in the output aliases it.
+The output is a JSON-native dict (bytes as base64), built in a fixed number of passes
+over the history (linear), and the input is never mutated: nothing in the output aliases
+it (arguments and tool results are copied).
 """
 
 from __future__ import annotations
@@ -313,7 +314,6 @@ class PayloadMapper:
             out.append(turn)
         return out
 
-    # -- merging ------------------------------------------------------------------
     def merges_turns(self, provider: str) -> bool:
         return provider in ("anthropic", "gemini", "bedrock-converse")
 

@@ -4,6 +4,6 @@ Every strategy is a function with keyword-only knobs that builds valid data by
 construction and shrinks toward the simplest case.
 """
 
-from chatconform.strategies.trees import conversation_rows
+from chatconform.strategies.trees import conversation_rows, expand_conversation, large_conversations
 
-__all__ = ["conversation_rows"]
+__all__ = ["conversation_rows", "expand_conversation", "large_conversations"]

@@ -186,6 +186,16 @@ class _Run:
             return ToolCallPart(name, json.dumps(args), tool_call_id)
         return ToolCallPart(name, args, tool_call_id)
 
+    def calls(self) -> list[ToolCallPart]:
+        """One response's calls: one, or several run in parallel."""
+        return [self.call() for _ in range(self.draw(st.integers(1, self.cfg.max_parallel_calls)))]
+
+    def retry_feedback(self, cause: str) -> None:
+        """The request asking the model to try again after a failed output validation."""
+        ts = self.tick()
+        retry = RetryInfo(cause=cause, attempt=1, max_retries=2)
+        self.request([RetryFeedbackPart(self.text("feedback"), retry=retry, timestamp=ts)], ts)
+
     def tool_return(self, call: ToolCallPart, ts: datetime) -> ToolReturnPart:
         outcomes = _OUTCOMES + (("retried",) if self.on["retries"] else ())
         outcome = self.draw(st.sampled_from(outcomes)) if self.on["bad_outcomes"] else "success"
@@ -208,18 +218,14 @@ class _Run:
             metadata={SYNTHESIZED_TOOL_RETURN_METADATA_KEY: True}, timestamp=ts, outcome="interrupted",
         )
 
-    def response(self, parts: list, *, state: str = "complete") -> ModelResponse:
+    def response(self, parts: list, *, state: str = "complete") -> None:
         calls = any(isinstance(p, ToolCallPart) for p in parts)
         finish = None if state == "interrupted" else ("tool_call" if calls else "stop")
-        message = ModelResponse(parts=parts, timestamp=self.tick(), model_name=self.model_name,
-                                finish_reason=finish, state=state)
-        self.messages.append(message)
-        return message
+        self.messages.append(ModelResponse(parts=parts, timestamp=self.tick(), model_name=self.model_name,
+                                           finish_reason=finish, state=state))
 
-    def request(self, parts: list, ts: datetime, *, state: str = "complete") -> ModelRequest:
-        message = ModelRequest(parts=parts, timestamp=ts, state=state)
-        self.messages.append(message)
-        return message
+    def request(self, parts: list, ts: datetime, *, state: str = "complete") -> None:
+        self.messages.append(ModelRequest(parts=parts, timestamp=ts, state=state))
 
     def mid_system(self, ts: datetime) -> list[SystemPromptPart]:
         """A mid-conversation system prompt (dynamic prompt, re-injection), if drawn."""
@@ -254,7 +260,7 @@ class _Run:
         self.request(parts, ts)
 
     def tool_round(self) -> None:
-        calls = [self.call() for _ in range(self.draw(st.integers(1, self.cfg.max_parallel_calls)))]
+        calls = self.calls()
         self.response([*self.lead_parts(), *calls])
         ts = self.tick()
         returns = [self.tool_return(call, ts) for call in calls]
@@ -274,7 +280,7 @@ class _Run:
             kind = self.draw(st.sampled_from(("text", "calls") if may_interrupt_calls and self.on["tools"]
                                              else ("text",)))
             if kind == "calls":
-                calls = [self.call() for _ in range(self.draw(st.integers(1, self.cfg.max_parallel_calls)))]
+                calls = self.calls()
                 self.response([*self.lead_parts(), *calls], state="interrupted")
                 done = self.draw(st.integers(0, len(calls) - 1))  # results that finished before the cancel
                 self.carry = [(call, i < done) for i, call in enumerate(calls)]
@@ -286,16 +292,12 @@ class _Run:
             self.response(parts, state="interrupted")
             return
         if self.maybe("retries"):
-            no_output = self.draw(st.booleans())
-            if no_output:
-                self.response([])  # the model returned nothing at all
-                cause = "no_output"
-            else:
+            if self.draw(st.booleans()):
                 self.response([TextPart(self.text("assistant"))])
-                cause = "validation_error"
-            ts = self.tick()
-            retry = RetryInfo(cause=cause, attempt=1, max_retries=2)
-            self.request([RetryFeedbackPart(self.text("feedback"), retry=retry, timestamp=ts)], ts)
+                self.retry_feedback("validation_error")
+            else:
+                self.response([])  # the model returned nothing at all
+                self.retry_feedback("no_output")
         parts = [ThinkingPart(self.text("thinking"))] if self.maybe("thinking") else []
         parts += [TextPart(self.text("assistant")) for _ in range(self.draw(st.integers(1, 2)))]
         self.response(parts)
@@ -309,7 +311,7 @@ class _Run:
             self.answer(may_interrupt_calls=True)
             return
         if self.cfg.dangling_tail:
-            calls = [self.call() for _ in range(self.draw(st.integers(1, self.cfg.max_parallel_calls)))]
+            calls = self.calls()
             state = self.draw(st.sampled_from(("complete", "interrupted")))
             self.response([*self.lead_parts(), *calls], state=state)
             if self.cfg.ends_with_request:
@@ -323,9 +325,7 @@ class _Run:
             # round's results (already drawn) or output-retry feedback.
             if self.maybe("retries"):
                 self.response([TextPart(self.text("assistant"))])
-                ts = self.tick()
-                retry = RetryInfo(cause="validation_error", attempt=1, max_retries=2)
-                self.request([RetryFeedbackPart(self.text("feedback"), retry=retry, timestamp=ts)], ts)
+                self.retry_feedback("validation_error")
             return
         self.answer(may_interrupt_calls=False)
 

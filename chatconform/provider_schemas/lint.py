@@ -1,0 +1,193 @@
+"""``chatconform validate``: lint recorded request bodies against one provider's rules.
+
+A file holds one JSON body (pretty-printed or not) or JSON lines of many bodies. The format is
+told by the first non-blank line: if it is a whole JSON value the file is JSON lines and is
+read one line at a time (a large log is never held in memory), otherwise the file is one
+document. Exit status: 0 clean (warnings allowed), 1 an error-severity problem, 2 a file that
+cannot be read or parsed, or a usage error (unknown provider or format).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from dataclasses import dataclass, field
+from typing import IO, Any, Iterable, Iterator
+
+from . import validate
+from .problems import PROVIDERS, Problem, UnknownProvider, check_provider
+
+FORMATS = ("pretty", "json")
+
+
+@dataclass
+class _Body:
+    line: int | None  # the line of a JSON-lines body; None for a whole-file document
+    index: int
+    value: Any
+
+
+@dataclass
+class _BadJSON:
+    line: int
+    column: int | None
+    message: str
+
+
+@dataclass
+class _Tally:
+    files: int = 0
+    bodies: int = 0
+    errors: int = 0
+    warnings: int = 0
+    broken: list[str] = field(default_factory=list)  # files that could not be read or parsed
+
+
+def _parse(text: str, line: int) -> _Body | _BadJSON:
+    """Parse ``text`` that starts at file line ``line``; errors carry the file's line and column."""
+    try:
+        return _Body(line, 0, json.loads(text))
+    except json.JSONDecodeError as exc:
+        return _BadJSON(line + exc.lineno - 1, exc.colno, exc.msg)
+    except RecursionError:
+        return _BadJSON(line, None, "JSON nested too deeply")
+
+
+def read_bodies(lines: Iterable[str]) -> Iterator[_Body | _BadJSON]:
+    """The bodies of a file given as lines, streamed when the file is JSON lines."""
+    lines = iter(lines)
+    skipped: list[str] = []
+    for number, line in enumerate(lines, 1):
+        if number == 1:
+            line = line.removeprefix("\ufeff")
+        if not line.strip():
+            skipped.append(line)
+            continue
+        first = _parse(line.rstrip("\r\n"), number)
+        if isinstance(first, _Body):  # JSON lines: one body per non-blank line
+            yield first
+            index = 1
+            for number, line in enumerate(lines, number + 1):
+                if line.strip():
+                    item = _parse(line.rstrip("\r\n"), number)
+                    if isinstance(item, _Body):
+                        item.index = index
+                    yield item
+                    index += 1
+            return
+        # One document spread over lines: parse the whole text (line numbers stay exact).
+        document = _parse("".join(skipped) + line + "".join(lines), 1)
+        if isinstance(document, _Body):
+            document.line = None
+        yield document
+        return
+    yield _BadJSON(len(skipped) + 1, None, "no JSON body in the file")
+
+
+def _problem_line(name: str, line: int | None, problem: Problem) -> str:
+    where = f"{name}:{line}" if line is not None else name
+    severity = "(warning) " if problem.severity == "warning" else ""
+    return f"{where} {problem.rule} {problem.path}  {severity}{problem.message}\n"
+
+
+def _problem_json(name: str, body: _Body, problem: Problem) -> str:
+    record = {
+        "file": name,
+        "line": body.line,
+        "body": body.index,
+        "rule": problem.rule,
+        "path": problem.path,
+        "message": problem.message,
+        "severity": problem.severity,
+        "provider": problem.provider,
+        "source": problem.source,
+    }
+    return json.dumps(record, ensure_ascii=False) + "\n"
+
+
+def _lint_stream(name: str, lines: Iterable[str], provider: str, fmt: str, out: IO[str], err: IO[str], tally: _Tally) -> None:
+    for item in read_bodies(lines):
+        if isinstance(item, _BadJSON):
+            where = f"{name}:{item.line}" + (f":{item.column}" if item.column is not None else "")
+            err.write(f"{where}: {item.message}\n")
+            if name not in tally.broken:
+                tally.broken.append(name)
+            continue
+        tally.bodies += 1
+        try:
+            problems = validate(item.value, provider)
+        except Exception as exc:  # a bug here must not hide the other bodies' results
+            where = f"{name}:{item.line}" if item.line is not None else name
+            err.write(f"{where}: internal error while validating: {exc!r}\n")
+            tally.broken.append(name)
+            continue
+        for problem in problems:
+            if problem.severity == "error":
+                tally.errors += 1
+            else:
+                tally.warnings += 1
+            out.write(_problem_line(name, item.line, problem) if fmt == "pretty" else _problem_json(name, item, problem))
+
+
+def _plural(count: int, word: str, words: str) -> str:
+    return f"{count} {word if count == 1 else words}"
+
+
+def run_validate(
+    paths: list[str],
+    provider: str,
+    fmt: str = "pretty",
+    out: IO[str] | None = None,
+    err: IO[str] | None = None,
+    *,
+    stdin: IO[str] | None = None,
+) -> int:
+    """Lint every file in ``paths`` (``-`` = standard input); returns the exit status."""
+    out = sys.stdout if out is None else out
+    err = sys.stderr if err is None else err
+    try:
+        check_provider(provider)
+    except UnknownProvider:
+        err.write(f"chatconform validate: unknown provider {provider!r}; known providers: {', '.join(PROVIDERS)}\n")
+        return 2
+    if fmt not in FORMATS:
+        err.write(f"chatconform validate: unknown format {fmt!r}; use one of: {', '.join(FORMATS)}\n")
+        return 2
+    if not paths:
+        err.write("chatconform validate: no file given (use - for standard input)\n")
+        return 2
+
+    tally = _Tally()
+    try:
+        for path in paths:
+            tally.files += 1
+            if path == "-":
+                name = "<stdin>"
+                try:
+                    _lint_stream(name, stdin if stdin is not None else sys.stdin, provider, fmt, out, err, tally)
+                except (OSError, UnicodeDecodeError) as exc:
+                    err.write(f"{name}: cannot read: {exc}\n")
+                    tally.broken.append(name)
+                continue
+            try:
+                with open(path, encoding="utf-8", newline=None) as stream:
+                    _lint_stream(path, stream, provider, fmt, out, err, tally)
+            except OSError as exc:
+                err.write(f"{path}: cannot read: {exc.strerror or exc}\n")
+                tally.broken.append(path)
+            except UnicodeDecodeError as exc:
+                err.write(f"{path}: cannot read: not UTF-8 text ({exc.reason} at byte {exc.start})\n")
+                tally.broken.append(path)
+        if fmt == "pretty":
+            summary = (
+                f"{_plural(tally.errors, 'error', 'errors')}, {_plural(tally.warnings, 'warning', 'warnings')} "
+                f"in {_plural(tally.bodies, 'body', 'bodies')} from {_plural(tally.files, 'file', 'files')}"
+            )
+            if tally.broken:
+                summary += f"; {_plural(len(set(tally.broken)), 'file', 'files')} could not be read or parsed"
+            out.write(summary + f" ({provider})\n")
+    except BrokenPipeError:  # the reader went away (e.g. `| head`): stop quietly
+        pass
+    if tally.broken:
+        return 2
+    return 1 if tally.errors else 0

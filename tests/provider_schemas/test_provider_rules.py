@@ -1,0 +1,591 @@
+"""Every rule id: one body that breaks it (rule id + the provider's exact text) and a close body
+that does not (and is clean of every error)."""
+
+from __future__ import annotations
+
+import pytest
+
+from chatconform.provider_schemas import Problem, validate
+from chatconform.provider_schemas.catalog import RULES
+
+GLM = "The messages parameter is illegal. Please check the documentation."
+
+
+# --- small builders ----------------------------------------------------------------------
+
+
+def u(text="hi"):
+    return {"role": "user", "content": text}
+
+
+def s(text="be brief"):
+    return {"role": "system", "content": text}
+
+
+def a(text="ok", **extra):
+    return {"role": "assistant", "content": text, **extra}
+
+
+def call(call_id, name="get_weather"):
+    return {"id": call_id, "type": "function", "function": {"name": name, "arguments": "{}"}}
+
+
+def calls(*ids, content=None):
+    return {"role": "assistant", "content": content, "tool_calls": [call(i) for i in ids]}
+
+
+def tool(call_id, text="21C"):
+    return {"role": "tool", "tool_call_id": call_id, "content": text}
+
+
+def au(*blocks):
+    return {"role": "user", "content": list(blocks)}
+
+
+def aa(*blocks):
+    return {"role": "assistant", "content": list(blocks)}
+
+
+def text(value="hi"):
+    return {"type": "text", "text": value}
+
+
+def use(call_id, name="get_weather"):
+    return {"type": "tool_use", "id": call_id, "name": name, "input": {"city": "Paris"}}
+
+
+def result(call_id, value="21C"):
+    return {"type": "tool_result", "tool_use_id": call_id, "content": value}
+
+
+def gu(*parts):
+    return {"role": "user", "parts": list(parts) or [{"text": "hi"}]}
+
+
+def gm(*parts):
+    return {"role": "model", "parts": list(parts) or [{"text": "ok"}]}
+
+
+def fcall(name="get_weather", call_id=None):
+    body = {"name": name, "args": {"city": "Paris"}}
+    return {"functionCall": body | ({"id": call_id} if call_id else {})}
+
+
+def fresp(name="get_weather", call_id=None):
+    body = {"name": name, "response": {"result": "21C"}}
+    return {"functionResponse": body | ({"id": call_id} if call_id else {})}
+
+
+def bu(*blocks):
+    return {"role": "user", "content": list(blocks) or [{"text": "hi"}]}
+
+
+def ba(*blocks):
+    return {"role": "assistant", "content": list(blocks) or [{"text": "ok"}]}
+
+
+def buse(call_id):
+    return {"toolUse": {"toolUseId": call_id, "name": "get_weather", "input": {"city": "Paris"}}}
+
+
+def bres(call_id):
+    return {"toolResult": {"toolUseId": call_id, "content": [{"text": "21C"}]}}
+
+
+TOOLS = {"toolConfig": {"tools": [{"toolSpec": {"name": "get_weather", "inputSchema": {"json": {"type": "object"}}}}]}}
+
+# Mistral tool-call ids: 9 letters or digits.
+M1ID, M2ID = "abcDEF123", "xyz987QRS"
+
+
+def mcalls(*ids):
+    return {"role": "assistant", "tool_calls": [call(i) for i in ids]}
+
+
+# --- the table: (provider, rule, breaking body, exact text, close body) ---------------------
+
+CASES = [
+    # OpenAI Chat Completions
+    ("openai-chat", "O0", {"messages": "hi"}, "Invalid 'messages': expected array, got string", [u()]),
+    (
+        "openai-chat",
+        "O1",
+        {"messages": []},
+        "Invalid 'messages': empty array. Expected an array with minimum length 1, but got an empty array instead.",
+        [u()],
+    ),
+    ("openai-chat", "O2", [u(None)], "Invalid value for 'content': expected a string, got null.", [u()]),
+    (
+        "openai-chat",
+        "O2",
+        [{"role": "bot", "content": "hi"}],
+        "Invalid value: 'bot'. Supported values are: 'system', 'assistant', 'user', 'function', 'tool', and 'developer'.",
+        [{"role": "developer", "content": "hi"}, u()],
+    ),
+    (
+        "openai-chat",
+        "O3",
+        [{"role": "system", "content": [{"type": "image_url", "image_url": {"url": "https://x/y.png"}}]}, u()],
+        "Invalid 'messages[0].content[0].type': expected 'text', got 'image_url'",
+        [{"role": "system", "content": [text("be brief")]}, u()],
+    ),
+    (
+        "openai-chat",
+        "O3",
+        [{"role": "user", "content": []}],
+        "Invalid 'messages[0].content': empty array. Expected an array with minimum length 1, but got an empty array instead.",
+        [{"role": "user", "content": [text(), {"type": "image_url", "image_url": {"url": "https://x/y.png"}}]}],
+    ),
+    ("openai-chat", "O4", [u(), {"role": "assistant"}], "Missing required parameter: 'messages[1].content'.", [u(), calls("c1"), tool("c1")]),
+    (
+        "openai-chat",
+        "O5",
+        [u(), {"role": "assistant", "content": "x", "tool_calls": []}],
+        "Invalid 'messages[1].tool_calls': empty array. Expected an array with minimum length 1, but got an empty array instead.",
+        [u(), {"role": "assistant", "content": "x"}],
+    ),
+    (
+        "openai-chat",
+        "O6",
+        [u(), {"role": "assistant", "tool_calls": [call("c1", name="")]}, tool("c1")],
+        "Invalid 'messages[1].tool_calls[0].function.name': empty string. Expected a string with minimum length 1, but got an empty string instead.",
+        [u(), {"role": "assistant", "tool_calls": [call("c1", name="f")]}, tool("c1")],
+    ),
+    (
+        "openai-chat",
+        "O7",
+        [u(), tool("c1")],
+        "Messages with role 'tool' must be a response to a preceding message with 'tool_calls'",
+        [u(), calls("c1"), tool("c1")],
+    ),
+    (
+        "openai-chat",
+        "O8",
+        [u(), calls("c1", "c2"), tool("c1"), u("and?")],
+        "An assistant message with 'tool_calls' must be followed by tool messages responding to each 'tool_call_id'. "
+        "The following tool_call_ids did not have response messages: c2",
+        [u(), calls("c1", "c2"), tool("c2"), tool("c1"), u("and?")],
+    ),
+    (
+        "openai-chat",
+        "O9",
+        [u(), calls("c1"), tool("c9")],
+        "Invalid parameter: 'tool_call_id' of 'c9' not found in 'tool_calls' of previous message.",
+        [u(), calls("c1"), tool("c1")],
+    ),
+    (
+        "openai-chat",
+        "O10",
+        {"model": "o1-mini-2024-09-12", "messages": [s(), u()]},
+        "Unsupported value: 'messages[0].role' does not support 'system' with this model.",
+        {"model": "o1-mini-2024-09-12", "messages": [{"role": "developer", "content": "be brief"}, u()]},
+    ),
+    # Qwen3.5+ on vLLM
+    (
+        "qwen-vllm",
+        "Q0",
+        [u(), {"role": "assistant", "tool_calls": [{"function": {"arguments": "{}"}}]}, tool("c1")],
+        "Invalid request at 'messages[1].tool_calls[0].function.name': missing required property 'name'",
+        [u(), {"role": "assistant", "tool_calls": [{"function": {"name": "f", "arguments": "{}"}}]}, tool("c1")],
+    ),
+    ("qwen-vllm", "Q1", [], "No messages provided.", [u()]),
+    (
+        "qwen-vllm",
+        "Q2",
+        [s(), calls("c1"), {"role": "user", "content": "  <tool_response>\n21C\n</tool_response>\n"}],
+        "No user query found in messages.",
+        [s(), calls("c1"), {"role": "user", "content": "<tool_response>21C</tool_response> thanks"}],
+    ),
+    ("qwen-vllm", "Q2", [s()], "No user query found in messages.", [s(), u()]),
+    (
+        "qwen-vllm",
+        "Q3",
+        [u(), s("late")],
+        "System message must be at the beginning.",
+        [s("early"), u()],
+    ),
+    ("qwen-vllm", "Q3", [s(), s("second"), u()], "System message must be at the beginning.", [s(), u(), a()]),
+    ("qwen-vllm", "Q4", [{"role": "developer", "content": "d"}, u()], "Unexpected message role.", [s("d"), u()]),
+    (
+        "qwen-vllm",
+        "Q5",
+        [{"role": "system", "content": [{"type": "image_url", "image_url": {"url": "https://x/y.png"}}]}, u()],
+        "System message cannot contain images.",
+        [s(), {"role": "user", "content": [{"type": "image_url", "image_url": {"url": "https://x/y.png"}}, text()]}],
+    ),
+    (
+        "qwen-vllm",
+        "Q5",
+        [{"role": "system", "content": [{"type": "video_url", "video_url": {"url": "https://x/y.mp4"}}]}, u()],
+        "System message cannot contain videos.",
+        [s(), {"role": "user", "content": [{"type": "video_url", "video_url": {"url": "https://x/y.mp4"}}]}],
+    ),
+    (
+        "qwen-vllm",
+        "Q5",
+        [{"role": "user", "content": [{"type": "input_audio", "input_audio": {"data": "AAAA", "format": "wav"}}]}],
+        "Unexpected item type in content.",
+        [{"role": "user", "content": [text("transcribe this")]}],
+    ),
+    ("qwen-vllm", "Q5", [{"role": "user", "content": {"text": "hi"}}], "Unexpected content type.", [u()]),
+    # Z.ai GLM
+    ("glm", "Z0", [{"role": "developer", "content": "d"}, u()], GLM, [s("d"), u()]),
+    ("glm", "Z1", [s()], GLM, [s(), u()]),
+    ("glm", "Z1", [s(), a()], GLM, [s(), u(), a()]),
+    ("glm", "Z2", [u(), tool("call_1")], GLM, [u(), calls("call_1"), tool("call_1")]),
+    ("glm", "Z2", [u(), calls("call_1", "call_1"), tool("call_1"), tool("call_1")], GLM, [u(), calls("call_1", "call_2"), tool("call_1"), tool("call_2")]),
+    # Mistral (hosted API)
+    (
+        "mistral",
+        "M0",
+        [u(), {"role": "assistant", "tool_calls": [call(M1ID, name="get weather")]}, tool(M1ID)],
+        "Function name was get weather but must be a-z, A-Z, 0-9, or contain underscores and dashes, with a maximum length of 64.",
+        [u(), {"role": "assistant", "tool_calls": [call(M1ID, name="get_weather")]}, tool(M1ID)],
+    ),
+    ("mistral", "M1", [u(), mcalls(M1ID), tool(M1ID), u("and?")], "Unexpected role 'user' after role 'tool'", [u(), mcalls(M1ID), tool(M1ID), a(), u("and?")]),
+    ("mistral", "M1", [u(), tool(M1ID)], "Unexpected role 'tool' after role 'user'", [u(), mcalls(M1ID), tool(M1ID)]),
+    (
+        "mistral",
+        "M2",
+        [u(), a("Once upon")],
+        "Expected last role User or Tool (or Assistant with prefix True) for serving but got assistant",
+        [u(), a("Once upon", prefix=True)],
+    ),
+    ("mistral", "M3", [u(), a("x", prefix=True), u("go on")], "Assistant message with prefix True must be last message", [u(), a("x"), u("go on")]),
+    (
+        "mistral",
+        "M4",
+        [u(), mcalls(M1ID, M2ID), tool(M1ID), a(), u("and?")],
+        "Not the same number of function calls and responses",
+        [u(), mcalls(M1ID, M2ID), tool(M1ID), tool(M2ID), a(), u("and?")],
+    ),
+    ("mistral", "M4", [u(), mcalls(M1ID, M2ID), tool(M1ID)], "Not the same number of function calls and responses", [u(), mcalls(M1ID, M2ID), tool(M2ID), tool(M1ID)]),
+    (
+        "mistral",
+        "M5",
+        [u(), mcalls(M1ID), tool(M1ID), tool(M1ID)],
+        f"Duplicate tool call id {M1ID} in tool results",
+        [u(), mcalls(M1ID, M2ID), tool(M1ID), tool(M2ID)],
+    ),
+    ("mistral", "M5", [u(), mcalls(M1ID), tool(M2ID)], f"Unexpected tool call id {M2ID} in tool results", [u(), mcalls(M2ID), tool(M2ID)]),
+    ("mistral", "M5", [u(), mcalls(M1ID, M1ID), tool(M1ID)], f"Duplicate tool call id {M1ID} in assistant message", [u(), mcalls(M1ID), tool(M1ID)]),
+    (
+        "mistral",
+        "M6",
+        [u(), mcalls("call_1"), tool("call_1")],
+        "Tool call id was call_1 but must be a-z, A-Z, 0-9, with a length of 9.",
+        [u(), mcalls("call00001"), tool("call00001")],
+    ),
+    ("mistral", "M6", [u(), mcalls(M1ID), {"role": "tool", "content": "21C"}], "Tool call id has to be defined.", [u(), mcalls(M1ID), tool(M1ID)]),
+    ("mistral", "M8", [], "Conversation must have at least one message", [u()]),
+    ("mistral", "M8", [a()], "Conversation must start with a user message or system message", [s()]),
+    ("mistral", "M8", [{"role": "system", "content": None}, u()], "System prompt must have content", [s(), u()]),
+    # Anthropic Messages
+    ("anthropic", "A0", {"messages": []}, "messages: at least one message is required", {"messages": [u()]}),
+    ("anthropic", "A1", {"system": 5, "messages": [u()]}, "system: expected string or array, got number", {"system": "be brief", "messages": [u()]}),
+    (
+        "anthropic",
+        "A2",
+        {"model": "claude-sonnet-4-5", "messages": [u(), {"role": "system", "content": "x"}, u("b")]},
+        "messages.1.role: Input should be 'user' or 'assistant'",
+        {"model": "claude-opus-4-8", "messages": [u(), {"role": "system", "content": "x"}, u("b")]},
+    ),
+    ("anthropic", "A2", [u(), {"role": "tool", "content": "x"}], "messages.1.role: Input should be 'user' or 'assistant'", [u(), a()]),
+    (
+        "anthropic",
+        "A4",
+        [u(), u("again")],
+        'messages: roles must alternate between "user" and "assistant", but found multiple "user" roles in a row',
+        [u(), a(), u("again")],
+    ),
+    ("anthropic", "A5", [a(), u()], 'messages: first message must use the "user" role', [u(), a(), u()]),
+    ("anthropic", "A6", [u("")], "messages.0: all messages must have non-empty content except for the optional final assistant message", [u(), a("")]),
+    (
+        "anthropic",
+        "A6",
+        [u(), aa(), u("and?")],
+        "messages.1: all messages must have non-empty content except for the optional final assistant message",
+        [u(), aa(text("ok")), u("and?")],
+    ),
+    ("anthropic", "A7", [au(text("  \n"))], "messages: text content blocks must contain non-whitespace text", [au(text("x"))]),
+    (
+        "anthropic",
+        "A8",
+        [u(), aa(text("checking")), au(result("toolu_1"))],
+        "messages.2.content.0: unexpected `tool_use_id` found in `tool_result` blocks: toolu_1. "
+        "Each `tool_result` block must have a corresponding `tool_use` block in the previous message.",
+        [u(), aa(text("checking"), use("toolu_1")), au(result("toolu_1"))],
+    ),
+    (
+        "anthropic",
+        "A9",
+        [u(), aa(use("toolu_1")), au(text("and?"), result("toolu_1"))],
+        "messages.1: `tool_use` ids were found without `tool_result` blocks immediately after: toolu_1. "
+        "Each `tool_use` block must have a corresponding `tool_result` block in the next message.",
+        [u(), aa(use("toolu_1")), au(result("toolu_1"), text("and?"))],
+    ),
+    (
+        "anthropic",
+        "A9",
+        [u(), aa(use("toolu_1"), use("toolu_2")), au(result("toolu_2")), aa(text("ok"))],
+        "messages.1: `tool_use` ids were found without `tool_result` blocks immediately after: toolu_1. "
+        "Each `tool_use` block must have a corresponding `tool_result` block in the next message.",
+        [u(), aa(use("toolu_1"), use("toolu_2")), au(result("toolu_2"), result("toolu_1")), aa(text("ok"))],
+    ),
+    ("anthropic", "A10", [u(), a("The answer is ")], "messages: final assistant content cannot end with trailing whitespace", [u(), a("The answer is")]),
+    (
+        "anthropic",
+        "A11",
+        {"model": "claude-opus-4-6", "messages": [u(), a("The answer is")]},
+        "This model does not support assistant message prefill. The conversation must end with a user message.",
+        {"model": "claude-sonnet-4-5", "messages": [u(), a("The answer is")]},
+    ),
+    (
+        "anthropic",
+        "A13",
+        [u(), aa(use("call 1")), au(result("call_1"))],
+        "messages.1.content.0.id: String should match pattern '^[a-zA-Z0-9_-]+$'",
+        [u(), aa(use("call_1")), au(result("call_1"))],
+    ),
+    ("anthropic", "A13", [au({"type": "bogus"})], "messages.0.content.0.type: 'bogus' is not one of 'text', 'image', 'document', "
+     "'search_result', 'thinking', 'redacted_thinking', 'tool_use', 'tool_result', 'server_tool_use', 'web_search_tool_result', "
+     "'web_fetch_tool_result', 'code_execution_tool_result', 'bash_code_execution_tool_result', "
+     "'text_editor_code_execution_tool_result', 'tool_search_tool_result', 'mcp_tool_use', 'mcp_tool_result', "
+     "'container_upload', 'mid_conv_system'", [au(text())]),
+    # Gemini
+    ("gemini", "G0", [{"role": "user", "parts": [{"text": 5}]}], "* GenerateContentRequest.contents[0].parts[0].text: expected string, got number", [gu()]),
+    (
+        "gemini",
+        "G1",
+        {"systemInstruction": "be brief", "contents": [gu()]},
+        "* GenerateContentRequest.system_instruction: expected object, got string",
+        {"systemInstruction": {"parts": [{"text": "be brief"}]}, "contents": [gu()]},
+    ),
+    (
+        "gemini",
+        "G2",
+        {"systemInstruction": {"parts": [{"text": "be brief"}]}},
+        "* GenerateContentRequest.contents: contents is not specified",
+        {"systemInstruction": {"parts": [{"text": "be brief"}]}, "contents": [gu()]},
+    ),
+    ("gemini", "G2", {"contents": []}, "* GenerateContentRequest.contents: contents is not specified", {"contents": [gu()]}),
+    ("gemini", "G3", [gu(), {"role": "assistant", "parts": [{"text": "ok"}]}, gu()], "Please use a valid role: user, model.", [gu(), gm(), gu()]),
+    ("gemini", "G4", [gu(), {"role": "model", "parts": []}, gu()], "* GenerateContentRequest.contents[1].parts: contents.parts must not be empty.", [gu(), gm(), gu()]),
+    ("gemini", "G4", [{"role": "user"}], "* GenerateContentRequest.contents[0].parts: contents.parts must not be empty.", [gu()]),
+    (
+        "gemini",
+        "G5",
+        [gu({"text": "look", "inlineData": {"mimeType": "image/png", "data": "AAAA"}})],
+        "* GenerateContentRequest.contents[0].parts[0].data: required oneof field 'data' must have one initialized field",
+        [gu({"text": "look"}, {"inlineData": {"mimeType": "image/png", "data": "AAAA"}})],
+    ),
+    (
+        "gemini",
+        "G5",
+        [gu({"thought": True})],
+        "* GenerateContentRequest.contents[0].parts[0].data: required oneof field 'data' must have one initialized field",
+        [gu({"text": "x", "thought": True})],
+    ),
+    (
+        "gemini",
+        "G6",
+        [gm(fcall()), gu(fresp())],
+        "Please ensure that function call turn comes immediately after a user turn or after a function response turn.",
+        [gu(), gm(fcall()), gu(fresp())],
+    ),
+    (
+        "gemini",
+        "G6",
+        [gu(), gm(), gm(fcall()), gu(fresp())],
+        "Please ensure that function call turn comes immediately after a user turn or after a function response turn.",
+        [gu(), gm({"text": "let me check"}, fcall()), gu(fresp())],
+    ),
+    ("gemini", "G7", [gu(), gu(fresp())], "Please ensure that function response turn comes immediately after a function call turn.", [gu(), gm(fcall()), gu(fresp())]),
+    (
+        "gemini",
+        "G8",
+        [gu(), gm(fcall("a"), fcall("b")), gu(fresp("a"))],
+        "Please ensure that the number of function response parts is equal to the number of function call parts of the function call turn.",
+        [gu(), gm(fcall("a"), fcall("b")), gu(fresp("b"), fresp("a"))],
+    ),
+    (
+        "gemini",
+        "G8",
+        [gu(), gm(fcall(call_id="c1")), gu(fresp(call_id="c2"))],
+        "Please ensure that the number of function response parts is equal to the number of function call parts of the function call turn.",
+        [gu(), gm(fcall(call_id="c1")), gu(fresp(call_id="c1"))],
+    ),
+    (
+        "gemini",
+        "G8",
+        [gu(), gm(fcall()), gu({"text": "never mind"})],
+        "Please ensure that the number of function response parts is equal to the number of function call parts of the function call turn.",
+        [gu(), gm(fcall()), gu(fresp(), {"text": "thanks"})],
+    ),
+    ("gemini", "G10", [gu(), gm()], "Please ensure that multiturn requests ends with a user role or a function response.", [gu(), gm(), gu()]),
+    # Bedrock Converse
+    (
+        "bedrock-converse",
+        "B0",
+        [bu({"image": {"format": "bmp", "source": {"bytes": "AAAA"}}}, {"text": "what is it?"})],
+        "1 validation error detected: Value at 'messages.0.content.0.image.format' failed to satisfy constraint: "
+        "'bmp' is not one of 'png', 'jpeg', 'gif', 'webp'",
+        [bu({"image": {"format": "png", "source": {"bytes": "AAAA"}}}, {"text": "what is it?"})],
+    ),
+    (
+        "bedrock-converse",
+        "B1",
+        [bu(), {"role": "system", "content": [{"text": "x"}]}],
+        "1 validation error detected: Value 'system' at 'messages.1.member.role' failed to satisfy constraint: "
+        "Member must satisfy enum value set: [user, assistant]",
+        [bu(), ba()],
+    ),
+    (
+        "bedrock-converse",
+        "B1",
+        [bu({"text": "what is it?", "image": {"format": "png", "source": {"bytes": "AAAA"}}})],
+        "The ContentBlock object at messages.0.content.0 must set exactly one member.",
+        [bu({"text": "what is it?"}, {"image": {"format": "png", "source": {"bytes": "AAAA"}}})],
+    ),
+    (
+        "bedrock-converse",
+        "B2",
+        [ba(), bu()],
+        "A conversation must start with a user message. Try again with a conversation that starts with a user message.",
+        [bu(), ba(), bu()],
+    ),
+    (
+        "bedrock-converse",
+        "B2",
+        {"system": [{"text": "be brief"}], "messages": []},
+        "A conversation must start with a user message. Try again with a conversation that starts with a user message.",
+        {"system": [{"text": "be brief"}], "messages": [bu()]},
+    ),
+    (
+        "bedrock-converse",
+        "B3",
+        [bu(), bu({"text": "again"})],
+        "A conversation must alternate between user and assistant roles. Make sure the conversation alternates "
+        "between user and assistant roles and try again.",
+        [bu({"text": "hi"}, {"text": "again"})],
+    ),
+    (
+        "bedrock-converse",
+        "B4",
+        TOOLS | {"messages": [bu(), ba(buse("t1")), bu(bres("t1"), bres("t2"))]},
+        "The number of toolResult blocks at messages.2.content exceeds the number of toolUse blocks of previous turn.",
+        TOOLS | {"messages": [bu(), ba(buse("t1"), buse("t2")), bu(bres("t1"), bres("t2"))]},
+    ),
+    (
+        "bedrock-converse",
+        "B4",
+        TOOLS | {"messages": [bu(), ba(buse("t1")), bu(bres("t9"))]},
+        "The model returned the following errors: messages.2.content.0: unexpected `tool_use_id` found in `tool_result` "
+        "blocks: t9. Each `tool_result` block must have a corresponding `tool_use` block in the previous message.",
+        TOOLS | {"messages": [bu(), ba(buse("t1")), bu(bres("t1"))]},
+    ),
+    (
+        "bedrock-converse",
+        "B4",
+        TOOLS | {"messages": [bu(), ba(buse("t1")), bu({"text": "never mind"})]},
+        "The model returned the following errors: messages.1: `tool_use` ids were found without `tool_result` blocks "
+        "immediately after: t1. Each `tool_use` block must have a corresponding `tool_result` block in the next message.",
+        TOOLS | {"messages": [bu(), ba(buse("t1")), bu(bres("t1")), ba(), bu({"text": "never mind"})]},
+    ),
+    (
+        "bedrock-converse",
+        "B5",
+        TOOLS | {"messages": [bu(), ba(buse("t1")), bu(bres("t1"), {"text": "and?"})]},
+        "messages.2.content: Conversation blocks and tool result blocks cannot be provided in the same turn.",
+        TOOLS | {"messages": [bu(), ba(buse("t1")), bu(bres("t1"), {"cachePoint": {"type": "default"}})]},
+    ),
+    (
+        "bedrock-converse",
+        "B6",
+        {"messages": [bu(), ba(buse("t1")), bu(bres("t1"))]},
+        "The toolConfig field must be defined when using toolUse and toolResult content blocks.",
+        TOOLS | {"messages": [bu(), ba(buse("t1")), bu(bres("t1"))]},
+    ),
+    (
+        "bedrock-converse",
+        "B7",
+        [bu({"text": "hi"}, {"text": " "})],
+        "The text field in the ContentBlock object at messages.0.content.1 is blank. Add text to the text field, and try again.",
+        [bu({"text": "hi"}, {"text": "there"})],
+    ),
+    ("bedrock-converse", "B7", [bu(), {"role": "assistant", "content": []}, bu()], "The content field in the Message object at messages.1 is empty.", [bu(), ba(), bu()]),
+    (
+        "bedrock-converse",
+        "B7",
+        [bu({"document": {"format": "pdf", "name": "report", "source": {"bytes": "AAAA"}}})],
+        "A text block must be included when using documents.",
+        [bu({"document": {"format": "pdf", "name": "report", "source": {"bytes": "AAAA"}}}, {"text": "summarize"})],
+    ),
+    ("bedrock-converse", "B8", [bu(), ba()], "A conversation must end with a user message.", [bu(), ba(), bu()]),
+]
+
+
+def _case_id(case) -> str:
+    return f"{case[0]}-{case[1]}"
+
+
+@pytest.mark.parametrize("provider, rule, broken, message, close", CASES, ids=[_case_id(c) for c in CASES])
+def test_breaking_body_reports_rule_with_provider_text(provider, rule, broken, message, close):
+    problems = validate(broken, provider)
+    found = [(p.rule, p.message) for p in problems]
+    assert (rule, message) in found, found
+    expected_severity = RULES[provider][rule].severity
+    assert all(p.severity == expected_severity for p in problems if p.rule == rule)
+
+
+@pytest.mark.parametrize("provider, rule, broken, message, close", CASES, ids=[_case_id(c) for c in CASES])
+def test_close_body_is_clean(provider, rule, broken, message, close):
+    problems = validate(close, provider)
+    assert [p for p in problems if p.rule == rule] == []
+    assert [p for p in problems if p.severity == "error"] == []
+
+
+def test_every_catalogued_rule_has_a_case():
+    covered = {(provider, rule) for provider, rule, *_ in CASES}
+    catalogued = {(provider, rule) for provider, rules in RULES.items() for rule in rules}
+    assert catalogued - covered == {("anthropic", "A12")}  # A12 has its own test (a large body)
+
+
+def test_a12_message_limit():
+    messages = [u(), a()] * 50_000 + [u()]
+    problems = validate({"messages": messages}, "anthropic")
+    assert [(p.rule, p.path, p.message) for p in problems] == [
+        ("A12", "$.messages", "There is a limit of 100,000 messages in a single request.")
+    ]
+    assert validate({"messages": messages[:-1]}, "anthropic") == []  # exactly 100,000
+
+
+def test_glm_every_problem_carries_1214():
+    bodies = [[s()], [u(), tool("x")], [{"role": "user"}], {"messages": 5}, "not a body", [{"role": "user", "content": [{"type": 3}]}]]
+    for body in bodies:
+        problems = validate(body, "glm")
+        assert problems and all(p.message == GLM for p in problems)
+
+
+def test_paths_and_sources():
+    problems = validate([u(), s("late")], "qwen-vllm")
+    assert problems == [Problem("Q3", "$.messages[1].role", "System message must be at the beginning.", "qwen-vllm", source="schema")]
+    (o7,) = validate([u(), tool("c1")], "openai-chat")
+    assert (o7.path, o7.source) == ("$.messages[1].role", "sequence")
+
+
+def test_problems_sorted_in_body_order():
+    body = {
+        "system": [text(" ")],
+        "messages": [u(), aa(use("t1")), au(text("x"), result("t1")), u("")] + [u()] * 9 + [a("end ")],
+    }
+    paths = [p.path for p in validate(body, "anthropic")]
+    assert paths[0] == "$.system[0].text"
+    indexes = [int(p.split("[")[1].split("]")[0]) for p in paths[1:]]
+    assert indexes == sorted(indexes) and indexes[-1] == 13
+
+
+def test_tool_pairing_across_a_long_gap_reports_once_per_turn():
+    body = [u(), calls("c1"), u("interrupt"), tool("c1")]
+    rules = [p.rule for p in validate(body, "openai-chat")]
+    assert rules == ["O8", "O7"]
