@@ -3,11 +3,13 @@
 Run: pytest benchmarks/bench_validate.py --benchmark-only
 (not part of the test run; timings are reported, never asserted)
 
-The bodies are generated here, deterministically: short agent conversations (system prompt,
-questions, tool calls and results, answers), about one in five broken in a way a provider
-rejects. Each round starts with an empty message memo, so repeated messages only help within
-the file, as they would in a real request log. ``extra_info["bodies_per_second"]`` is the number
-to quote; ``validate_only`` times ``validate()`` alone on bodies already parsed.
+The bodies are generated here, deterministically: independent short agent conversations
+(system prompt, questions, tool calls and results, answers; about nine messages each), about
+one in five broken in a way a provider rejects, for openai-chat and anthropic; and a request
+log where each call resends the conversation so far (the usual shape of a recorded log). Each
+round starts with an empty message memo, so repeated messages only help within the file.
+``extra_info["bodies_per_second"]`` is the number to quote; ``test_validate_only`` times
+``validate()`` alone on bodies already parsed.
 """
 
 from __future__ import annotations
@@ -75,6 +77,22 @@ def anthropic_body(rng: random.Random, n: int) -> dict:
 MAKERS = {"openai-chat": openai_body, "anthropic": anthropic_body}
 
 
+def request_log(rng: random.Random, size: int) -> list[dict]:
+    """A recorded request log: every call of a conversation resends the history so far."""
+    bodies: list[dict] = []
+    n = 0
+    while len(bodies) < size:
+        n += 1
+        history = openai_body(rng, n)["messages"][:2]
+        for turn in range(rng.randint(5, 25)):
+            bodies.append({"model": "gpt-4o", "messages": list(history)})
+            history += [
+                {"role": "assistant", "content": f"Answer {n}.{turn}: {rng.randint(-5, 35)}C."},
+                {"role": "user", "content": f"And in city {rng.randint(1, 500)}?"},
+            ]
+    return bodies[:size]
+
+
 @pytest.fixture(scope="module", params=sorted(MAKERS))
 def recorded(request, tmp_path_factory):
     provider = request.param
@@ -111,4 +129,20 @@ def test_validate_only(benchmark, recorded):
     problems = benchmark.pedantic(check_all, setup=clear_memo, rounds=3, iterations=1)
     benchmark.extra_info["provider"] = provider
     benchmark.extra_info["problems"] = problems
+    benchmark.extra_info["bodies_per_second"] = round(BODIES / benchmark.stats.stats.mean)
+
+
+def test_lint_request_log(benchmark, tmp_path):
+    """The common real case: a log where each request resends the conversation so far."""
+    path = tmp_path / "requests.jsonl"
+    bodies = request_log(random.Random(20260902), BODIES)
+    path.write_text("".join(json.dumps(body) + "\n" for body in bodies), encoding="utf-8")
+    out, err = io.StringIO(), io.StringIO()
+    code = benchmark.pedantic(
+        lambda: run_validate([str(path)], "openai-chat", "json", out=out, err=err), setup=clear_memo, rounds=3, iterations=1
+    )
+    assert code == 0 and err.getvalue() == ""
+    benchmark.extra_info["provider"] = "openai-chat"
+    benchmark.extra_info["bodies"] = BODIES
+    benchmark.extra_info["messages_per_body"] = round(sum(len(b["messages"]) for b in bodies) / BODIES, 1)
     benchmark.extra_info["bodies_per_second"] = round(BODIES / benchmark.stats.stats.mean)

@@ -39,7 +39,9 @@ class DifyAgentPre39136(_Fake):
     reproduces = ("dify-agent before PR #39136 splices instructions in as extra system messages and leaves "
                   "mid-conversation ones in place; Qwen3.5+ on vLLM: 'System message must be at the beginning.' "
                   "(https://github.com/langgenius/dify/pull/39136)")
-    violates = ("payload.system_first", "payload.provider_rules")
+    # Qwen's "System message must be at the beginning." is a schema rule (Q3); hosted
+    # Mistral's "Unexpected role 'system' after role 'tool'" a sequence rule (M1).
+    violates = ("payload.system_first", "payload.schema_valid", "payload.provider_rules")
 
     def system_slot(self, turns, instructions, provider):
         if provider not in OPENAI_STYLE:
@@ -60,7 +62,7 @@ class SortSystemFirst39372(_Fake):
     reproduces = ("dify PR #39372 sorts system messages first but keeps them separate; Qwen3.5+ rejects a "
                   "second adjacent system message (https://github.com/langgenius/dify/pull/39372, "
                   "https://github.com/vllm-project/vllm/issues/41114)")
-    violates = ("payload.system_first", "payload.provider_rules")
+    violates = ("payload.system_first", "payload.schema_valid")  # Qwen Q3 is a schema rule
 
     def system_slot(self, turns, instructions, provider):
         if provider not in OPENAI_STYLE:

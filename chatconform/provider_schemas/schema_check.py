@@ -70,41 +70,36 @@ def _inline(node: Any, root: dict, expanding: tuple[str, ...] = ()) -> Any:
 class _Tagger:
     """Finds the tag of the deepest tagged subschema on an error's schema path.
 
-    jsonschema's schema paths step through ``$ref`` without naming it, so a node that holds a
-    ``$ref`` is replaced by its target after each step (the schemas never put other keywords
-    next to a ``$ref``). ``start`` is where the validated instance sits in the full schema.
+    It walks the ``$ref``-free schema the error came from, starting with the tag ``inherited``
+    from the schema's ancestors in the provider's full schema.
     """
 
-    def __init__(self, root: dict, start: tuple = ()) -> None:
-        self.root = root
-        self.default_error: str = root["x-error"]
-        self.node, self.tag_at_start = root, (root["x-rule"], self.default_error)
-        self.node, self.tag_at_start = self._walk(start)
+    def __init__(self, schema: Any, inherited: Tag, default_error: str) -> None:
+        self.schema = schema
+        self.inherited = inherited
+        self.default_error = default_error
         self._cache: dict[tuple, Tag] = {}
 
-    def _enter(self, node: Any, tag: Tag) -> tuple[Any, Tag]:
-        while isinstance(node, dict):
-            if "x-rule" in node:
-                tag = (node["x-rule"], node.get("x-error", self.default_error))
-            if "$ref" not in node:
-                break
-            node = _resolve_local(self.root, node["$ref"])
-        return node, tag
+    def _tag_of(self, node: Any, tag: Tag) -> Tag:
+        if isinstance(node, dict) and "x-rule" in node:
+            return node["x-rule"], node.get("x-error", self.default_error)
+        return tag
 
-    def _walk(self, schema_path: tuple) -> tuple[Any, Tag]:
-        node, tag = self._enter(self.node, self.tag_at_start)
+    def walk(self, schema_path: tuple) -> Tag:
+        node = self.schema
+        tag = self._tag_of(node, self.inherited)
         for step in schema_path:
             try:
                 node = node[step]
             except (KeyError, IndexError, TypeError):
                 break
-            node, tag = self._enter(node, tag)
-        return node, tag
+            tag = self._tag_of(node, tag)
+        return tag
 
     def tag(self, schema_path: tuple) -> Tag:
         tag = self._cache.get(schema_path)
         if tag is None:
-            tag = self._cache[schema_path] = self._walk(schema_path)[1]
+            tag = self._cache[schema_path] = self.walk(schema_path)
         return tag
 
 
@@ -117,6 +112,83 @@ class _Finding:
     template: str
     value: str
     detail: str
+
+
+class _Checker:
+    """A compiled validator and the tagger for its schema."""
+
+    def __init__(self, schema: Any, inherited: Tag, default_error: str) -> None:
+        self.validator = Draft202012Validator(schema)  # format checking off: no rule uses it
+        self.tags = _Tagger(schema, inherited, default_error)
+
+    def findings(self, instance: Any) -> list[_Finding]:
+        return [_finding(error, self.tags) for error in self.validator.iter_errors(instance)]
+
+
+def _discriminator_chain(node: Any) -> tuple[str, list[tuple[list[str], Any]], Any] | None:
+    """Read ``if K == v1 then T1 else if K == v2 then T2 ... else R`` off an item schema.
+
+    Returns (K, [(values, T)], R or None), or None when the node is not such a chain (each
+    ``if`` exactly ``{"required": [K], "properties": {K: {"const"|"enum": strings}}}``, the
+    ``else`` nodes holding nothing but the chain).
+    """
+    key, branches, current = None, [], node
+    while isinstance(current, dict) and "if" in current:
+        if current is not node and set(current) - {"if", "then", "else"}:
+            return None
+        test = current["if"]
+        if not isinstance(test, dict) or set(test) != {"required", "properties"} or len(test["properties"]) != 1:
+            return None
+        ((name, condition),) = test["properties"].items()
+        if test["required"] != [name] or (key is not None and name != key) or not isinstance(condition, dict):
+            return None
+        if set(condition) == {"const"}:
+            values = [condition["const"]]
+        elif set(condition) == {"enum"}:
+            values = list(condition["enum"])
+        else:
+            return None
+        if not all(isinstance(value, str) for value in values):
+            return None
+        key = name
+        branches.append((values, current.get("then", True)))
+        current = current.get("else")
+    if key is None:
+        return None
+    return key, branches, current
+
+
+class _ItemChecker:
+    """Checks one message. A role (or type) if/then/else chain at the top of the item schema is
+    turned into a lookup: jsonschema would evaluate every ``if`` of the chain for every message,
+    so each value gets a validator for ``base + its branch`` (the same constraints, found once).
+    """
+
+    def __init__(self, schema: Any, inherited: Tag, default_error: str) -> None:
+        self.key: str | None = None
+        self.by_value: dict[str, _Checker] = {}
+        chain = _discriminator_chain(schema)
+        if chain is None:
+            self.fallback = _Checker(schema, inherited, default_error)
+            return
+        self.key, branches, rest = chain
+        base = {k: v for k, v in schema.items() if k not in ("if", "then", "else")}
+        # The chain node's own tag covers its branches too, so the wrapper carries it.
+        tags = {k: schema[k] for k in ("x-rule", "x-error") if k in schema}
+        for values, then in branches:
+            checker = _Checker({**tags, "allOf": [base, then]}, inherited, default_error)
+            for value in values:
+                self.by_value.setdefault(value, checker)  # the first matching branch wins
+        fallback = base if rest is None else {**tags, "allOf": [base, rest]}
+        self.fallback = _Checker(fallback, inherited, default_error)
+
+    def findings(self, item: Any) -> list[_Finding]:
+        checker = self.fallback
+        if self.key is not None and isinstance(item, dict):
+            value = item.get(self.key)
+            if isinstance(value, str):
+                checker = self.by_value.get(value, self.fallback)
+        return checker.findings(item)
 
 
 class _Compiled:
@@ -134,30 +206,30 @@ class _Compiled:
     def __init__(self, provider: str) -> None:
         schema = _schema(provider)
         self.key = MESSAGES_KEY[provider]
-        shell = _inline(schema, schema)
-        array = shell["properties"][self.key]
-        item_schema, array["items"] = array["items"], True
-        # Format checking stays off: no rule depends on it.
-        self.body_validator = Draft202012Validator(shell)
-        self.item_validator = Draft202012Validator(item_schema)
-        self.body_tags = _Tagger(schema)
-        self.item_tags = _Tagger(schema, ("properties", self.key, "items"))
+        default_error = schema["x-error"]
+        full = _inline(schema, schema)
+        items_path = ("properties", self.key, "items")
+        shell = copy.deepcopy(full)
+        shell["properties"][self.key]["items"] = True
+        root_tag = (schema["x-rule"], default_error)
+        self.body = _Checker(shell, root_tag, default_error)
+        item_inherited = _Tagger(full, root_tag, default_error).walk(items_path[:-1])
+        self.items = _ItemChecker(full["properties"][self.key]["items"], item_inherited, default_error)
         self.memo: dict[str, list[_Finding]] = {}
 
     def body_findings(self, body: dict) -> list[_Finding]:
-        return [_finding(e, self.body_tags) for e in self.body_validator.iter_errors(body)]
+        return self.body.findings(body)
 
     def item_findings(self, item: Any) -> list[_Finding]:
         try:
             key = json.dumps(item, sort_keys=True, separators=(",", ":"))
         except (TypeError, ValueError):  # not plain JSON data: check it without the memo
-            return [_finding(e, self.item_tags) for e in self.item_validator.iter_errors(item)]
+            return self.items.findings(item)
         findings = self.memo.get(key)
         if findings is None:
             if len(self.memo) >= self.MEMO_SIZE:
                 self.memo.clear()
-            findings = [_finding(e, self.item_tags) for e in self.item_validator.iter_errors(item)]
-            self.memo[key] = findings
+            findings = self.memo[key] = self.items.findings(item)
         return findings
 
 
