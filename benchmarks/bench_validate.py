@@ -83,7 +83,10 @@ def request_log(rng: random.Random, size: int) -> list[dict]:
     n = 0
     while len(bodies) < size:
         n += 1
-        history = openai_body(rng, n)["messages"][:2]
+        history = [
+            {"role": "system", "content": rng.choice(SYSTEM_PROMPTS)},
+            {"role": "user", "content": f"Question {n}: weather in city {rng.randint(1, 500)}?"},
+        ]
         for turn in range(rng.randint(5, 25)):
             bodies.append({"model": "gpt-4o", "messages": list(history)})
             history += [

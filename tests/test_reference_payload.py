@@ -453,3 +453,4 @@ def test_every_fake_declares_itself():
         assert cls.name.startswith("fake-") and cls.version == "0"
         assert cls.providers and cls.providers <= set(PROVIDERS)
         assert "http" in cls.reproduces and all(v.startswith("payload.") for v in cls.violates)
+

@@ -35,10 +35,14 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if "chatconform_check" not in metafunc.fixturenames:
         return
     from chatconform.conformance import discovery, engine
+    from chatconform.conformance.registry import ConfigError
 
     config = metafunc.config
     specs = config.getoption("chatconform_impl") or sorted(discovery.registered())
-    selection = engine.select(config.getoption("chatconform_contract") or None)
+    try:
+        selection = engine.select(config.getoption("chatconform_contract") or None)
+    except ConfigError as exc:
+        raise pytest.UsageError(f"chatconform: {exc}") from None
     params = [
         pytest.param(spec, check.id, id=f"{spec}::{check.id}")
         for spec in specs

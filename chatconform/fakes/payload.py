@@ -41,7 +41,8 @@ class DifyAgentPre39136(_Fake):
                   "(https://github.com/langgenius/dify/pull/39136)")
     # Qwen's "System message must be at the beginning." is a schema rule (Q3); hosted
     # Mistral's "Unexpected role 'system' after role 'tool'" a sequence rule (M1).
-    violates = ("payload.system_first", "payload.schema_valid", "payload.provider_rules")
+    violates = ("payload.system_first", "payload.schema_valid", "payload.provider_rules",
+                "payload.matches_reference")
 
     def system_slot(self, turns, instructions, provider):
         if provider not in OPENAI_STYLE:
@@ -62,7 +63,7 @@ class SortSystemFirst39372(_Fake):
     reproduces = ("dify PR #39372 sorts system messages first but keeps them separate; Qwen3.5+ rejects a "
                   "second adjacent system message (https://github.com/langgenius/dify/pull/39372, "
                   "https://github.com/vllm-project/vllm/issues/41114)")
-    violates = ("payload.system_first", "payload.schema_valid")  # Qwen Q3 is a schema rule
+    violates = ("payload.system_first", "payload.schema_valid", "payload.matches_reference")  # Q3: schema
 
     def system_slot(self, turns, instructions, provider):
         if provider not in OPENAI_STYLE:
@@ -84,7 +85,7 @@ class MergeDropsListSystemContent(_Fake):
     reproduces = ("merging system messages must handle 'both str and list-typed content' (dify PR #39136); "
                   "a str-only join silently drops list-typed system content "
                   "(https://github.com/langgenius/dify/pull/39136)")
-    violates = ("payload.nothing_lost",)
+    violates = ("payload.nothing_lost", "payload.matches_reference")
 
     def system_slot(self, turns, instructions, provider):
         contents: list[str | list[dict]] = []
@@ -108,7 +109,7 @@ class ToolResultAfterUser(_Fake):
     reproduces = ("tool results not moved ahead of other content: Anthropic 'tool_use ids were found without "
                   "tool_result blocks immediately after', OpenAI \"messages with role 'tool' must be a response "
                   "to a preceding message with 'tool_calls'\" (https://github.com/QwenLM/qwen-code/pull/8165)")
-    violates = ("payload.tool_pairing", "payload.provider_rules")
+    violates = ("payload.tool_pairing", "payload.provider_rules", "payload.matches_reference")
 
     results_follow_calls = False
 
@@ -121,7 +122,7 @@ class BedrockUnmergedUserTurns(_Fake):
     providers = frozenset({"bedrock-converse"})
     reproduces = ("Bedrock Converse: 'A conversation must alternate between user and assistant roles.' "
                   "(https://github.com/langchain-ai/langchain-aws/issues/130)")
-    violates = ("payload.provider_rules",)
+    violates = ("payload.provider_rules", "payload.matches_reference")
 
     def merges_turns(self, provider):
         return provider != "bedrock-converse" and super().merges_turns(provider)
@@ -136,7 +137,7 @@ class SummaryAsSystem(_Fake):
     reproduces = ("GLM 1214 'The messages parameter is illegal' after compaction: summary sent as a system "
                   "message, leaving a user-less payload (seed compaction-user-led-payload-fix.md; "
                   "https://github.com/pydantic/pydantic-ai-harness/issues/679)")
-    violates = ("payload.user_led",)
+    violates = ("payload.user_led", "payload.matches_reference")
 
     def part_role(self, part):
         return "system" if isinstance(part, CompactionPart) else super().part_role(part)
@@ -151,7 +152,7 @@ class SummaryHoisted(_Fake):
     providers = frozenset(PROVIDERS)
     reproduces = ("reorders history: summary ahead of the kept first prompt, as pydantic-ai-harness 0.36 laid it "
                   "out (0.62 stores prompt, then summary) (https://github.com/pydantic/pydantic-ai-harness)")
-    violates = ("payload.order_preserved",)
+    violates = ("payload.order_preserved", "payload.matches_reference")
 
     def ordered(self, history: Sequence[ModelMessage]) -> Sequence[ModelMessage]:
         def is_summary(m):
@@ -165,3 +166,4 @@ class SummaryHoisted(_Fake):
             lead += 1
         summaries = [m for m in history[lead:] if is_summary(m)]
         return [*history[:lead], *summaries, *(m for m in history[lead:] if not is_summary(m))]
+

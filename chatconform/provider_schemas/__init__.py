@@ -14,7 +14,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from .problems import GENERIC_RULE, GLM_1214, MESSAGES_KEY, PROVIDERS, Problem, UnknownProvider, check_provider, sort_problems
+from .problems import (
+    GENERIC_RULE,
+    GLM_1214,
+    MESSAGES_KEY,
+    PROVIDERS,
+    Problem,
+    UnknownProvider,
+    check_provider,
+    sort_problems,
+)
 from .rules import sequence_problems
 from .schema_check import load_schema, schema_problems
 from .turns import Turn, turn_view
@@ -35,8 +44,10 @@ def _not_a_body(body: Any, provider: str) -> Problem:
 def validate(body: Any, provider: str) -> list[Problem]:
     """Every problem of one request body (schema, then sequence), in body order.
 
-    A bare list is taken as the message array (``contents`` for gemini). Raises only
-    :class:`UnknownProvider`; anything else that is not a body is reported as one problem.
+    ``body`` is JSON data (dicts with string keys, lists, strings, numbers, booleans, None).
+    A bare list is taken as the message array (``contents`` for gemini); paths still read
+    ``$.messages[i]``. Raises only :class:`UnknownProvider`; anything else that is not a body
+    is reported as one problem.
     """
     check_provider(provider)
     if isinstance(body, list):
@@ -44,7 +55,7 @@ def validate(body: Any, provider: str) -> list[Problem]:
     if not isinstance(body, dict):
         return [_not_a_body(body, provider)]
     try:
-        problems = list(schema_problems(body, provider))
+        problems = schema_problems(body, provider)
         problems.extend(sequence_problems(body, provider))
     except RecursionError:
         message = GLM_1214 if provider == "glm" else "The request body is nested too deeply to validate."

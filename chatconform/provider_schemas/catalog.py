@@ -68,7 +68,7 @@ RULES: dict[str, dict[str, RuleInfo]] = {
     "anthropic": _rules(
         RuleInfo("A0", "request shape (anthropic-sdk MessageCreateParams)", S, text="synthesized"),
         RuleInfo("A1", "system is a string or a list of text blocks", S, text="synthesized"),
-        RuleInfo("A2", "roles are user and assistant (system only for claude-opus-4-8)", S, text="adapted"),
+        RuleInfo("A2", "roles are user and assistant (system only for claude-opus-4-8)", "schema+sequence", text="adapted"),
         RuleInfo("A4", "consecutive same-role messages are combined", C, "warning"),
         RuleInfo("A5", "the first message is a user message", C, "warning"),
         RuleInfo("A6", "non-empty content except an optional final assistant message", "schema+sequence"),

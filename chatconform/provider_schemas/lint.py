@@ -10,6 +10,7 @@ cannot be read or parsed, or a usage error (unknown provider or format).
 from __future__ import annotations
 
 import json
+import os
 import sys
 from dataclasses import dataclass, field
 from typing import IO, Any, Iterable, Iterator
@@ -40,7 +41,7 @@ class _Tally:
     bodies: int = 0
     errors: int = 0
     warnings: int = 0
-    broken: list[str] = field(default_factory=list)  # files that could not be read or parsed
+    broken: set[str] = field(default_factory=set)  # files that could not be read or parsed
 
 
 def _parse(text: str, line: int) -> _Body | _BadJSON:
@@ -102,16 +103,18 @@ def _problem_json(name: str, body: _Body, problem: Problem) -> str:
         "provider": problem.provider,
         "source": problem.source,
     }
-    return json.dumps(record, ensure_ascii=False) + "\n"
+    return json.dumps(record) + "\n"
 
 
-def _lint_stream(name: str, lines: Iterable[str], provider: str, fmt: str, out: IO[str], err: IO[str], tally: _Tally) -> None:
+def _lint_stream(
+    name: str, lines: Iterable[str], provider: str, fmt: str, out: IO[str], err: IO[str], tally: _Tally
+) -> None:
+    """Validate every body of one file, writing its problems and counting them in ``tally``."""
     for item in read_bodies(lines):
         if isinstance(item, _BadJSON):
             where = f"{name}:{item.line}" + (f":{item.column}" if item.column is not None else "")
             err.write(f"{where}: {item.message}\n")
-            if name not in tally.broken:
-                tally.broken.append(name)
+            tally.broken.add(name)
             continue
         tally.bodies += 1
         try:
@@ -119,7 +122,7 @@ def _lint_stream(name: str, lines: Iterable[str], provider: str, fmt: str, out: 
         except Exception as exc:  # a bug here must not hide the other bodies' results
             where = f"{name}:{item.line}" if item.line is not None else name
             err.write(f"{where}: internal error while validating: {exc!r}\n")
-            tally.broken.append(name)
+            tally.broken.add(name)
             continue
         for problem in problems:
             if problem.severity == "error":
@@ -127,6 +130,22 @@ def _lint_stream(name: str, lines: Iterable[str], provider: str, fmt: str, out: 
             else:
                 tally.warnings += 1
             out.write(_problem_line(name, item.line, problem) if fmt == "pretty" else _problem_json(name, item, problem))
+
+
+def _console(stream: IO[str]) -> IO[str]:
+    """The process's own stdout/stderr, set to escape characters the terminal cannot show."""
+    reconfigure = getattr(stream, "reconfigure", None)
+    if reconfigure is not None:
+        reconfigure(errors="backslashreplace")
+    return stream
+
+
+def _utf8_stdin() -> IO[str]:
+    """Standard input read as UTF-8, like files, whatever the locale says."""
+    reconfigure = getattr(sys.stdin, "reconfigure", None)
+    if reconfigure is not None:
+        reconfigure(encoding="utf-8")
+    return sys.stdin
 
 
 def _plural(count: int, word: str, words: str) -> str:
@@ -143,8 +162,8 @@ def run_validate(
     stdin: IO[str] | None = None,
 ) -> int:
     """Lint every file in ``paths`` (``-`` = standard input); returns the exit status."""
-    out = sys.stdout if out is None else out
-    err = sys.stderr if err is None else err
+    out = _console(sys.stdout) if out is None else out
+    err = _console(sys.stderr) if err is None else err
     try:
         check_provider(provider)
     except UnknownProvider:
@@ -164,30 +183,36 @@ def run_validate(
             if path == "-":
                 name = "<stdin>"
                 try:
-                    _lint_stream(name, stdin if stdin is not None else sys.stdin, provider, fmt, out, err, tally)
+                    _lint_stream(name, stdin if stdin is not None else _utf8_stdin(), provider, fmt, out, err, tally)
+                except BrokenPipeError:
+                    raise
                 except (OSError, UnicodeDecodeError) as exc:
                     err.write(f"{name}: cannot read: {exc}\n")
-                    tally.broken.append(name)
+                    tally.broken.add(name)
                 continue
             try:
                 with open(path, encoding="utf-8", newline=None) as stream:
                     _lint_stream(path, stream, provider, fmt, out, err, tally)
+            except BrokenPipeError:
+                raise
             except OSError as exc:
                 err.write(f"{path}: cannot read: {exc.strerror or exc}\n")
-                tally.broken.append(path)
+                tally.broken.add(path)
             except UnicodeDecodeError as exc:
                 err.write(f"{path}: cannot read: not UTF-8 text ({exc.reason} at byte {exc.start})\n")
-                tally.broken.append(path)
+                tally.broken.add(path)
         if fmt == "pretty":
             summary = (
                 f"{_plural(tally.errors, 'error', 'errors')}, {_plural(tally.warnings, 'warning', 'warnings')} "
                 f"in {_plural(tally.bodies, 'body', 'bodies')} from {_plural(tally.files, 'file', 'files')}"
             )
             if tally.broken:
-                summary += f"; {_plural(len(set(tally.broken)), 'file', 'files')} could not be read or parsed"
+                summary += f"; {_plural(len(tally.broken), 'file', 'files')} could not be read or parsed"
             out.write(summary + f" ({provider})\n")
     except BrokenPipeError:  # the reader went away (e.g. `| head`): stop quietly
-        pass
+        if out is sys.stdout:
+            # Python would report the failed flush of stdout at exit; send it nowhere instead.
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     if tally.broken:
         return 2
     return 1 if tally.errors else 0

@@ -2,7 +2,9 @@
 
 They relate two messages (role order, a tool call and its answer), need the last message, or
 order blocks inside one message. Four primitives cover them all: a role-transition table per
-provider, a pending-tool-id tracker, last-message rules and in-message ordering.
+provider (M1, B3, A4, G6/G7), a pending-tool-id tracker (O7-O9, Z2, M4/M5, A8/A9, B4; G8 counts
+parts), last-message rules (M2, M3, A10, A11, G10, B8) and in-message ordering (A9: tool_result
+blocks first).
 
 Every check reads the body defensively: the schema has already reported malformed shapes, so
 a message or block that cannot be read is skipped here, never raised on.
@@ -65,8 +67,9 @@ MISTRAL_NEXT_ROLES: dict[str, frozenset[str]] = {
     "tool": frozenset({"assistant", "tool"}),
 }
 
-# Bedrock Converse (B3): strict alternation; tool results travel in user turns.
-BEDROCK_NEXT_ROLES: dict[str, frozenset[str]] = {
+# Strict user/assistant alternation: required by Bedrock Converse (B3, tool results travel in
+# user turns); Anthropic combines a run of same-role turns instead, so there it is a warning (A4).
+ALTERNATION_NEXT_ROLES: dict[str, frozenset[str]] = {
     "user": frozenset({"assistant"}),
     "assistant": frozenset({"user"}),
 }
@@ -84,18 +87,22 @@ GEMINI_ALLOWED_BEFORE: dict[str, frozenset[str | None]] = {
 
 
 class PendingCalls:
-    """The tool-call ids one assistant turn opened, and which of them were answered."""
+    """The tool-call ids one assistant turn opened (each with the index of the message that
+    opened it) and which of them were answered."""
 
-    __slots__ = ("index", "ids", "answered")
+    __slots__ = ("opened", "answered")
 
-    def __init__(self, index: int, ids: list[str]) -> None:
-        self.index = index
-        self.ids = ids
+    def __init__(self, opened: dict[str, int] | None = None) -> None:
+        self.opened: dict[str, int] = opened or {}
         self.answered: set[str] = set()
+
+    @classmethod
+    def at(cls, index: int, ids: list[str]) -> PendingCalls:
+        return cls(dict.fromkeys(ids, index))
 
     def answer(self, call_id: str) -> str:
         """Close ``call_id``: "ok", "unknown" (never opened) or "duplicate" (closed before)."""
-        if call_id not in self.ids:
+        if call_id not in self.opened:
             return "unknown"
         if call_id in self.answered:
             return "duplicate"
@@ -103,7 +110,7 @@ class PendingCalls:
         return "ok"
 
     def unanswered(self) -> list[str]:
-        return [call_id for call_id in dict.fromkeys(self.ids) if call_id not in self.answered]
+        return [call_id for call_id in self.opened if call_id not in self.answered]
 
 
 def _openai_call_ids(message: dict) -> list[str]:
@@ -127,6 +134,7 @@ def _tool_pairing(messages: list, on_problem: Callable[[str, list, str], None], 
     can report the same findings under their own rule ids and texts.
     """
     pending: PendingCalls | None = None
+    opened_at = 0
     for i, message in enumerate(messages):
         role = _role(message)
         if role is None:
@@ -145,15 +153,15 @@ def _tool_pairing(messages: list, on_problem: Callable[[str, list, str], None], 
                 on_problem("duplicate", ["messages", i, "tool_call_id"], call_id)
             continue
         if pending is not None and pending.unanswered():
-            on_problem("O8", ["messages", pending.index, "tool_calls"], ", ".join(pending.unanswered()))
+            on_problem("O8", ["messages", opened_at, "tool_calls"], ", ".join(pending.unanswered()))
         pending = None
         if role == "assistant" and _list(message.get("tool_calls")):
             ids = _openai_call_ids(message)
             if duplicates and len(set(ids)) != len(ids):
                 on_problem("duplicate", ["messages", i, "tool_calls"], "")
-            pending = PendingCalls(i, ids)
+            pending, opened_at = PendingCalls.at(i, ids), i
     if pending is not None and pending.unanswered():
-        on_problem("O8", ["messages", pending.index, "tool_calls"], ", ".join(pending.unanswered()))
+        on_problem("O8", ["messages", opened_at, "tool_calls"], ", ".join(pending.unanswered()))
 
 
 def _openai(body: dict, report: _Report) -> None:
@@ -179,6 +187,9 @@ def _qwen(body: dict, report: _Report) -> None:
 
 
 # --- Mistral -------------------------------------------------------------------------------
+
+
+M4 = "Not the same number of function calls and responses"
 
 
 def _mistral(body: dict, report: _Report) -> None:
@@ -207,42 +218,34 @@ def _mistral(body: dict, report: _Report) -> None:
         if i != last and _role(message) == "assistant" and message.get("prefix") is True:
             report.error("M3", ["messages", i, "prefix"], "Assistant message with prefix True must be last message")
 
-    # M4/M5: each assistant's calls answered by tool messages before the next assistant
-    # message and at the end (serving), ids expected and unique (validator V11+ logic).
-    expected: set[str] = set()
-    observed: set[str] = set()
-    opened_at: int | None = None
+    # M4/M5 (validator V11+): an assistant message opens its calls; tool messages answer them
+    # until the next assistant message, which (like the end, when serving) needs none pending.
+    pending: PendingCalls | None = None
+    opened_at = 0
     for i, message in enumerate(messages):
         role = _role(message)
         if role == "tool":
             call_id = _str(message.get("tool_call_id"))
             if call_id is None:
                 continue  # M6 (schema)
-            if call_id in observed:
-                report.error("M5", ["messages", i, "tool_call_id"], f"Duplicate tool call id {call_id} in tool results")
-            elif call_id not in expected:
-                report.error("M5", ["messages", i, "tool_call_id"], f"Unexpected tool call id {call_id} in tool results")
-            else:
-                observed.add(call_id)
+            status = pending.answer(call_id) if pending is not None else "unknown"
+            if status != "ok":
+                word = "Duplicate" if status == "duplicate" else "Unexpected"
+                report.error("M5", ["messages", i, "tool_call_id"], f"{word} tool call id {call_id} in tool results")
         elif role == "assistant":
-            if len(expected) != len(observed) and opened_at is not None:
-                report.error("M4", ["messages", opened_at, "tool_calls"], "Not the same number of function calls and responses")
-            expected.clear()
-            observed.clear()
+            if pending is not None and pending.unanswered():
+                report.error("M4", ["messages", opened_at, "tool_calls"], M4)
+            ids: list[str] = []
             for j, call in enumerate(_list(message.get("tool_calls"))):
                 call_id = _str(_dict(call).get("id"))
                 if call_id is None:
                     continue
-                if call_id in expected:
-                    report.error(
-                        "M5",
-                        ["messages", i, "tool_calls", j, "id"],
-                        f"Duplicate tool call id {call_id} in assistant message",
-                    )
-                expected.add(call_id)
-            opened_at = i
-    if len(expected) != len(observed) and opened_at is not None:
-        report.error("M4", ["messages", opened_at, "tool_calls"], "Not the same number of function calls and responses")
+                if call_id in ids:
+                    report.error("M5", ["messages", i, "tool_calls", j, "id"], f"Duplicate tool call id {call_id} in assistant message")
+                ids.append(call_id)
+            pending, opened_at = PendingCalls.at(i, ids), i
+    if pending is not None and pending.unanswered():
+        report.error("M4", ["messages", opened_at, "tool_calls"], M4)
 
 
 # --- Anthropic -----------------------------------------------------------------------------
@@ -279,6 +282,13 @@ def _block_type(block: Any) -> str | None:
     return _str(block.get("type")) if isinstance(block, dict) else None
 
 
+def _report_a9(pending: PendingCalls, report: _Report) -> None:
+    missing = pending.unanswered()
+    if missing:
+        i = pending.opened[missing[0]]
+        report.error("A9", ["messages", i], A9.format(i=i, ids=", ".join(missing)))
+
+
 def _anthropic(body: dict, report: _Report) -> None:
     messages = _list(body.get("messages"))
     last = len(messages) - 1
@@ -294,7 +304,9 @@ def _anthropic(body: dict, report: _Report) -> None:
         role = _role(message)
         if role is None:
             continue
-        if turns and turns[-1][0] == role and role in ("user", "assistant"):
+        previous = turns[-1][0] if turns else None
+        allowed = ALTERNATION_NEXT_ROLES.get(previous or "")
+        if allowed is not None and role in ALTERNATION_NEXT_ROLES and role not in allowed:
             report.warning("A4", ["messages", i, "role"], A4.format(role=role))
             turns[-1][1].extend(_blocks(message, i))
         else:
@@ -304,31 +316,32 @@ def _anthropic(body: dict, report: _Report) -> None:
         if i != last and _role(message) == "assistant" and message.get("content") in ("", []):
             report.error("A6", ["messages", i, "content"], A6.format(i=i))
 
-    for t, (role, blocks) in enumerate(turns):
-        if role == "user":  # A8: results answer the previous (assistant) turn's tool_use ids
-            previous = turns[t - 1] if t > 0 and turns[t - 1][0] == "assistant" else ("", [])
-            opened = {_str(b.get("id")) for _, _, b in previous[1] if _block_type(b) == "tool_use"}
+    # A8/A9: an assistant turn opens its tool_use ids; the next turn must start with a
+    # tool_result for each (results after another block do not count), and may hold no result
+    # for an id the previous turn did not open.
+    pending = PendingCalls()
+    for role, blocks in turns:
+        if role == "user":
+            leading = True
             for i, j, block in blocks:
-                if _block_type(block) == "tool_result":
-                    call_id = _str(block.get("tool_use_id"))
-                    if call_id is not None and call_id not in opened:
-                        report.error("A8", ["messages", i, "content", j], A8.format(i=i, j=j, id=call_id))
-        elif role == "assistant":  # A9: the next turn starts with a result for every call
-            uses = [(i, _str(b.get("id"))) for i, _, b in blocks if _block_type(b) == "tool_use"]
-            uses = [(i, call_id) for i, call_id in uses if call_id is not None]
-            if not uses:
-                continue
-            answered: set[str] = set()
-            if t + 1 < len(turns) and turns[t + 1][0] == "user":
-                for _, _, block in turns[t + 1][1]:
-                    if _block_type(block) != "tool_result":
-                        break  # results after other blocks do not count: they must come first
-                    answered.add(_str(block.get("tool_use_id")) or "")
-            missing = [(i, call_id) for i, call_id in uses if call_id not in answered]
-            if missing:
-                i = missing[0][0]
-                ids = ", ".join(dict.fromkeys(call_id for _, call_id in missing))
-                report.error("A9", ["messages", i], A9.format(i=i, ids=ids))
+                if _block_type(block) != "tool_result":
+                    leading = False
+                    continue
+                call_id = _str(block.get("tool_use_id"))
+                if call_id is None:
+                    continue
+                if call_id not in pending.opened:
+                    report.error("A8", ["messages", i, "content", j], A8.format(i=i, j=j, id=call_id))
+                elif leading:
+                    pending.answer(call_id)
+        _report_a9(pending, report)
+        pending = PendingCalls()
+        if role == "assistant":
+            for i, _, block in blocks:
+                call_id = _str(block.get("id")) if _block_type(block) == "tool_use" else None
+                if call_id is not None:
+                    pending.opened.setdefault(call_id, i)
+    _report_a9(pending, report)
 
     model = _str(body.get("model")) or ""
     if not model.startswith(SYSTEM_ROLE_MODELS):  # A2, the model-gated half (the enum is schema)
@@ -437,35 +450,32 @@ def _bedrock(body: dict, report: _Report) -> None:
     previous: str | None = None  # B3
     for i, message in enumerate(messages):
         role = _role(message)
-        if role not in BEDROCK_NEXT_ROLES:
+        if role not in ALTERNATION_NEXT_ROLES:
             previous = None
             continue
-        if previous is not None and role not in BEDROCK_NEXT_ROLES[previous]:
+        if previous is not None and role not in ALTERNATION_NEXT_ROLES[previous]:
             report.error("B3", ["messages", i, "role"], B3)
         previous = role
 
-    for i, message in enumerate(messages):  # B4
+    # B4: an assistant turn opens its toolUse ids; the next message answers them all, and
+    # holds no more toolResult blocks than there were toolUse blocks, nor unknown ids.
+    pending, opened_at = PendingCalls(), 0
+    for i, message in enumerate(messages):
         role = _role(message)
         if role == "user":
             results = _bedrock_ids(message, "toolResult")
-            if not results:
-                continue
-            before = messages[i - 1] if i > 0 and _role(messages[i - 1]) == "assistant" else None
-            opened = [call_id for _, call_id in _bedrock_ids(before, "toolUse")]
-            if len(results) > len(opened):
+            if len(results) > len(pending.opened):
                 report.error("B4", ["messages", i, "content"], B4_COUNT.format(i=i))
             for j, call_id in results:
-                if call_id not in opened:
+                if pending.answer(call_id) == "unknown":
                     report.error("B4", ["messages", i, "content", j], B4_UNKNOWN.format(i=i, j=j, id=call_id))
-        elif role == "assistant":
-            uses = _bedrock_ids(message, "toolUse")
-            if not uses:
-                continue
-            after = messages[i + 1] if i + 1 < len(messages) and _role(messages[i + 1]) == "user" else None
-            answered = {call_id for _, call_id in _bedrock_ids(after, "toolResult")}
-            missing = list(dict.fromkeys(call_id for _, call_id in uses if call_id not in answered))
-            if missing:
-                report.error("B4", ["messages", i], B4_MISSING.format(i=i, ids=", ".join(missing)))
+        if pending.unanswered():
+            report.error("B4", ["messages", opened_at], B4_MISSING.format(i=opened_at, ids=", ".join(pending.unanswered())))
+        pending = PendingCalls()
+        if role == "assistant":
+            pending, opened_at = PendingCalls.at(i, [call_id for _, call_id in _bedrock_ids(message, "toolUse")]), i
+    if pending.unanswered():
+        report.error("B4", ["messages", opened_at], B4_MISSING.format(i=opened_at, ids=", ".join(pending.unanswered())))
 
     if messages and _role(messages[-1]) == "assistant":  # B8
         report.warning("B8", ["messages", len(messages) - 1, "role"], B8)

@@ -15,6 +15,7 @@ OpenAI's form (``messages[2].content[1]``), ``{gloc}`` in Gemini's proto form
 from __future__ import annotations
 
 import copy
+import hashlib
 import json
 import re
 from dataclasses import dataclass
@@ -215,16 +216,19 @@ class _Compiled:
         self.body = _Checker(shell, root_tag, default_error)
         item_inherited = _Tagger(full, root_tag, default_error).walk(items_path[:-1])
         self.items = _ItemChecker(full["properties"][self.key]["items"], item_inherited, default_error)
-        self.memo: dict[str, list[_Finding]] = {}
+        self.memo: dict[str | bytes, list[_Finding]] = {}
 
     def body_findings(self, body: dict) -> list[_Finding]:
         return self.body.findings(body)
 
     def item_findings(self, item: Any) -> list[_Finding]:
         try:
-            key = json.dumps(item, sort_keys=True, separators=(",", ":"))
+            text = json.dumps(item, sort_keys=True, separators=(",", ":"))
         except (TypeError, ValueError):  # not plain JSON data: check it without the memo
             return self.items.findings(item)
+        # A long message (an inline image, say) is remembered by a 128-bit digest, so the memo
+        # stays small whatever the messages hold.
+        key: str | bytes = text if len(text) <= 256 else hashlib.blake2b(text.encode(), digest_size=16).digest()
         findings = self.memo.get(key)
         if findings is None:
             if len(self.memo) >= self.MEMO_SIZE:

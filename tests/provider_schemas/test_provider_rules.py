@@ -199,6 +199,13 @@ CASES = [
     ("qwen-vllm", "Q2", [s()], "No user query found in messages.", [s(), u()]),
     (
         "qwen-vllm",
+        "Q2",
+        [s(), calls("c1"), {"role": "user", "content": [text("<tool_response>21C</tool_response>")]}],
+        "No user query found in messages.",
+        [s(), calls("c1"), {"role": "user", "content": [text("<tool_response>21C</tool_response>"), text("thanks")]}],
+    ),
+    (
+        "qwen-vllm",
         "Q3",
         [u(), s("late")],
         "System message must be at the beginning.",
@@ -585,7 +592,7 @@ def test_problems_sorted_in_body_order():
     assert indexes == sorted(indexes) and indexes[-1] == 13
 
 
-def test_tool_pairing_across_a_long_gap_reports_once_per_turn():
+def test_interrupted_tool_round_reports_o8_then_o7():
     body = [u(), calls("c1"), u("interrupt"), tool("c1")]
     rules = [p.rule for p in validate(body, "openai-chat")]
     assert rules == ["O8", "O7"]

@@ -36,7 +36,7 @@ messages = st.lists(
 )
 bodies = st.one_of(json_values, messages, st.builds(lambda m, k: {k: m}, messages, st.sampled_from(["messages", "contents"])))
 
-FUZZ = settings(max_examples=200, derandomize=True, database=None, deadline=None, suppress_health_check=list(HealthCheck))
+FUZZ = settings(max_examples=150, derandomize=True, database=None, deadline=None, suppress_health_check=list(HealthCheck))
 
 
 @FUZZ
@@ -60,3 +60,17 @@ def test_deeply_nested_body_is_one_problem():
         body = {"content": [body]}
     problems = validate({"messages": [{"role": "user", "content": [body]}]}, "openai-chat")
     assert problems and all(p.rule.startswith("O") for p in problems)
+
+
+@FUZZ
+@given(item=messages.flatmap(lambda ms: st.sampled_from(ms) if ms else st.just({"role": "user"})), provider=st.sampled_from(PROVIDERS))
+def test_role_dispatch_finds_what_the_whole_item_schema_finds(item, provider):
+    # The per-role validators are an optimization: same findings as the unsplit item schema.
+    from chatconform.provider_schemas.schema_check import _Checker, _compiled, _inline, _schema
+
+    schema = _schema(provider)
+    compiled = _compiled(provider)
+    whole = _inline(schema, schema)["properties"][compiled.key]["items"]
+    inherited = compiled.items.fallback.tags.inherited
+    reference = _Checker(whole, inherited, schema["x-error"]).findings(item)
+    assert sorted(map(repr, compiled.items.findings(item))) == sorted(map(repr, reference))
