@@ -51,6 +51,8 @@ class PayloadContract(Contract):
                        "map; a mapper that raises takes the whole agent run down")
     mutation_rationale = ("pydantic-ai ModelRequest.__post_init__ mutates a parts list passed in; "
                           "a mapper that edits the stored history corrupts what is persisted")
+    # Run once per provider: half the profile's budget each still covers 3.5x in all.
+    examples_scale = 0.5
 
     def variants(self, impl):
         return [p for p in PROVIDERS if p in impl.providers]
