@@ -4,13 +4,14 @@ Every strategy is a function with keyword-only knobs that builds valid data by
 construction and shrinks toward the simplest case.
 """
 
-from chatconform.strategies.histories import SUMMARY_METADATA_KEY, histories, instructions
+from chatconform.strategies.histories import SUMMARY_METADATA_KEY, expand_history, histories, instructions
 from chatconform.strategies.trees import conversation_rows, expand_conversation, large_conversations
 
 __all__ = [
     "SUMMARY_METADATA_KEY",
     "conversation_rows",
     "expand_conversation",
+    "expand_history",
     "histories",
     "instructions",
     "large_conversations",
