@@ -138,6 +138,8 @@ def cmd_run(args, out: Console, err: Console) -> int:
     from chatconform.conformance.profiles import get_profile
 
     profile = get_profile(args.profile, examples=args.examples)
+    if args.report:
+        report.check_writable(args.report)  # fail now, not after a long run
     selection = engine.select(args.contract, args.check)
     specs = args.impl or sorted(discovery.registered())
     if not specs:
@@ -210,8 +212,12 @@ def _print_failures(out: Console, verdicts, repro) -> None:
             out.print(f"  {shrunk}:")
             _print_block(out, json.dumps(failure.case, indent=2))
             record = repro.failure_record(verdict, failure)
-            path = repro.save_failure(record)
-            out.print(f"  saved:    {path}  (re-run: chatconform replay {path})")
+            try:
+                path = repro.save_failure(record)
+            except OSError as exc:
+                out.print(f"  not saved: {escape(str(exc))}")
+            else:
+                out.print(f"  saved:    {path}  (re-run: chatconform replay {path})")
             out.print("  regression test:")
             _print_block(out, repro.regression_test(record))
 

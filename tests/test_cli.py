@@ -100,6 +100,23 @@ def test_replay_reproduces_a_saved_failure(tmp_path, capsys):
     assert run("replay", str(saved[0]), "--impl", "reference") == 0
 
 
+def test_printed_regression_test_runs_and_fails_on_the_bug(tmp_path):
+    from chatconform.conformance import repro
+
+    assert run("run", "--impl", f"{FAKE}:UnscopedHeadCheck", "--check", "thread.ancestors_only") == 1
+    record = repro.load_record(next((tmp_path / ".chatconform" / "failures").glob("*.json")))
+    (tmp_path / "test_regression.py").write_text(repro.regression_test(record))
+    done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                           "test_regression.py"], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 1, done.stdout[-2000:]
+    assert "thread.ancestors_only failed for fake-dify-39031" in done.stdout
+    fixed = repro.regression_test(dict(record, implementation="reference"))
+    (tmp_path / "test_regression.py").write_text(fixed)
+    done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                           "test_regression.py"], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stdout[-2000:]
+
+
 @pytest.mark.parametrize("args, message", [
     (["run", "--impl", "no-such-impl"], "no implementation named 'no-such-impl'"),
     (["run", "--impl", "json:nothing_here"], "has no attribute 'nothing_here'"),
@@ -110,6 +127,7 @@ def test_replay_reproduces_a_saved_failure(tmp_path, capsys):
     (["run", "--impl", "reference", "--contract", "nope"], "unknown contract 'nope'"),
     (["run", "--impl", "reference", "--examples", "0"], "--examples must be at least 1"),
     (["replay", "missing.json"], "no such file"),
+    (["run", "--impl", "reference", "--report", "no/such/dir/r.jsonl"], "cannot write the report"),
     (["summary", "missing.jsonl"], "cannot read"),
 ])
 def test_configuration_errors_exit_2(args, message, capsys):

@@ -58,3 +58,19 @@ def test_check_case_passes_and_fails():
         assert "X" in str(exc)
     else:
         raise AssertionError("the Dify fake passed its own bug")
+
+
+def test_cases_survive_their_json_form():
+    from hypothesis import given
+    from hypothesis import settings as hsettings
+
+    from chatconform.conformance.contracts import all_contracts
+
+    for contract in all_contracts().values():
+        @hsettings(max_examples=30, derandomize=True, database=None, deadline=None)
+        @given(contract.cases(None if contract.name == "thread" else "openai-chat"))
+        def round_trip(case):
+            again = contract.case_from_json(contract.case_to_json(case))
+            assert contract.fingerprint(again) == contract.fingerprint(case)
+
+        round_trip()

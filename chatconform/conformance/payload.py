@@ -40,7 +40,8 @@ class PayloadCase:
 
 
 def _history_json(history: list[ModelMessage]) -> Any:
-    return ModelMessagesTypeAdapter.dump_python(history, mode="json")
+    """JSON for people to read: fields left at None are omitted (they load back as None)."""
+    return ModelMessagesTypeAdapter.dump_python(history, mode="json", exclude_none=True)
 
 
 class PayloadContract(Contract):

@@ -55,10 +55,21 @@ def footer(verdicts: list[Verdict], seconds: float) -> dict:
             "seconds": round(seconds, 3)}
 
 
+def check_writable(path: str | Path) -> None:
+    folder = Path(path).resolve().parent
+    if not folder.is_dir():
+        raise ConfigError(f"cannot write the report {path}: no folder {folder}")
+    if Path(path).is_dir():
+        raise ConfigError(f"cannot write the report {path}: it is a folder")
+
+
 def write(path: str | Path, head: dict, verdicts: list[Verdict], foot: dict) -> None:
-    with open(path, "w") as out:
-        for line in [head, *map(result_line, verdicts), foot]:
-            out.write(json.dumps(line, default=str) + "\n")
+    try:
+        with open(path, "w") as out:
+            for line in [head, *map(result_line, verdicts), foot]:
+                out.write(json.dumps(line, default=str) + "\n")
+    except OSError as exc:
+        raise ConfigError(f"cannot write the report {path}: {exc.strerror}") from None
 
 
 @dataclass

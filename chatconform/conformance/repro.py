@@ -36,7 +36,8 @@ def failure_record(verdict: Verdict, failure: Failure) -> dict[str, Any]:
 def save_failure(record: dict[str, Any], directory: Path = FAILURES_DIR) -> Path:
     directory.mkdir(parents=True, exist_ok=True)
     digest = hashlib.sha256(json.dumps(record["case"], sort_keys=True).encode()).hexdigest()[:10]
-    slug = re.sub(r"[^A-Za-z0-9_.-]+", "_", f"{record['implementation']}--{record['check']}")
+    variant = f"--{record['variant']}" if record.get("variant") else ""
+    slug = re.sub(r"[^A-Za-z0-9_.-]+", "_", f"{record['implementation']}--{record['check']}{variant}")
     path = directory / f"{slug}--{digest}.json"
     path.write_text(json.dumps(record, indent=2) + "\n")
     return path
@@ -46,7 +47,7 @@ def regression_test(record: dict[str, Any]) -> str:
     """A pytest test to paste into the implementation's own suite."""
     name = re.sub(r"\W+", "_", record["check"]).strip("_")
     case = pprint.pformat(record["case"], indent=1, width=88, sort_dicts=False)
-    case = "\n".join("    " + line if i else line for i, line in enumerate(case.splitlines()))
+    case = "\n".join(" " * 11 + line if i else line for i, line in enumerate(case.splitlines()))
     variant = f", variant={record['variant']!r}" if record.get("variant") else ""
     return (
         "from chatconform import check_case\n\n\n"
