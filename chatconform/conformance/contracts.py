@@ -32,9 +32,17 @@ class Example:
     output: Any
     variant: str | None
 
+    memo: dict[str, Any] = field(default_factory=dict)
+
     @cached_property
     def reference(self) -> Any:
         return self.contract.reference(self.case, self.variant)
+
+    def once(self, key: str, compute: Callable[[], Any]) -> Any:
+        """A value several checks derive from this example, computed once."""
+        if key not in self.memo:
+            self.memo[key] = compute()
+        return self.memo[key]
 
 
 class Contract:

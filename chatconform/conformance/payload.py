@@ -154,7 +154,7 @@ def _results(history: list[ModelMessage]) -> Counter:
 
 
 def _turns(ex: Example):
-    return turn_view(ex.output, ex.variant)
+    return ex.once("turns", lambda: turn_view(ex.output, ex.variant))
 
 
 def _result_names(turns) -> Counter:
@@ -166,7 +166,8 @@ def _result_names(turns) -> Counter:
 # -- checks ------------------------------------------------------------------------------------
 
 def _problems(ex: Example, source: str) -> None:
-    found = [p for p in validate(ex.output, ex.variant) if p.source == source and p.severity == "error"]
+    problems = ex.once("problems", lambda: validate(ex.output, ex.variant))
+    found = [p for p in problems if p.source == source and p.severity == "error"]
     if found:
         first = found[0]
         raise Violation(f"{first.rule} at {first.path}: {first.message}"
