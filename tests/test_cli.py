@@ -153,6 +153,22 @@ def test_nothing_selected_exits_3(tmp_path, capsys):
     assert "nothing to run" in capsys.readouterr().err
 
 
+def test_bad_providers_exit_2(tmp_path, capsys):
+    (tmp_path / "bad_providers.py").write_text(textwrap.dedent("""
+        from chatconform.reference import ReferenceImplementation
+
+        class AsString(ReferenceImplementation):
+            providers = "openai-chat"
+
+        class Unknown(ReferenceImplementation):
+            providers = {"openai-chat", "openai-responses"}
+    """))
+    assert run("run", "--impl", "bad_providers:AsString", "--contract", "payload") == 2
+    assert "providers must be a set of provider ids" in capsys.readouterr().err
+    assert run("run", "--impl", "bad_providers:Unknown", "--contract", "payload") == 2
+    assert "unknown provider(s) openai-responses" in capsys.readouterr().err
+
+
 def test_expected_failures_are_strict(tmp_path, capsys):
     (tmp_path / "known.py").write_text(textwrap.dedent("""
         from chatconform.fakes.thread import UnscopedHeadCheck

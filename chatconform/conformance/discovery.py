@@ -78,6 +78,9 @@ def wrap(target: Any, spec: str | None = None) -> Implementation:
         except ConfigError as exc:
             raise ConfigError(f"{label}: expected_failures names {exc}") from None
     providers = getattr(obj, "providers", None) or ()
+    if isinstance(providers, str) or not all(isinstance(p, str) for p in providers):
+        raise ConfigError(f"{label}: providers must be a set of provider ids such as "
+                          f"{{'openai-chat'}}, got {providers!r}")
     return Implementation(
         name=str(getattr(obj, "name", None) or label),
         version=str(getattr(obj, "version", None) or "unknown"),
