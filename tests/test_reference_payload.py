@@ -448,7 +448,7 @@ def test_every_fake_declares_itself():
     from chatconform.fakes import all_fakes
 
     mine = {spec: cls for spec, cls in all_fakes().items() if spec.startswith("chatconform.fakes.payload:")}
-    assert len(mine) == 7
+    assert len(mine) == 9
     for cls in mine.values():
         assert cls.name.startswith("fake-") and cls.version == "0"
         assert cls.providers and cls.providers <= set(PROVIDERS)

@@ -261,10 +261,14 @@ def tool_pairing(ex: Example) -> None:
         raise Violation(f"tool calls never answered: {', '.join(pending)}")
 
 
-def _payload_stream(turns) -> tuple[str, list[str]]:
-    text = "\n".join(s for t in turns if t.role != "system" for s in t.texts)
-    calls = [name for t in turns for _, name in t.tool_calls]
-    return text, calls
+def _payload_stream(ex: Example) -> tuple[str, list[str]]:
+    """All non-system text of the payload as one string, and its tool calls by name."""
+    def compute():
+        turns = _turns(ex)
+        text = "\n".join(s for t in turns if t.role != "system" for s in t.texts)
+        return text, [name for t in turns for _, name in t.tool_calls]
+
+    return ex.once("stream", compute)
 
 
 @CONTRACT.check(
@@ -274,9 +278,9 @@ def _payload_stream(turns) -> tuple[str, list[str]]:
               "a reordered history answers questions that were never asked last",
 )
 def order_preserved(ex: Example) -> None:
-    text, calls = _payload_stream(_turns(ex))
+    text, calls = _payload_stream(ex)
     cursor, call_cursor = 0, 0
-    for kind, value in _history_items(ex.case.history):
+    for kind, value in ex.once("items", lambda: _history_items(ex.case.history)):
         if kind == "text":
             found = text.find(value, cursor)
             if found < 0:
@@ -302,14 +306,15 @@ def order_preserved(ex: Example) -> None:
 def nothing_lost(ex: Example) -> None:
     turns = _turns(ex)
     system = "\n".join(s for t in turns if t.role == "system" for s in t.texts)
-    text, calls = _payload_stream(turns)
+    text, calls = _payload_stream(ex)
     for value in _system_texts(ex.case):
         if value not in system:
             raise Violation(f"system text {value!r} is not in the system message")
-    for kind, value in _history_items(ex.case.history):
+    items = ex.once("items", lambda: _history_items(ex.case.history))
+    for kind, value in items:
         if kind == "text" and value not in text:
             raise Violation(f"{value!r} is missing from the payload")
-    want, have = Counter(v for k, v in _history_items(ex.case.history) if k == "call"), Counter(calls)
+    want, have = Counter(v for k, v in items if k == "call"), Counter(calls)
     if want - have:
         raise Violation("tool calls missing", expected=dict(want), actual=dict(have))
     results_want, results_have = _results(ex.case.history), _result_names(turns)

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from pydantic_ai.messages import CompactionPart, ModelMessage, ModelRequest
+from pydantic_ai.exceptions import UnexpectedModelBehavior
+from pydantic_ai.messages import CompactionPart, ModelMessage, ModelRequest, SystemPromptPart
 
 from chatconform.reference.payload import OPENAI_STYLE, PayloadMapper, Text, Turn
 
@@ -169,3 +170,40 @@ class SummaryHoisted(_Fake):
         summaries = [m for m in history[lead:] if is_summary(m)]
         return [*history[:lead], *summaries, *(m for m in history[lead:] if not is_summary(m))]
 
+
+class RaisesOnCompactionPart(PayloadMapper):
+    """dify-agent's mapper raises UnexpectedModelBehavior for parts it has no mapping
+    for (CompactionPart among them), so a compacted history fails the whole run."""
+
+    name = "fake-raises-on-compaction"
+    version = "0"
+    providers = frozenset({"openai-chat"})
+    reproduces = ("dify-agent _map_messages_to_prompt_messages raises UnexpectedModelBehavior on "
+                  "CompactionPart (https://github.com/langgenius/dify/blob/main/dify-agent/src/dify_agent/"
+                  "adapters/llm/model.py)")
+    violates = ("payload.no_crash",)
+
+    def part_role(self, part):
+        if isinstance(part, CompactionPart):
+            raise UnexpectedModelBehavior(f"Unsupported message part: {type(part).__name__}")
+        return super().part_role(part)
+
+
+class StripsSystemPromptsInPlace(PayloadMapper):
+    """Hoists the system prompts, then deletes them from the caller's requests so they
+    are "not stored twice": the history the caller persists has lost its system prompts."""
+
+    name = "fake-strips-system-in-place"
+    version = "0"
+    providers = frozenset({"openai-chat"})
+    reproduces = ("dify-agent replace_run_history strips run data with dataclasses.replace so the source "
+                  "history stays intact; editing ModelRequest.parts in place corrupts what the caller stores "
+                  "(https://github.com/langgenius/dify/blob/main/dify-agent/src/dify_agent/runtime/history.py)")
+    violates = ("payload.input_untouched",)
+
+    def to_payload(self, history, *, provider, instructions=None):
+        body = super().to_payload(history, provider=provider, instructions=instructions)
+        for message in history:
+            if isinstance(message, ModelRequest):
+                message.parts = [p for p in message.parts if not isinstance(p, SystemPromptPart)]
+        return body
