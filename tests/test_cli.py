@@ -234,3 +234,15 @@ def test_console_script_and_pytest_plugin(tmp_path):
     assert plugin.returncode == 1, plugin.stdout[-2000:]
     assert "FAILED" in plugin.stdout and "thread.ancestors_only]" in plugin.stdout
     assert "PASSED" in plugin.stdout and "thread.no_crash]" in plugin.stdout
+
+
+def test_validate_command(tmp_path, capsys):
+    (tmp_path / "late.json").write_text('[{"role":"user","content":"hi"},{"role":"system","content":"late"}]')
+    (tmp_path / "ok.json").write_text('{"messages": [{"role": "user", "content": "hi"}]}')
+    (tmp_path / "cut.json").write_text('{"messages": [{"role": "user",\n "content": "hi"}')
+    assert run("validate", "late.json", "--provider", "qwen-vllm") == 1
+    out = capsys.readouterr().out
+    assert "Q3" in out and "System message must be at the beginning." in out
+    assert run("validate", "ok.json", "--provider", "openai-chat") == 0
+    assert run("validate", "cut.json", "--provider", "openai-chat") == 2
+    assert "cut.json:2:" in capsys.readouterr().err
