@@ -74,3 +74,16 @@ def test_cases_survive_their_json_form():
             assert contract.fingerprint(again) == contract.fingerprint(case)
 
         round_trip()
+
+
+def test_async_contract_methods_are_awaited():
+    from chatconform.reference.thread import extract_thread
+
+    class AsyncThreads:
+        name = "async-threads"
+
+        async def extract_thread(self, rows):
+            return extract_thread(rows)
+
+    verdicts = run_conformance(AsyncThreads, contracts=["thread"], profile="ci")
+    assert {v.status for v in verdicts} == {"pass"}

@@ -2,11 +2,14 @@
 
 Each call runs on a daemon thread with a deadline: an exception is captured, a call
 past the deadline is abandoned (the thread may block forever without keeping the
-process alive), and the suite goes on.
+process alive), and the suite goes on. A coroutine result (an ``async def`` contract
+method, as pydantic-ai's own mappers are) is run to completion on that thread.
 """
 
 from __future__ import annotations
 
+import asyncio
+import inspect
 import threading
 import time
 import traceback
@@ -34,7 +37,10 @@ def guarded_call(fn: Callable[[], Any], timeout: float = DEFAULT_TIMEOUT) -> Cal
 
     def target() -> None:
         try:
-            outcome.output = fn()
+            result = fn()
+            if inspect.iscoroutine(result):
+                result = asyncio.run(result)
+            outcome.output = result
         except BaseException as exc:  # noqa: BLE001 - any escape is the implementation's failure
             outcome.error = exc
             outcome.error_trace = _implementation_frames(exc)
