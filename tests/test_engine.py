@@ -87,3 +87,11 @@ def test_async_contract_methods_are_awaited():
 
     verdicts = run_conformance(AsyncThreads, contracts=["thread"], profile="ci")
     assert {v.status for v in verdicts} == {"pass"}
+
+
+def test_dev_profile_keeps_failures_in_its_example_database(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    verdicts = run_conformance("chatconform.fakes.thread:SinglePassTies", checks=["thread.reaches_root"],
+                               profile="dev")
+    assert verdicts[0].status == "fail"
+    assert any((tmp_path / ".chatconform" / "examples").rglob("*"))

@@ -141,11 +141,12 @@ class _Pass:
     """
 
     def __init__(self, impl: Implementation, contract: Contract, variant: str | None,
-                 profile: Profile, *, seed: int | None, timeout: float,
+                 profile: Profile, *, seed: int | None, stream: int | None, timeout: float,
                  selected: frozenset[str] | None, raise_for: str | None,
                  tick: Callable[[], None] | None):
         self.impl, self.contract, self.variant, self.profile = impl, contract, variant, profile
-        self.seed, self.timeout, self.selected, self.raise_for = seed, timeout, selected, raise_for
+        self.seed, self.stream = seed, stream
+        self.timeout, self.selected, self.raise_for = timeout, selected, raise_for
         self.tick = tick
         self.result = SearchResult()
         self.observed: dict[str, Failure] = {}
@@ -186,8 +187,13 @@ class _Pass:
         owner = "" if self.profile.derandomize and self.seed is None else self.impl.spec
         key = f"chatconform|{owner}|{self.contract.name}|{self.variant}"
         test._hypothesis_internal_add_digest = key.encode()
-        wrapped = self.profile.settings(seed=self.seed, scale=self.contract.examples_scale)(given(self.contract.cases(self.variant))(test))
-        if self.seed is not None:
+        if self.stream is not None:
+            # Both passes of a random profile draw from one stream. hypothesis.seed()
+            # would also switch the example database off, which the dev profile needs.
+            test._hypothesis_internal_use_seed = self.stream
+        settings = self.profile.settings(seed=self.seed, scale=self.contract.examples_scale)
+        wrapped = settings(given(self.contract.cases(self.variant))(test))
+        if self.seed is not None:  # the user's --seed: reproducible, as Hypothesis means it
             wrapped = hypothesis.seed(self.seed)(wrapped)
         try:
             wrapped()
@@ -226,9 +232,8 @@ def search(impl: Implementation, contract: Contract, variant: str | None, profil
     nothing; then each check it saw failing gets a pass of its own, on the same cases,
     that raises only that check and shrinks it.
     """
-    if seed is None and not profile.derandomize:
-        seed = random.getrandbits(64)
-    explore = _Pass(impl, contract, variant, profile, seed=seed, timeout=timeout,
+    stream = random.getrandbits(64) if seed is None and not profile.derandomize else None
+    explore = _Pass(impl, contract, variant, profile, seed=seed, stream=stream, timeout=timeout,
                     selected=selected, raise_for=None, tick=tick)
     result = explore.run()
     for check_id, failure in explore.observed.items():
@@ -236,7 +241,7 @@ def search(impl: Implementation, contract: Contract, variant: str | None, profil
             failure.shrunk = False
             result.failures[check_id] = failure
             continue
-        shrink = _Pass(impl, contract, variant, profile, seed=seed, timeout=timeout,
+        shrink = _Pass(impl, contract, variant, profile, seed=seed, stream=stream, timeout=timeout,
                        selected=selected, raise_for=check_id, tick=tick).run()
         result.examples += shrink.examples
         if check_id in shrink.failures:
