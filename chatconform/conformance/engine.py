@@ -137,7 +137,7 @@ class _Pass:
     """One Hypothesis run over the contract's cases.
 
     ``raise_for`` None explores: every case is evaluated, failures are only recorded.
-    ``raise_for`` {check}: that check's failures are raised, so Hypothesis shrinks them.
+    ``raise_for`` a check id: that check's failures are raised, so Hypothesis shrinks them.
     """
 
     def __init__(self, impl: Implementation, contract: Contract, variant: str | None,
@@ -244,6 +244,8 @@ def search(impl: Implementation, contract: Contract, variant: str | None, profil
         shrink = _Pass(impl, contract, variant, profile, seed=seed, stream=stream, timeout=timeout,
                        selected=selected, raise_for=check_id, tick=tick).run()
         result.examples += shrink.examples
+        if shrink.hung is not None and result.hung is None:
+            result.hung = shrink.hung  # hung on a case the explore pass never met
         if check_id in shrink.failures:
             result.failures[check_id] = shrink.failures[check_id]
         else:  # not met again (a flaky implementation): report the case it was seen on
