@@ -120,24 +120,16 @@ class Contract:
     def case_from_json(self, data: Any) -> Any:
         raise NotImplementedError
 
-    def output_to_json(self, output: Any) -> Any:
-        return repr(output)
-
     def size(self, case: Any) -> int:
         """How big a case is; the deep profile steers toward large ones."""
         return 0
 
 
-@dataclass
-class _Table:
-    contracts: dict[str, Contract] = field(default_factory=dict)
-
-
-_TABLE = _Table()
+_CONTRACTS: dict[str, Contract] = {}
 
 
 def all_contracts() -> dict[str, Contract]:
-    if not _TABLE.contracts:
+    if not _CONTRACTS:
         for name, module in CONTRACT_MODULES.items():
             try:
                 mod = importlib.import_module(module)
@@ -145,8 +137,8 @@ def all_contracts() -> dict[str, Contract]:
                 if exc.name == module:
                     continue  # contract not built yet
                 raise
-            _TABLE.contracts[name] = mod.CONTRACT
-    return _TABLE.contracts
+            _CONTRACTS[name] = mod.CONTRACT
+    return _CONTRACTS
 
 
 def get_contract(name: str) -> Contract:

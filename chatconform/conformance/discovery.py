@@ -63,14 +63,21 @@ def load(spec: str) -> Implementation:
     return wrap(target, spec)
 
 
+def _contract_methods() -> list[str]:
+    return [c.method for c in all_contracts().values()]
+
+
+def _has_contract_method(obj: Any) -> bool:
+    return any(callable(getattr(obj, m, None)) for m in _contract_methods())
+
+
 def wrap(target: Any, spec: str | None = None) -> Implementation:
     """Turn a class, instance or factory into an :class:`Implementation`."""
     obj = _instantiate(target, spec)
     label = spec or _describe(obj)
-    methods = [c.method for c in all_contracts().values()]
-    if not any(callable(getattr(obj, m, None)) for m in methods):
+    if not _has_contract_method(obj):
         raise ConfigError(f"{label} ({type(obj).__name__}) has none of the contract methods: "
-                          f"{', '.join(methods)}")
+                          f"{', '.join(_contract_methods())}")
     expected = dict(getattr(obj, "expected_failures", None) or {})
     for check_id in expected:
         try:
@@ -92,14 +99,13 @@ def wrap(target: Any, spec: str | None = None) -> Implementation:
 
 
 def _instantiate(target: Any, spec: str | None) -> Any:
-    methods = [c.method for c in all_contracts().values()]
     if inspect.isclass(target):
         try:
             return target()
         except Exception as exc:  # noqa: BLE001
             raise ConfigError(f"{spec}: could not instantiate {target.__name__}(): "
                               f"{type(exc).__name__}: {exc}") from None
-    if any(callable(getattr(target, m, None)) for m in methods):
+    if _has_contract_method(target):
         return target
     if callable(target):
         try:

@@ -104,9 +104,6 @@ class PayloadContract(Contract):
             raise ValueError(f"history is not a pydantic-ai message list: {exc}") from None
         return PayloadCase(history, data.get("instructions"))
 
-    def output_to_json(self, output):
-        return output
-
     def size(self, case):
         return len(case.history)
 

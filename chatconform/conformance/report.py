@@ -11,7 +11,6 @@ from collections import Counter
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
 
 from chatconform.conformance.discovery import Implementation
 from chatconform.conformance.engine import STATUSES, Verdict
@@ -175,7 +174,3 @@ def diff(old: Report, new: Report) -> Diff:
                 result.changed.append(row)
     result.disappeared = [(*key, status) for key, status in before.items() if key not in after]
     return result
-
-
-def to_jsonable(value: Any) -> Any:
-    return json.loads(json.dumps(value, default=str))

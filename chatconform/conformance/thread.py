@@ -67,9 +67,6 @@ class ThreadContract(Contract):
                                  f"created_at ({exc})") from None
         return rows
 
-    def output_to_json(self, output):
-        return _ids(output) if isinstance(output, (list, tuple)) else repr(output)
-
     def size(self, case):
         return len(case)
 

@@ -31,11 +31,6 @@ class Row:
     created_at: datetime
 
 
-def is_head(row: RowLike) -> bool:
-    """A head is a first turn or a regeneration of the first turn (parent None or "")."""
-    return not row.parent_message_id
-
-
 def extract_thread(rows_newest_first: Sequence[RowLike]) -> list[RowLike]:
     """Return the thread of the newest row, newest first.
 
