@@ -7,7 +7,6 @@ configuration error, 3 nothing was selected to run.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
 from typing import Any
@@ -17,10 +16,6 @@ from rich.markup import escape
 from rich.table import Table
 
 from chatconform.conformance.registry import ConfigError
-
-STYLE = {"pass": "green", "fail": "bold red", "error": "bold magenta", "skip": "dim",
-         "xfail": "yellow"}
-
 
 def _version() -> str:
     from chatconform.reference import __version__
@@ -155,6 +150,7 @@ def cmd_run(args, out: Console, err: Console) -> int:
     verdicts = engine.run(impls, selection, profile, seed=args.seed,
                           timeout=args.timeout or DEFAULT_TIMEOUT, progress=_Progress(err))
     seconds = time.perf_counter() - started
+    repro.save_failures(verdicts)
     head = report.header(impls, version=_version(), profile=profile.name, seed=args.seed)
     foot = report.footer(verdicts, seconds)
     if args.report:
@@ -164,7 +160,7 @@ def cmd_run(args, out: Console, err: Console) -> int:
         err.print("nothing to run: every selected check was skipped (" + "; ".join(reasons) + ")")
         return 3
     _print_matrix(out, [report.result_line(v) for v in verdicts])
-    _print_failures(out, verdicts, repro)
+    _print_failures(out, verdicts)
     counts = foot["counts"]
     out.print(", ".join(f"{n} {s}" for s, n in counts.items() if n) + f" in {seconds:.1f}s")
     if args.report:
@@ -173,7 +169,7 @@ def cmd_run(args, out: Console, err: Console) -> int:
 
 
 def _print_matrix(out: Console, results: list[dict]) -> None:
-    from chatconform.conformance.report import LABELS, matrix
+    from chatconform.conformance.report import matrix
 
     impls, checks, cells = matrix(results)
     table = Table(title="conformance", title_justify="left")
@@ -183,54 +179,45 @@ def _print_matrix(out: Console, results: list[dict]) -> None:
     for check in checks:
         row = []
         for impl in impls:
-            status = cells.get((check, impl), "")
-            row.append(f"[{STYLE[status]}]{LABELS[status]}[/]" if status else "")
+            cell = cells.get((check, impl))
+            row.append(f"[{cell.status.style}]{escape(cell.label)}[/]" if cell else "")
         table.add_row(check, *row)
     out.print(table)
 
 
-def _print_failures(out: Console, verdicts, repro) -> None:
-    from chatconform.conformance.registry import get_check
+def _print_failures(out: Console, verdicts) -> None:
+    from chatconform.conformance.present import describe
+    from chatconform.conformance.status import Status
 
+    grouped: dict[tuple[Status, str, str], list[str]] = {}
     for verdict in verdicts:
-        if verdict.status == "error":
-            out.print(f"\n[bold magenta]ERROR[/] {verdict.check} · {escape(verdict.implementation)}: "
-                      f"{escape(verdict.message)}")
-        if verdict.status != "fail":
+        status = Status(verdict.status)
+        if status in (Status.ERROR, Status.NOT_EVALUATED):
+            grouped.setdefault((status, verdict.implementation, verdict.message), []).append(verdict.check)
+    for (status, impl, message), checks in grouped.items():
+        word = "ERROR" if status == Status.ERROR else "NOT EVALUATED"
+        out.print(f"\n[{status.style}]{word}[/] {', '.join(checks)} · {escape(impl)}: {escape(message)}")
+    for verdict in verdicts:
+        if Status(verdict.status) != Status.FAIL:
             continue
-        check = get_check(verdict.check)
         for failure in verdict.failures:
-            variant = f" [{failure.variant}]" if failure.variant else ""
-            out.print(f"\n[bold red]FAIL[/] [bold]{verdict.check}[/]{escape(variant)} · "
-                      f"{escape(verdict.implementation)}")
-            out.print(f"  why:      {escape(check.rationale)}")
-            out.print(f"  what:     {escape(failure.message)}")
-            if failure.expected is not None or failure.actual is not None:
-                out.print(f"  expected: {escape(_short(failure.expected))}")
-                out.print(f"  actual:   {escape(_short(failure.actual))}")
-            shrunk = "minimal input" if failure.shrunk else "input (not shrunk)"
-            out.print(f"  {shrunk}:")
-            _print_block(out, json.dumps(failure.case, indent=2))
-            record = repro.failure_record(verdict, failure)
-            try:
-                path = repro.save_failure(record)
-            except OSError as exc:
-                out.print(f"  not saved: {escape(str(exc))}")
-            else:
-                out.print(f"  saved:    {path}  (re-run: chatconform replay {path})")
+            shown = describe(verdict, failure)
+            head, _, rest = shown.title.partition(" ")
+            out.print(f"\n[bold red]{head}[/] [bold]{escape(rest)}[/]")
+            for label, text in shown.fields:
+                out.print(f"  {label + ':':<9} {escape(text)}")
+            out.print(f"  {shown.input_label}:")
+            _print_block(out, shown.input_json)
+            if failure.saved and not failure.saved.startswith("not saved"):
+                out.print(f"  re-run:   chatconform replay {escape(failure.saved)}")
             out.print("  regression test:")
-            _print_block(out, repro.regression_test(record))
+            _print_block(out, shown.test)
 
 
 def _print_block(out: Console, text: str) -> None:
     """Indented, unstyled and unwrapped, so it can be copied as it is."""
     for line in text.rstrip("\n").splitlines():
         out.print(("    " + line).rstrip(), markup=False, highlight=False, soft_wrap=True)
-
-
-def _short(value: Any, limit: int = 400) -> str:
-    text = value if isinstance(value, str) else json.dumps(value, default=str)
-    return text if len(text) <= limit else text[:limit] + " …"
 
 
 # -- list, replay, summary, diff, validate ----------------------------------------------------
@@ -302,7 +289,7 @@ def cmd_summary(args, out: Console, err: Console) -> int:
         _print_matrix(out, parsed.results)
         counts = parsed.footer.get("counts", {})
         out.print(", ".join(f"{n} {s}" for s, n in counts.items() if n))
-    return 1 if any(r["status"] in ("fail", "error") for r in parsed.results) else 0
+    return 1 if any(report.status_of(r).fails_run for r in parsed.results) else 0
 
 
 def cmd_diff(args, out: Console, err: Console) -> int:

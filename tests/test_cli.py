@@ -21,7 +21,7 @@ def run(*args):
     return main(list(args))
 
 
-QUICK = ("--examples", "40")  # for tests of the plumbing, not of what the checks find
+QUICK = ("--examples", "200")  # for tests of the plumbing, not of what the checks find
 
 
 def read_report(path):
@@ -109,7 +109,7 @@ def test_printed_regression_test_runs_and_fails_on_the_bug(tmp_path):
     done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
                            "test_regression.py"], capture_output=True, text=True, timeout=120)
     assert done.returncode == 1, done.stdout[-2000:]
-    assert "thread.ancestors_only failed for fake-dify-39031" in done.stdout
+    assert "FAIL thread.ancestors_only · fake-dify-39031" in done.stdout
     fixed = repro.regression_test(dict(record, implementation="reference"))
     (tmp_path / "test_regression.py").write_text(fixed)
     done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",

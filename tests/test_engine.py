@@ -70,8 +70,8 @@ def test_cases_survive_their_json_form():
         @hsettings(max_examples=30, derandomize=True, database=None, deadline=None)
         @given(contract.cases(None if contract.name == "thread" else "openai-chat"))
         def round_trip(case):
-            again = contract.case_from_json(contract.case_to_json(case))
-            assert contract.fingerprint(again) == contract.fingerprint(case)
+            as_json = contract.case_to_json(case)
+            assert contract.case_to_json(contract.case_from_json(as_json)) == as_json
 
         round_trip()
 

@@ -1,8 +1,9 @@
 """Finding implementations: the entry-point group, or ``module:attr`` without installing.
 
 An implementation is any object with some contract methods (found by presence) and a
-``name`` and ``version``; optional ``providers`` and ``expected_failures``. The target
-may be a class (instantiated), an instance, or a zero-argument factory.
+``name`` and ``version``; optional ``expected_failures``, and the settings its contracts
+read (``providers`` for ``to_payload``; each contract declares and validates its own).
+The target may be a class (instantiated), an instance, or a zero-argument factory.
 """
 
 from __future__ import annotations
@@ -17,7 +18,8 @@ from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Any
 
-from chatconform.conformance.contracts import Contract, all_contracts
+from chatconform.conformance.contract import Contract
+from chatconform.conformance.contracts import all_contracts
 from chatconform.conformance.registry import ConfigError, get_check
 
 GROUP = "chatconform.implementations"
@@ -29,7 +31,7 @@ class Implementation:
     version: str
     spec: str  # how to load it again: an entry-point name or module:attr
     obj: Any
-    providers: frozenset[str] = frozenset()
+    options: dict[str, Any] = field(default_factory=dict)  # settings the contracts read
     expected_failures: dict[str, str] = field(default_factory=dict)
 
     def method(self, contract: Contract):
@@ -84,16 +86,15 @@ def wrap(target: Any, spec: str | None = None) -> Implementation:
             get_check(check_id)
         except ConfigError as exc:
             raise ConfigError(f"{label}: expected_failures names {exc}") from None
-    providers = getattr(obj, "providers", None) or ()
-    if isinstance(providers, str) or not all(isinstance(p, str) for p in providers):
-        raise ConfigError(f"{label}: providers must be a set of provider ids such as "
-                          f"{{'openai-chat'}}, got {providers!r}")
+    options: dict[str, Any] = {}
+    for contract in all_contracts().values():
+        options.update(contract.read_options(obj, label))
     return Implementation(
         name=str(getattr(obj, "name", None) or label),
         version=str(getattr(obj, "version", None) or "unknown"),
         spec=label,
         obj=obj,
-        providers=frozenset(providers),
+        options=options,
         expected_failures=expected,
     )
 

@@ -1,16 +1,17 @@
 """The engine: one Hypothesis search per (implementation, contract, variant).
 
-Each drawn case is evaluated against every check of the contract. The first failing
-check of a case is raised as an exception type of its own, so Hypothesis shrinks each
-check's failure separately and reports them all. A check seen failing during the
-search but not reported (another check failed first on every such case) gets a search
-of its own. Verdicts are then folded per (implementation, check).
+Each drawn case goes through the implementation once and then through every check of the
+contract (:func:`evaluate_case`). An exploring pass records what fails; each check seen
+failing then gets a pass of its own that shrinks its failure (:func:`search`). Verdicts
+are folded per (implementation, check): a check passes only where it was evaluated, and a
+check evaluated on no case at all is ``not_evaluated``, never a pass.
 """
 
 from __future__ import annotations
 
 import random
 import time
+from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -19,13 +20,13 @@ import hypothesis
 from hypothesis import given
 from hypothesis.errors import HypothesisException
 
-from chatconform.conformance.contracts import Contract, Example, all_contracts, get_contract
+from chatconform.conformance.contract import Contract, Example
+from chatconform.conformance.contracts import all_contracts, get_contract
 from chatconform.conformance.discovery import Implementation
 from chatconform.conformance.guard import DEFAULT_TIMEOUT, guarded_call
 from chatconform.conformance.profiles import Profile, get_profile
-from chatconform.conformance.registry import ConfigError, Violation, get_check
-
-STATUSES = ("pass", "fail", "error", "skip", "xfail")
+from chatconform.conformance.registry import ConfigError, NotApplicable, Violation, get_check
+from chatconform.conformance.status import Status
 
 
 @dataclass
@@ -39,6 +40,7 @@ class Failure:
     expected: Any = None
     actual: Any = None
     shrunk: bool = True
+    saved: str | None = None  # where the run saved it, once it has
 
 
 @dataclass
@@ -47,10 +49,11 @@ class Verdict:
     spec: str  # how to load it again
     contract: str
     check: str
-    status: str
+    status: Status
     message: str = ""
     failures: list[Failure] = field(default_factory=list)
-    examples: int = 0
+    examples: int = 0  # cases the search drew and ran
+    evaluated: int = 0  # of those, cases this check was evaluated on
 
 
 class _CheckFailed(Exception):
@@ -67,61 +70,100 @@ def _failure_type(check_id: str) -> type[_CheckFailed]:
     return _FAILURE_TYPES[check_id]
 
 
-def evaluate_case(impl: Implementation, contract: Contract, case: Any, variant: str | None,
-                  *, timeout: float, only: frozenset[str] | None = None
-                  ) -> tuple[list[Failure], dict[str, str], bool]:
-    """Run one case through the implementation and every check.
+class EngineCaseError(Exception):
+    """chatconform itself could not copy, fingerprint or serialise a case: our bug, not the
+    implementation's. Carries a readable (possibly shortened) form of the case."""
 
-    Returns (failures in check order, checks whose own code raised, whether it hung).
+    def __init__(self, stage: str, error: BaseException, case: Any):
+        text = repr(case)
+        self.case_text = text if len(text) <= 2000 else text[:2000] + " …"
+        super().__init__(f"the engine could not {stage} a generated case "
+                         f"({type(error).__name__}: {str(error)[:300]})")
+
+
+@dataclass
+class Evaluation:
+    """What one case gave: failures in check order, checks whose own code raised, whether
+    the call hung, whether its output could be judged, and the checks evaluated on it."""
+
+    failures: list[Failure] = field(default_factory=list)
+    broken: dict[str, str] = field(default_factory=dict)
+    hung: bool = False
+    judged: bool = True
+    evaluated: set[str] = field(default_factory=set)
+
+
+def evaluate_case(impl: Implementation, contract: Contract, case: Any, variant: str | None,
+                  *, timeout: float, only: frozenset[str] | None = None) -> Evaluation:
+    """Run one case through the implementation and every (selected) check.
+
+    Checks that judge the output are evaluated only when the call returned a well-formed
+    result; where it raised, hung or returned something malformed they were not evaluated
+    on this case (``<contract>.no_crash`` says why). Raises :class:`EngineCaseError` when
+    the engine cannot handle the case itself.
     """
+    def wanted(check_id: str) -> bool:
+        return only is None or check_id in only
+
+    try:
+        original = contract.fingerprint(case)
+        working = contract.copy_case(case)
+    except Exception as exc:  # noqa: BLE001 - the engine's own failure, reported as such
+        raise EngineCaseError("copy or fingerprint", exc, case) from exc
     fn = impl.method(contract)
-    original = contract.fingerprint(case)
-    working = contract.copy_case(case)
     outcome = guarded_call(lambda: contract.call(fn, working, variant), timeout)
-    failures: list[Failure] = []
-    broken: dict[str, str] = {}
+    result = Evaluation()
     as_json: list[Any] = []  # the case as JSON, made only when something fails
 
     def case_json() -> Any:
         if not as_json:
-            as_json.append(contract.case_to_json(case))
+            try:
+                as_json.append(contract.case_to_json(case))
+            except Exception as exc:  # noqa: BLE001
+                raise EngineCaseError("write as JSON", exc, case) from exc
         return as_json[0]
 
-    def fail(short: str, message: str, expected: Any = None, actual: Any = None) -> None:
-        failures.append(Failure(contract.check_id(short), message, case_json(), variant,
-                                expected, actual))
+    def fail(check_id: str, message: str, expected: Any = None, actual: Any = None) -> None:
+        result.failures.append(Failure(check_id, message, case_json(), variant, expected, actual))
 
+    crash, untouched = contract.check_id("no_crash"), contract.check_id("input_untouched")
+    result.evaluated.add(crash)
     if outcome.timed_out:
-        fail("no_crash", f"the call did not return within {timeout:g}s (hung)")
-        return failures, broken, True
+        result.hung, result.judged = True, False
+        fail(crash, f"the call did not return within {timeout:g}s (hung)")
+        return result
+    problem = None
     if outcome.error is not None:
-        fail("no_crash", f"raised {outcome.describe_error()}",
-             expected="a result", actual=outcome.error_trace.strip() or outcome.describe_error())
-    elif (problem := contract.output_problem(outcome.output)) is not None:
-        fail("no_crash", problem)
-    try:
-        mutated = contract.fingerprint(working) != original
-    except Exception as exc:  # noqa: BLE001 - the implementation broke the input's shape
-        mutated, detail = True, f"{type(exc).__name__}: {exc}"
-    else:
-        detail = ""
-    if mutated:
-        fail("input_untouched", "the implementation changed its input" +
-             (f" ({detail})" if detail else ""))
-    if failures and failures[0].check.endswith(".no_crash"):
-        return failures, broken, False
+        problem = f"raised {outcome.describe_error()}"
+        fail(crash, problem, expected="a result",
+             actual=outcome.error_trace.strip() or outcome.describe_error())
+    elif (problem := contract.output_problem(outcome.output, case)) is not None:
+        fail(crash, problem)
+    result.judged = problem is None
+    if wanted(untouched):
+        result.evaluated.add(untouched)
+        try:
+            mutated, detail = contract.fingerprint(working) != original, ""
+        except Exception as exc:  # noqa: BLE001 - the implementation broke the input's shape
+            mutated, detail = True, f" ({type(exc).__name__}: {exc})"
+        if mutated:
+            fail(untouched, "the implementation changed its input" + detail)
+    if not result.judged:
+        return result
     example = Example(contract, case, outcome.output, variant)
     for check in contract.ordered_checks():
-        if check.evaluate is None or (only is not None and check.id not in only):
+        if check.evaluate is None or not wanted(check.id):
             continue
         try:
             check.evaluate(example)
+        except NotApplicable:
+            continue
         except Violation as violation:
-            failures.append(Failure(check.id, violation.message, case_json(), variant,
-                                    violation.expected, violation.actual))
+            fail(check.id, violation.message, violation.expected, violation.actual)
         except Exception as exc:  # noqa: BLE001 - a check must not take the run down
-            broken[check.id] = f"the check itself raised {type(exc).__name__}: {exc}"
-    return failures, broken, False
+            result.broken[check.id] = f"the check itself raised {type(exc).__name__}: {exc}"
+        result.evaluated.add(check.id)
+    return result
 
 
 @dataclass
@@ -130,7 +172,11 @@ class SearchResult:
     broken: dict[str, str] = field(default_factory=dict)
     hung: Failure | None = None
     aborted: str | None = None  # Hypothesis itself gave up (health check, bad strategy)
-    examples: int = 0
+    engine_error: EngineCaseError | None = None
+    examples: int = 0  # cases the exploring pass ran through the implementation
+    unjudged: int = 0  # of those, cases whose output could not be judged
+    evaluated: Counter = field(default_factory=Counter)  # check id -> cases evaluated on
+    replayed: int = 0  # cases the shrinking passes ran
 
 
 class _Pass:
@@ -152,26 +198,32 @@ class _Pass:
         self.observed: dict[str, Failure] = {}
 
     def test(self, case: Any) -> None:
-        if self.result.hung is not None:
-            return
+        if self.result.hung is not None or self.result.engine_error is not None:
+            return  # an abandoned call may still run: calling again would pile up threads
         if self.profile.steer_to_large:
             hypothesis.target(float(self.contract.size(case)), label="size")
-        self.result.examples += 1
         if self.tick:
             self.tick()
         only = frozenset({self.raise_for}) if self.raise_for else self.selected
-        failures, broken, hung = evaluate_case(self.impl, self.contract, case, self.variant,
-                                               timeout=self.timeout, only=only)
-        for check_id, message in broken.items():
-            self.result.broken.setdefault(check_id, message)
-        if hung:
-            failures[0].shrunk = False
-            self.result.hung = failures[0]
+        try:
+            evaluation = evaluate_case(self.impl, self.contract, case, self.variant,
+                                       timeout=self.timeout, only=only)
+        except EngineCaseError as exc:
+            self.result.engine_error = exc
             return
-        for failure in failures:
+        self.result.examples += 1
+        self.result.unjudged += not evaluation.judged
+        self.result.evaluated.update(evaluation.evaluated)
+        for check_id, message in evaluation.broken.items():
+            self.result.broken.setdefault(check_id, message)
+        if evaluation.hung:
+            evaluation.failures[0].shrunk = False
+            self.result.hung = evaluation.failures[0]
+            return
+        for failure in evaluation.failures:
             if self.selected is None or failure.check in self.selected:
                 self.observed.setdefault(failure.check, failure)
-        for failure in failures:
+        for failure in evaluation.failures:
             if failure.check == self.raise_for:
                 error = _failure_type(failure.check)(failure.message)
                 error.failure = failure
@@ -237,13 +289,13 @@ def search(impl: Implementation, contract: Contract, variant: str | None, profil
                     selected=selected, raise_for=None, tick=tick)
     result = explore.run()
     for check_id, failure in explore.observed.items():
-        if result.hung is not None or result.aborted:
+        if result.hung is not None or result.aborted or result.engine_error:
             failure.shrunk = False
             result.failures[check_id] = failure
             continue
         shrink = _Pass(impl, contract, variant, profile, seed=seed, stream=stream, timeout=timeout,
                        selected=selected, raise_for=check_id, tick=tick).run()
-        result.examples += shrink.examples
+        result.replayed += shrink.examples
         if shrink.hung is not None and result.hung is None:
             result.hung = shrink.hung  # hung on a case the explore pass never met
         if check_id in shrink.failures:
@@ -268,7 +320,7 @@ def contract_verdicts(impl: Implementation, contract: Contract, profile: Profile
     else:
         reason = contract.skip_reason(impl)
     if reason:
-        return [Verdict(impl.name, impl.spec, contract.name, c.id, "skip", reason) for c in selected]
+        return [Verdict(impl.name, impl.spec, contract.name, c.id, Status.SKIP, reason) for c in selected]
 
     chosen = frozenset(c.id for c in selected) if checks is not None else None
     results: list[tuple[str | None, SearchResult]] = []
@@ -289,6 +341,9 @@ def contract_verdicts(impl: Implementation, contract: Contract, profile: Profile
     for check in selected:
         verdict = _fold(impl, contract, check.id, results)
         verdict.examples = examples
+        verdict.evaluated = sum(r.evaluated[check.id] for _, r in results)
+        if verdict.status == Status.PASS and not verdict.evaluated:
+            verdict.status, verdict.message = Status.NOT_EVALUATED, _why_not_evaluated(contract, results)
         verdicts.append(_apply_expectation(impl, verdict))
     return verdicts
 
@@ -304,17 +359,28 @@ def _fold(impl, contract, check_id, results) -> Verdict:
     if failures:
         where = sorted({f.variant for f in failures if f.variant})
         suffix = f" (for {', '.join(where)})" if where else ""
-        return verdict("fail", failures[0].message + suffix, failures)
+        return verdict(Status.FAIL, failures[0].message + suffix, failures)
     broken = [r.broken[check_id] for _, r in results if check_id in r.broken]
     if broken:
-        return verdict("error", broken[0])
+        return verdict(Status.ERROR, broken[0])
     aborted = [f"{v}: {r.aborted}" if v else r.aborted for v, r in results if r.aborted]
     if aborted:
-        return verdict("error", f"search stopped: {aborted[0]}")
-    if hung:
-        return verdict("error", "not evaluated: the implementation hung on an example "
-                                f"(see {contract.check_id('no_crash')})")
-    return verdict("pass")
+        return verdict(Status.ERROR, f"search stopped: {aborted[0]}")
+    engine = [r.engine_error for _, r in results if r.engine_error is not None]
+    if engine:
+        return verdict(Status.ERROR, f"{engine[0]}; this is a chatconform bug, not the implementation's "
+                                     f"(case: {engine[0].case_text})")
+    return verdict(Status.PASS)
+
+
+def _why_not_evaluated(contract: Contract, results) -> str:
+    crash = contract.check_id("no_crash")
+    if any(r.hung is not None for _, r in results) and not any(r.examples - r.unjudged for _, r in results):
+        return f"not evaluated: the implementation hung before returning any result (see {crash})"
+    if any(r.unjudged for _, r in results) and not any(r.examples - r.unjudged for _, r in results):
+        return (f"not evaluated: the implementation raised or returned a malformed result on every "
+                f"case (see {crash})")
+    return "not evaluated: no generated case was one this check applies to"
 
 
 def _apply_expectation(impl: Implementation, verdict: Verdict) -> Verdict:
@@ -322,10 +388,10 @@ def _apply_expectation(impl: Implementation, verdict: Verdict) -> Verdict:
     reason = impl.expected_failures.get(verdict.check)
     if reason is None:
         return verdict
-    if verdict.status == "fail":
-        verdict.status, verdict.message = "xfail", f"expected failure: {reason} ({verdict.message})"
-    elif verdict.status == "pass":
-        verdict.status = "error"
+    if verdict.status == Status.FAIL:
+        verdict.status, verdict.message = Status.XFAIL, f"expected failure: {reason} ({verdict.message})"
+    elif verdict.status == Status.PASS:
+        verdict.status = Status.ERROR
         verdict.message = f"unexpected pass: {verdict.check} is listed as an expected failure ({reason})"
     return verdict
 
@@ -365,10 +431,10 @@ def run(impls: list[Implementation], selection: Selection, profile: str | Profil
 
 
 def nothing_ran(verdicts: list[Verdict]) -> bool:
-    return all(v.status == "skip" for v in verdicts)
+    return all(v.status == Status.SKIP for v in verdicts)
 
 
 def exit_code(verdicts: list[Verdict]) -> int:
     if nothing_ran(verdicts):
         return 3
-    return 1 if any(v.status in ("fail", "error") for v in verdicts) else 0
+    return 1 if any(Status(v.status).fails_run for v in verdicts) else 0

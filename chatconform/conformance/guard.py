@@ -13,6 +13,7 @@ import inspect
 import threading
 import time
 import traceback
+from pathlib import Path
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -55,7 +56,11 @@ def guarded_call(fn: Callable[[], Any], timeout: float = DEFAULT_TIMEOUT) -> Cal
     return outcome
 
 
+_ENGINE_DIR = str(Path(__file__).resolve().parent)
+
+
 def _implementation_frames(exc: BaseException, limit: int = 6) -> str:
-    """The innermost frames: where in the implementation it failed, not our plumbing."""
-    frames = traceback.extract_tb(exc.__traceback__)[1:]
+    """The innermost frames of the implementation: where it failed, not the engine's plumbing."""
+    frames = [frame for frame in traceback.extract_tb(exc.__traceback__)
+              if not str(Path(frame.filename).resolve()).startswith(_ENGINE_DIR)]
     return "".join(traceback.format_list(frames[-limit:]))

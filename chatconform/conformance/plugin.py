@@ -82,7 +82,10 @@ class _Session:
         if key not in self.verdicts:
             profile = get_profile(self.config.getoption("chatconform_profile"))
             timeout = self.config.getoption("chatconform_timeout") or DEFAULT_TIMEOUT
+            from chatconform.conformance.repro import save_failures
+
             found = engine.contract_verdicts(impl, contract, profile, timeout=timeout)
+            save_failures(found)
             self.verdicts[key] = {v.check: v for v in found}
         return self.verdicts[key][check_id]
 
@@ -94,27 +97,16 @@ def chatconform_session(request: pytest.FixtureRequest) -> _Session:
 
 def assert_verdict(verdict) -> None:
     """Turn a verdict into the pytest outcome of its item."""
-    from chatconform.conformance import repro
-    from chatconform.conformance.registry import get_check
+    from chatconform.conformance.present import describe
+    from chatconform.conformance.status import Status
 
-    if verdict.status == "skip":
+    status = Status(verdict.status)
+    if status == Status.SKIP:
         pytest.skip(verdict.message)
-    if verdict.status == "xfail":
+    if status == Status.XFAIL:
         pytest.xfail(verdict.message)
-    if verdict.status == "error":
-        pytest.fail(f"error: {verdict.message}", pytrace=False)
-    if verdict.status == "fail":
-        import json
-
-        failure = verdict.failures[0]
-        record = repro.failure_record(verdict, failure)
-        lines = [
-            f"{verdict.check} failed for {verdict.implementation}: {verdict.message}",
-            f"why: {get_check(verdict.check).rationale}",
-        ]
-        if failure.expected is not None or failure.actual is not None:
-            lines += [f"expected: {failure.expected!r}", f"actual:   {failure.actual!r}"]
-        lines += ["minimal input:", json.dumps(failure.case, indent=2),
-                  f"saved: {repro.save_failure(record)}", "regression test:",
-                  repro.regression_test(record)]
-        pytest.fail("\n".join(lines), pytrace=False)
+    if status == Status.FAIL:
+        pytest.fail("\n\n".join(describe(verdict, failure).plain() for failure in verdict.failures),
+                    pytrace=False)
+    if status.fails_run:
+        pytest.fail(f"{status.value}: {verdict.message}", pytrace=False)

@@ -30,12 +30,13 @@ class Profile:
     use_database: bool
     steer_to_large: bool  # call hypothesis.target() on the case size
     description: str
+    exact_examples: bool = False  # max_examples as given, not scaled per contract
 
     def settings(self, *, seed: int | None = None, scale: float = 1.0) -> settings:
         derandomize = self.derandomize and seed is None
         return settings(
             parent=settings.get_profile("default"),
-            max_examples=max(1, round(self.max_examples * scale)),
+            max_examples=self.max_examples if self.exact_examples else max(1, round(self.max_examples * scale)),
             derandomize=derandomize,
             database=DirectoryBasedExampleDatabase(DATABASE_DIR) if self.use_database else None,
             verbosity=Verbosity.quiet,
@@ -68,5 +69,5 @@ def get_profile(name: str, *, examples: int | None = None) -> Profile:
     if examples is not None:
         if examples < 1:
             raise ConfigError(f"--examples must be at least 1, got {examples}")
-        profile = replace(profile, max_examples=examples)
+        profile = replace(profile, max_examples=examples, exact_examples=True)
     return profile

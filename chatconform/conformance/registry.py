@@ -26,6 +26,11 @@ class Violation(Exception):
         self.actual = actual
 
 
+class NotApplicable(Exception):
+    """Raised by a check for a case it has nothing to judge on (say, a history with no user
+    content for ``user_led``): the case does not count as one the check was evaluated on."""
+
+
 @dataclass(frozen=True)
 class Check:
     id: str

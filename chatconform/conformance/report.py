@@ -13,8 +13,9 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from chatconform.conformance.discovery import Implementation
-from chatconform.conformance.engine import STATUSES, Verdict
+from chatconform.conformance.engine import Verdict
 from chatconform.conformance.registry import ConfigError
+from chatconform.conformance.status import STATUSES, Status
 
 
 def header(impls: list[Implementation], *, version: str, profile: str, seed: int | None) -> dict:
@@ -27,10 +28,14 @@ def header(impls: list[Implementation], *, version: str, profile: str, seed: int
         "started": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "implementations": {
             impl.name: {"version": impl.version, "spec": impl.spec, "contracts": impl.contracts(),
-                        "providers": sorted(impl.providers)}
+                        "options": {k: _jsonable(v) for k, v in impl.options.items()}}
             for impl in impls
         },
     }
+
+
+def _jsonable(value):
+    return sorted(value) if isinstance(value, (set, frozenset)) else value
 
 
 def result_line(verdict: Verdict) -> dict:
@@ -40,17 +45,18 @@ def result_line(verdict: Verdict) -> dict:
         "implementation": verdict.implementation,
         "contract": verdict.contract,
         "check": verdict.check,
-        "status": verdict.status,
+        "status": str(verdict.status),
         "message": verdict.message,
         "example": failure.case if failure else None,
         "variant": failure.variant if failure else None,
         "examples": verdict.examples,
+        "evaluated": verdict.evaluated,
     }
 
 
 def footer(verdicts: list[Verdict], seconds: float) -> dict:
     counts = Counter(v.status for v in verdicts)
-    return {"type": "footer", "counts": {s: counts.get(s, 0) for s in STATUSES},
+    return {"type": "footer", "counts": {str(s): counts.get(s, 0) for s in STATUSES},
             "seconds": round(seconds, 3)}
 
 
@@ -100,20 +106,47 @@ def read(path: str | Path) -> Report:
     if records[-1]["type"] != "footer":
         raise ConfigError(f"{path}: no footer line: the report is truncated")
     results = [r for r in records[1:-1] if r["type"] == "result"]
+    known = {str(status) for status in STATUSES}
+    damaged = next((r for r in results if r.get("status") not in known or "check" not in r
+                    or "implementation" not in r), None)
+    if damaged is not None:
+        raise ConfigError(f"{path}: a result line without a known status, check and implementation: "
+                          f"{json.dumps(damaged)[:200]}")
     return Report(records[0], results, records[-1])
 
 
 # -- rendering ---------------------------------------------------------------------------------
 
-def matrix(results: list[dict]) -> tuple[list[str], list[str], dict[tuple[str, str], str]]:
-    """(implementations, checks, status by (check, implementation)) in first-seen order."""
+@dataclass(frozen=True)
+class Cell:
+    """One matrix cell: a status, and on how many of the search's cases it was evaluated."""
+
+    status: Status
+    evaluated: int | None = None
+    examples: int | None = None
+
+    @property
+    def label(self) -> str:
+        partial = (self.status in (Status.PASS, Status.FAIL) and self.examples and self.evaluated is not None
+                   and self.evaluated < self.examples)
+        return f"{self.status.label} {self.evaluated}/{self.examples}" if partial else self.status.label
+
+
+def status_of(result: dict) -> Status:
+    """The status of a report line; an unknown one is a damaged report."""
+    try:
+        return Status(result["status"])
+    except (KeyError, ValueError):
+        raise ConfigError(f"not a chatconform report result (status {result.get('status')!r})") from None
+
+
+def matrix(results: list[dict]) -> tuple[list[str], list[str], dict[tuple[str, str], Cell]]:
+    """(implementations, checks, cell by (check, implementation)) in first-seen order."""
     impls = list(dict.fromkeys(r["implementation"] for r in results))
     checks = list(dict.fromkeys(r["check"] for r in results))
-    cells = {(r["check"], r["implementation"]): r["status"] for r in results}
+    cells = {(r["check"], r["implementation"]): Cell(status_of(r), r.get("evaluated"), r.get("examples"))
+             for r in results}
     return impls, checks, cells
-
-
-LABELS = {"pass": "pass", "fail": "FAIL", "error": "error", "skip": "skip", "xfail": "xfail"}
 
 
 def markdown(report: Report) -> str:
@@ -123,11 +156,12 @@ def markdown(report: Report) -> str:
              "| check | " + " | ".join(impls) + " |",
              "|---|" + "---|" * len(impls)]
     for check in checks:
-        row = [LABELS.get(cells.get((check, i), ""), "") for i in impls]
-        lines.append(f"| `{check}` | " + " | ".join(f"**{c}**" if c == "FAIL" else c for c in row) + " |")
+        row = [cells[(check, i)] if (check, i) in cells else None for i in impls]
+        lines.append(f"| `{check}` | " + " | ".join(
+            "" if c is None else f"**{c.label}**" if c.status.fails_run else c.label for c in row) + " |")
     counts = report.footer.get("counts", {})
     lines += ["", ", ".join(f"{n} {s}" for s, n in counts.items() if n)]
-    failing = [r for r in report.results if r["status"] in ("fail", "error")]
+    failing = [r for r in report.results if status_of(r).fails_run]
     if failing:
         lines += ["", "| implementation | check | message |", "|---|---|---|"]
         lines += [f"| {r['implementation']} | `{r['check']}` | {r['message'].replace('|', '/')} |"
@@ -141,7 +175,7 @@ def summary_json(report: Report) -> dict:
         "version": report.header.get("version"),
         "profile": report.header.get("profile"),
         "counts": report.footer.get("counts", {}),
-        "matrix": {i: {c: cells.get((c, i)) for c in checks} for i in impls},
+        "matrix": {i: {c: str(cells[(c, i)].status) for c in checks if (c, i) in cells} for i in impls},
     }
 
 
@@ -154,7 +188,6 @@ class Diff:
     disappeared: list[tuple[str, str, str]]
 
 
-_GOOD = {"pass", "xfail", "skip"}
 
 
 def diff(old: Report, new: Report) -> Diff:
@@ -166,9 +199,10 @@ def diff(old: Report, new: Report) -> Diff:
             result.appeared.append((*key, status))
         elif before[key] != status:
             row = (*key, before[key], status)
-            if before[key] in _GOOD and status not in _GOOD:
+            was_bad, is_bad = Status(before[key]).fails_run, Status(status).fails_run
+            if is_bad and not was_bad:
                 result.regressed.append(row)
-            elif before[key] not in _GOOD and status in _GOOD:
+            elif was_bad and not is_bad:
                 result.improved.append(row)
             else:
                 result.changed.append(row)

@@ -15,7 +15,8 @@ from typing import Any
 
 from chatconform.conformance import discovery
 from chatconform.conformance.contracts import get_contract
-from chatconform.conformance.engine import Failure, Verdict, evaluate_case
+from chatconform.conformance.engine import EngineCaseError, Failure, Verdict, evaluate_case
+from chatconform.conformance.status import Status
 from chatconform.conformance.guard import DEFAULT_TIMEOUT
 from chatconform.conformance.registry import ConfigError, get_check
 
@@ -43,6 +44,18 @@ def save_failure(record: dict[str, Any], directory: Path = FAILURES_DIR) -> Path
     return path
 
 
+def save_failures(verdicts: list[Verdict], directory: Path = FAILURES_DIR) -> None:
+    """Save every failure of a run, recording on each where it went (or why it could not)."""
+    for verdict in verdicts:
+        if verdict.status != Status.FAIL:
+            continue
+        for failure in verdict.failures:
+            try:
+                failure.saved = f"{save_failure(failure_record(verdict, failure), directory)}"
+            except OSError as exc:
+                failure.saved = f"not saved ({exc.strerror or exc})"
+
+
 def regression_test(record: dict[str, Any]) -> str:
     """A pytest test to paste into the implementation's own suite."""
     name = re.sub(r"\W+", "_", record["check"]).strip("_")
@@ -63,6 +76,7 @@ def check_case(implementation: Any, check_id: str, case: Any, *, variant: str | 
 
     ``implementation`` is a spec (entry-point name or ``module:attr``) or the object itself.
     """
+    __tracebackhide__ = True  # pytest shows the caller's line, not chatconform's frames
     impl = discovery.load(implementation) if isinstance(implementation, str) else \
         discovery.wrap(implementation)
     check = get_check(check_id)
@@ -73,16 +87,22 @@ def check_case(implementation: Any, check_id: str, case: Any, *, variant: str | 
         parsed = contract.case_from_json(case)
     except ValueError as exc:
         raise ConfigError(f"the case is not a valid {contract.name} input: {exc}") from None
-    failures, broken, _ = evaluate_case(impl, contract, parsed, variant, timeout=timeout,
-                                        only=frozenset({check_id}))
-    if check_id in broken:
-        raise AssertionError(f"{check_id}: {broken[check_id]}")
-    for failure in failures:
+    try:
+        evaluation = evaluate_case(impl, contract, parsed, variant, timeout=timeout, only=frozenset({check_id}))
+    except EngineCaseError as exc:
+        raise ConfigError(f"{exc}; this is a chatconform bug (case: {exc.case_text})") from None
+    if check_id in evaluation.broken:
+        raise AssertionError(f"{check_id}: {evaluation.broken[check_id]}")
+    for failure in evaluation.failures:
         if failure.check == check_id:
-            detail = ""
-            if failure.expected is not None or failure.actual is not None:
-                detail = f"\n  expected: {failure.expected!r}\n  actual:   {failure.actual!r}"
-            raise AssertionError(f"{check_id} failed for {impl.name}: {failure.message}{detail}")
+            from chatconform.conformance.present import describe
+
+            verdict = Verdict(impl.name, impl.spec, contract.name, check_id, Status.FAIL, failure.message)
+            report = describe(verdict, failure)
+            raise AssertionError("\n".join([report.title, *(f"  {label}: {text}" for label, text in report.fields)]))
+    if check_id not in evaluation.evaluated:
+        crash = next((f.message for f in evaluation.failures), "the check does not apply to this case")
+        raise AssertionError(f"{check_id} was not evaluated for {impl.name}: {crash}")
 
 
 def load_record(path: str | Path) -> dict[str, Any]:

@@ -12,30 +12,17 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any, Iterable
 
-PROVIDERS: tuple[str, ...] = (
-    "openai-chat",
-    "qwen-vllm",
-    "glm",
-    "mistral",
-    "anthropic",
-    "gemini",
-    "bedrock-converse",
-)
+from chatconform.providers import PROVIDER_IDS, UnknownProvider, get_provider
+from chatconform.providers import PROVIDERS as PROVIDER_TABLE
+
+PROVIDERS: tuple[str, ...] = PROVIDER_IDS
 
 # The key that holds the message array in each dialect (a bare list body is taken as it).
-MESSAGES_KEY: dict[str, str] = {p: "messages" for p in PROVIDERS} | {"gemini": "contents"}
+MESSAGES_KEY: dict[str, str] = {p.id: p.messages_key for p in PROVIDER_TABLE.values()}
 
 # The rule id given to a shape error that no more specific rule covers: "<letter>0" is
 # "the request does not match the provider's published request shape".
-GENERIC_RULE: dict[str, str] = {
-    "openai-chat": "O0",
-    "qwen-vllm": "Q0",
-    "glm": "Z0",
-    "mistral": "M0",
-    "anthropic": "A0",
-    "gemini": "G0",
-    "bedrock-converse": "B0",
-}
+GENERIC_RULE: dict[str, str] = {p.id: p.generic_rule for p in PROVIDER_TABLE.values()}
 
 # Z.ai answers every invalid `messages` shape with the same 1214 error.
 GLM_1214 = "The messages parameter is illegal. Please check the documentation."
@@ -53,18 +40,8 @@ class Problem:
     source: str = field(kw_only=True)  # "schema" or "sequence"
 
 
-class UnknownProvider(ValueError):
-    """Raised for a provider id that has no schema; the message lists the known ids."""
-
-    def __init__(self, provider: object) -> None:
-        self.provider = provider
-        super().__init__(f"unknown provider {provider!r}; known providers: {', '.join(PROVIDERS)}")
-
-
 def check_provider(provider: object) -> str:
-    if provider not in MESSAGES_KEY:
-        raise UnknownProvider(provider)
-    return provider  # type: ignore[return-value]
+    return get_provider(provider).id
 
 
 _IDENT = re.compile(r"^[A-Za-z_$][A-Za-z0-9_$-]*$")

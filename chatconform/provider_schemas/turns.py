@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable, Iterator
 
-from .problems import MESSAGES_KEY, check_provider
+from chatconform.providers import get_provider
 
 
 @dataclass(frozen=True)
@@ -20,6 +20,7 @@ class Turn:
     tool_calls: tuple[tuple[str, str], ...]  # (id, tool name) of calls made in this turn
     tool_results: tuple[tuple[str, str], ...]  # (id, tool name or "") answered in this turn
     path: str  # e.g. "$.messages[2]", "$.system", "$.systemInstruction"
+    media: tuple[str, ...] = ()  # files in order: each its URL, or the base64 of its bytes
 
 
 def _list(value: Any) -> list:
@@ -43,6 +44,26 @@ def _text_blocks(value: Any, *, typed: bool) -> list[str]:
         for block in _dicts(value)
         if isinstance(block.get("text"), str) and (not typed or block.get("type") == "text")
     ]
+
+
+def _identity(url: Any) -> str | None:
+    """A file's identity: the base64 payload of a data URL, else the URL itself."""
+    if not isinstance(url, str) or not url:
+        return None
+    head, sep, data = url.partition(";base64,")
+    return data if sep and head.startswith("data:") else url
+
+
+def _source_identity(source: Any) -> str | None:
+    """Anthropic and Bedrock file sources: inline bytes, a URL or a storage location."""
+    if not isinstance(source, dict):
+        return None
+    for key in ("data", "bytes"):
+        if isinstance(source.get(key), str):
+            return source[key]
+    location = source.get("s3Location")
+    return _identity(source.get("url") or source.get("file_id") or
+                     (location.get("uri") if isinstance(location, dict) else None))
 
 
 class _Names:
@@ -73,6 +94,7 @@ def _openai_turns(body: dict) -> Iterator[Turn]:
         if role is None:
             continue
         texts = _text_blocks(message.get("content"), typed=False)
+        media = _openai_media(message.get("content"))
         calls: list[tuple[str, str]] = []
         results: list[tuple[str, str]] = []
         if role == "assistant":
@@ -88,7 +110,24 @@ def _openai_turns(body: dict) -> Iterator[Turn]:
                 results.append(("", _str(message.get("name"))))
             else:
                 results.append(names.result(_str(message.get("tool_call_id")), _str(message.get("name"))))
-        yield Turn(role, tuple(texts), tuple(calls), tuple(results), f"$.messages[{i}]")
+        yield Turn(role, tuple(texts), tuple(calls), tuple(results), f"$.messages[{i}]", tuple(media))
+
+
+_OPENAI_FILE_PARTS = ("image_url", "document_url", "audio_url", "video_url")
+
+
+def _openai_media(content: Any) -> list[str]:
+    found = []
+    for part in _dicts(content):
+        kind = _str(part.get("type"))
+        value = part.get(kind) if kind else None
+        if kind in _OPENAI_FILE_PARTS:
+            found.append(_identity(value.get("url") if isinstance(value, dict) else value))
+        elif kind == "input_audio" and isinstance(value, dict):
+            found.append(_identity(value.get("data")))
+        elif kind == "file" and isinstance(value, dict):
+            found.append(_identity(value.get("file_data") or value.get("file_id")))
+    return [identity for identity in found if identity]
 
 
 # --- Anthropic ------------------------------------------------------------------------------
@@ -104,21 +143,27 @@ def _anthropic_turns(body: dict) -> Iterator[Turn]:
         content = message.get("content")
         blocks = [{"type": "text", "text": content}] if isinstance(content, str) else list(_dicts(content))
         texts: list[str] = []
+        media: list[str] = []
         calls: list[tuple[str, str]] = []
         results: list[tuple[str, str]] = []
         for block in blocks:
             kind = block.get("type")
             if kind == "text" and isinstance(block.get("text"), str):
                 texts.append(block["text"])
+            elif kind in ("image", "document") and (identity := _source_identity(block.get("source"))):
+                media.append(identity)
             elif kind in ("tool_use", "server_tool_use", "mcp_tool_use"):
                 calls.append(names.call(_str(block.get("id")), _str(block.get("name"))))
             elif kind == "tool_result":
                 results.append(names.result(_str(block.get("tool_use_id"))))
                 texts.extend(_text_blocks(block.get("content"), typed=True))
+                media.extend(identity for inner in _dicts(block.get("content"))
+                             if inner.get("type") in ("image", "document")
+                             and (identity := _source_identity(inner.get("source"))))
         role = message["role"]
         if role == "user" and results and len(results) == len(blocks):
             role = "tool"
-        yield Turn(role, tuple(texts), tuple(calls), tuple(results), f"$.messages[{i}]")
+        yield Turn(role, tuple(texts), tuple(calls), tuple(results), f"$.messages[{i}]", tuple(media))
 
 
 # --- Gemini ---------------------------------------------------------------------------------
@@ -154,9 +199,16 @@ def _gemini_turns(body: dict) -> Iterator[Turn]:
             continue
         parts = list(_dicts(content.get("parts")))
         texts: list[str] = []
+        media: list[str] = []
         calls: list[tuple[str, str]] = []
         results: list[tuple[str, str]] = []
         for part in parts:
+            inline = _alias(part, "inlineData", "inline_data")
+            linked = _alias(part, "fileData", "file_data")
+            if isinstance(inline, dict) and (identity := _identity(inline.get("data"))):
+                media.append(identity)
+            elif isinstance(linked, dict) and (identity := _identity(_alias(linked, "fileUri", "file_uri"))):
+                media.append(identity)
             call = _alias(part, "functionCall", "function_call")
             response = _alias(part, "functionResponse", "function_response")
             if isinstance(call, dict):
@@ -170,7 +222,7 @@ def _gemini_turns(body: dict) -> Iterator[Turn]:
             role = "assistant"
         else:
             role = "tool" if results and len(results) == len(parts) else "user"
-        yield Turn(role, tuple(texts), tuple(calls), tuple(results), f"$.contents[{i}]")
+        yield Turn(role, tuple(texts), tuple(calls), tuple(results), f"$.contents[{i}]", tuple(media))
 
 
 # --- Bedrock Converse -----------------------------------------------------------------------
@@ -186,12 +238,16 @@ def _bedrock_turns(body: dict) -> Iterator[Turn]:
             continue
         blocks = [b for b in _dicts(message.get("content")) if "cachePoint" not in b]
         texts: list[str] = []
+        media: list[str] = []
         calls: list[tuple[str, str]] = []
         results: list[tuple[str, str]] = []
         for block in blocks:
             use, result = block.get("toolUse"), block.get("toolResult")
+            file = next((block[k] for k in _BEDROCK_FILES if isinstance(block.get(k), dict)), None)
             if isinstance(block.get("text"), str):
                 texts.append(block["text"])
+            elif file is not None and (identity := _source_identity(file.get("source"))):
+                media.append(identity)
             elif isinstance(use, dict):
                 calls.append(names.call(_str(use.get("toolUseId")), _str(use.get("name"))))
             elif isinstance(result, dict):
@@ -200,25 +256,24 @@ def _bedrock_turns(body: dict) -> Iterator[Turn]:
         role = message["role"]
         if role == "user" and results and len(results) == len(blocks):
             role = "tool"
-        yield Turn(role, tuple(texts), tuple(calls), tuple(results), f"$.messages[{i}]")
+        yield Turn(role, tuple(texts), tuple(calls), tuple(results), f"$.messages[{i}]", tuple(media))
 
+
+_BEDROCK_FILES = ("image", "document", "video", "audio")
 
 _DIALECTS: dict[str, Callable[[dict], Iterator[Turn]]] = {
-    "openai-chat": _openai_turns,
-    "qwen-vllm": _openai_turns,
-    "glm": _openai_turns,
-    "mistral": _openai_turns,
+    "openai": _openai_turns,
     "anthropic": _anthropic_turns,
     "gemini": _gemini_turns,
-    "bedrock-converse": _bedrock_turns,
+    "bedrock": _bedrock_turns,
 }
 
 
 def turn_view(body: dict | list, provider: str) -> list[Turn]:
     """The body's turns in order, the provider's system slot first (a bare list = the messages)."""
-    check_provider(provider)
+    dialect = get_provider(provider)
     if isinstance(body, list):
-        body = {MESSAGES_KEY[provider]: body}
+        body = {dialect.messages_key: body}
     if not isinstance(body, dict):
         return []
-    return list(_DIALECTS[provider](body))
+    return list(_DIALECTS[dialect.dialect](body))

@@ -88,6 +88,9 @@ from pydantic_ai.messages import (
     UserPromptPart,
 )
 
+from chatconform.providers import PROVIDER_IDS, get_provider
+from chatconform.providers import PROVIDERS as PROVIDER_TABLE
+
 __all__ = [
     "GEMINI_THOUGHT_SIGNATURE_PLACEHOLDER",
     "NO_REPLY_TEXT",
@@ -98,9 +101,9 @@ __all__ = [
     "to_payload",
 ]
 
-PROVIDERS = ("openai-chat", "qwen-vllm", "glm", "mistral", "anthropic", "gemini", "bedrock-converse")
+PROVIDERS = PROVIDER_IDS
 #: Providers whose body is an OpenAI-style ``{"messages": [...]}`` with system/tool roles.
-OPENAI_STYLE = frozenset({"openai-chat", "qwen-vllm", "glm", "mistral"})
+OPENAI_STYLE = frozenset(p.id for p in PROVIDER_TABLE.values() if p.dialect == "openai")
 #: Google's documented value for a function call replayed without a real signature.
 GEMINI_THOUGHT_SIGNATURE_PLACEHOLDER = "skip_thought_signature_validator"
 
@@ -185,13 +188,12 @@ class PayloadMapper:
     results_follow_calls = True
     #: Providers that get a :data:`NO_REPLY_TEXT` assistant turn between tool results and
     #: a user turn (an empty set: invent nothing, and send payloads those providers reject).
-    bridge_providers: frozenset[str] = frozenset({"mistral", "bedrock-converse"})
+    bridge_providers: frozenset[str] = frozenset(p.id for p in PROVIDER_TABLE.values() if p.bridges_tool_to_user)
 
     # -- entry point -------------------------------------------------------------------
     def to_payload(self, history: Sequence[ModelMessage], *, provider: str,
                    instructions: str | None = None) -> dict:
-        if provider not in PROVIDERS:
-            raise ValueError(f"unknown provider {provider!r}; known: {', '.join(PROVIDERS)}")
+        get_provider(provider)  # an unknown id raises UnknownProvider (a ValueError)
         turns = self.turns(self.ordered(history))
         system, turns = self.system_slot(turns, instructions, provider)
         turns = [turn for turn in turns if turn.items]
@@ -315,7 +317,7 @@ class PayloadMapper:
         return out
 
     def merges_turns(self, provider: str) -> bool:
-        return provider in ("anthropic", "gemini", "bedrock-converse")
+        return get_provider(provider).merges_turns
 
     def merge(self, turns: list[Turn], provider: str) -> list[Turn]:
         """Merge runs of same-role turns; tool results count as user content."""
@@ -337,17 +339,18 @@ class PayloadMapper:
 
     # -- step 4: the dialects ----------------------------------------------------------------
     def render(self, provider: str, system: str | None, turns: list[Turn]) -> dict:
-        if provider in OPENAI_STYLE:
+        dialect = get_provider(provider).dialect
+        if dialect == "openai":
             return self.render_openai_style(provider, system, turns)
-        if provider == "anthropic":
+        if dialect == "anthropic":
             return self.render_anthropic(system, turns)
-        if provider == "gemini":
+        if dialect == "gemini":
             return self.render_gemini(system, turns)
         return self.render_bedrock(system, turns)
 
     def render_openai_style(self, provider: str, system: str | None, turns: list[Turn]) -> dict:
         mistral = provider == "mistral"
-        fix_id = mistral_tool_call_id if mistral else str
+        fix_id = mistral_tool_call_id if get_provider(provider).short_tool_call_ids else str
         messages: list[dict] = []
         if system is not None:
             messages.append({"role": "system", "content": system})

@@ -22,7 +22,7 @@ def test_openai_dialect():
     }
     assert turn_view(body, "openai-chat") == [
         Turn("system", ("be brief",), (), (), "$.messages[0]"),
-        Turn("user", ("Weather?",), (), (), "$.messages[1]"),
+        Turn("user", ("Weather?",), (), (), "$.messages[1]", ("u",)),
         Turn("assistant", ("Let me check.",), (("c1", "get_weather"),), (), "$.messages[2]"),
         Turn("tool", ("21C",), (), (("c1", "get_weather"),), "$.messages[3]"),
         Turn("assistant", (), (("c2", "grep"),), (), "$.messages[4]"),
@@ -145,3 +145,28 @@ def test_malformed_parts_are_skipped_not_raised():
         Turn("user", (), (), (), "$.messages[4]"),
     ]
     assert turn_view("nonsense", "gemini") == []  # type: ignore[arg-type]
+
+
+def test_media_of_every_dialect_by_url_or_base64():
+    png = "iVBORw0KGgo="
+    openai = [{"role": "user", "content": [
+        {"type": "image_url", "image_url": {"url": f"data:image/png;base64,{png}"}},
+        {"type": "input_audio", "input_audio": {"data": "UklGRg==", "format": "wav"}},
+        {"type": "file", "file": {"file_data": "data:application/pdf;base64,JVBERi0="}},
+    ]}]
+    assert turn_view(openai, "openai-chat")[0].media == (png, "UklGRg==", "JVBERi0=")
+    mistral = [{"role": "user", "content": [{"type": "image_url", "image_url": "https://x/cat.png"}]}]
+    assert turn_view(mistral, "mistral")[0].media == ("https://x/cat.png",)
+    anthropic = [{"role": "user", "content": [
+        {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": png}},
+        {"type": "document", "source": {"type": "url", "url": "https://x/a.pdf"}},
+    ]}]
+    assert turn_view(anthropic, "anthropic")[0].media == (png, "https://x/a.pdf")
+    gemini = [{"role": "user", "parts": [{"inlineData": {"mimeType": "image/png", "data": png}},
+                                         {"file_data": {"file_uri": "gs://b/a.pdf"}}]}]
+    assert turn_view(gemini, "gemini")[0].media == (png, "gs://b/a.pdf")
+    bedrock = [{"role": "user", "content": [
+        {"image": {"format": "png", "source": {"bytes": png}}},
+        {"document": {"format": "pdf", "name": "a", "source": {"s3Location": {"uri": "s3://b/a.pdf"}}}},
+    ]}]
+    assert turn_view(bedrock, "bedrock-converse")[0].media == (png, "s3://b/a.pdf")

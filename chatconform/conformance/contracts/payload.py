@@ -12,23 +12,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from hypothesis import strategies as st
-from pydantic import ValidationError
-from pydantic_ai.messages import (
-    CompactionPart,
-    ModelMessage,
-    ModelMessagesTypeAdapter,
-    ModelRequest,
-    ModelResponse,
-    SystemPromptPart,
-    TextPart,
-    ToolCallPart,
-    ToolReturnPart,
-    UserPromptPart,
-)
+from pydantic_ai.messages import ModelMessage
 
-from chatconform.conformance.contracts import Contract, Example
-from chatconform.conformance.registry import ConfigError, Violation
-from chatconform.provider_schemas import PROVIDERS, turn_view, validate
+from chatconform.conformance.contract import Example, Option
+from chatconform.conformance.history import HistoryContract, Item, visible_items
+from chatconform.conformance.registry import ConfigError, NotApplicable, Violation
+from chatconform.provider_schemas import turn_view, validate
+from chatconform.providers import PROVIDER_IDS
 from chatconform.reference.payload import to_payload
 from chatconform.strategies.histories import histories, instructions
 
@@ -39,12 +29,22 @@ class PayloadCase:
     instructions: str | None = None
 
 
-def _history_json(history: list[ModelMessage]) -> Any:
-    """JSON for people to read: fields left at None are omitted (they load back as None)."""
-    return ModelMessagesTypeAdapter.dump_python(history, mode="json", exclude_none=True)
+def _parse_providers(value: Any, label: str) -> frozenset[str]:
+    if isinstance(value, str) or not all(isinstance(p, str) for p in value):
+        raise ConfigError(f"{label}: providers must be a set of provider ids such as "
+                          f"{{'openai-chat'}}, got {value!r}")
+    unknown = sorted(set(value) - set(PROVIDER_IDS))
+    if unknown:
+        raise ConfigError(f"{label} declares unknown provider(s) {', '.join(unknown)}; "
+                          f"known: {', '.join(PROVIDER_IDS)}")
+    return frozenset(value)
 
 
-class PayloadContract(Contract):
+#: The provider ids an implementation maps to; every provider-bound contract reads it.
+PROVIDERS_OPTION = Option("providers", "the provider ids to_payload maps to", frozenset(), _parse_providers)
+
+
+class PayloadContract(HistoryContract):
     name = "payload"
     method = "to_payload"
     signature = "to_payload(history, *, provider, instructions=None) -> dict"
@@ -54,16 +54,15 @@ class PayloadContract(Contract):
                           "a mapper that edits the stored history corrupts what is persisted")
     # Run once per provider: half the profile's budget each still covers 3.5x in all.
     examples_scale = 0.5
+    listing_order = 20
+    options = (PROVIDERS_OPTION,)
+    case_type = PayloadCase
 
     def variants(self, impl):
-        return [p for p in PROVIDERS if p in impl.providers]
+        return [p for p in PROVIDER_IDS if p in impl.options["providers"]]
 
     def skip_reason(self, impl):
-        unknown = sorted(set(impl.providers) - set(PROVIDERS))
-        if unknown:
-            raise ConfigError(f"{impl.spec} declares unknown provider(s) {', '.join(unknown)}; "
-                              f"known: {', '.join(PROVIDERS)}")
-        if not impl.providers:
+        if not impl.options["providers"]:
             return f"{impl.name} declares no providers (set .providers to the ids it maps to)"
         return None
 
@@ -73,17 +72,10 @@ class PayloadContract(Contract):
     def call(self, fn, case, variant):
         return fn(case.history, provider=variant, instructions=case.instructions)
 
-    def fingerprint(self, case):
-        return ModelMessagesTypeAdapter.dump_json(case.history), case.instructions
-
-    def copy_case(self, case):
-        return PayloadCase(ModelMessagesTypeAdapter.validate_json(
-            ModelMessagesTypeAdapter.dump_json(case.history)), case.instructions)
-
     def reference(self, case, variant):
         return to_payload(case.history, provider=variant, instructions=case.instructions)
 
-    def output_problem(self, output):
+    def output_problem(self, output, case):
         if not isinstance(output, dict):
             return f"returned {type(output).__name__}, expected a request body (dict)"
         try:
@@ -92,62 +84,27 @@ class PayloadContract(Contract):
             return f"the request body is not JSON-serializable ({exc})"
         return None
 
-    def case_to_json(self, case):
-        return {"history": _history_json(case.history), "instructions": case.instructions}
-
-    def case_from_json(self, data):
-        if not isinstance(data, dict) or "history" not in data:
-            raise ValueError('a payload case is {"history": [...], "instructions": ...}')
-        try:
-            history = ModelMessagesTypeAdapter.validate_python(data["history"])
-        except ValidationError as exc:
-            raise ValueError(f"history is not a pydantic-ai message list: {exc}") from None
-        return PayloadCase(history, data.get("instructions"))
-
-    def size(self, case):
-        return len(case.history)
-
 
 CONTRACT = PayloadContract()
 
 
 # -- what the history holds ------------------------------------------------------------------
 
-def _user_texts(part: UserPromptPart) -> list[str]:
-    if isinstance(part.content, str):
-        return [part.content]
-    return [item for item in part.content if isinstance(item, str)]
+#: Items sent as non-system content, in history order (thinking is not required: no
+#: provider takes a signature-less replay of it).
+_CONTENT = frozenset({"user", "summary", "feedback", "assistant", "call", "media"})
+_VOICED = frozenset({"user", "summary"})
 
 
-def _history_items(history: list[ModelMessage]) -> list[tuple[str, str]]:
-    """Non-system content in order: ("text", text) and ("call", tool name)."""
-    items: list[tuple[str, str]] = []
-    for message in history:
-        for part in message.parts:
-            if isinstance(part, UserPromptPart):
-                items += [("text", t) for t in _user_texts(part) if t.strip()]
-            elif isinstance(part, CompactionPart) and isinstance(message, ModelRequest):
-                if part.content and part.content.strip():
-                    items.append(("text", part.content))
-            elif isinstance(part, TextPart) and isinstance(message, ModelResponse):
-                if part.content.strip():
-                    items.append(("text", part.content))
-            elif isinstance(part, ToolCallPart):
-                items.append(("call", part.tool_name))
-    return items
+def _items(ex: Example) -> list[Item]:
+    return ex.once("items", lambda: visible_items(ex.case.history))
 
 
-def _system_texts(case: PayloadCase) -> list[str]:
-    texts = [p.content for m in case.history if isinstance(m, ModelRequest)
-             for p in m.parts if isinstance(p, SystemPromptPart) and p.content.strip()]
-    if case.instructions and case.instructions.strip():
-        texts.append(case.instructions)
+def _system_texts(ex: Example) -> list[str]:
+    texts = [item.value for item in _items(ex) if item.kind == "system"]
+    if ex.case.instructions and ex.case.instructions.strip():
+        texts.append(ex.case.instructions)
     return texts
-
-
-def _results(history: list[ModelMessage]) -> Counter:
-    return Counter(p.tool_name for m in history if isinstance(m, ModelRequest)
-                   for p in m.parts if isinstance(p, ToolReturnPart))
 
 
 def _turns(ex: Example):
@@ -214,10 +171,8 @@ def system_first(ex: Example) -> None:
               "system left no user message (CLAI provider_bound_summary fix)",
 )
 def user_led(ex: Example) -> None:
-    voiced = any(isinstance(p, (UserPromptPart, CompactionPart))
-                 for m in ex.case.history if isinstance(m, ModelRequest) for p in m.parts)
-    if not voiced:
-        return
+    if not any(item.kind in _VOICED for item in _items(ex)):
+        raise NotApplicable("the history holds no user-voiced content")
     first = next((t for t in _turns(ex) if t.role != "system"), None)
     if first is None or first.role != "user":
         raise Violation("the payload does not lead with a user turn",
@@ -258,14 +213,64 @@ def tool_pairing(ex: Example) -> None:
         raise Violation(f"tool calls never answered: {', '.join(pending)}")
 
 
-def _payload_stream(ex: Example) -> tuple[str, list[str]]:
-    """All non-system text of the payload as one string, and its tool calls by name."""
+def _payload_stream(ex: Example) -> tuple[str, list[str], list[str]]:
+    """All non-system text of the payload as one string, its tool calls by name, its files."""
     def compute():
         turns = _turns(ex)
         text = "\n".join(s for t in turns if t.role != "system" for s in t.texts)
-        return text, [name for t in turns for _, name in t.tool_calls]
+        return (text, [name for t in turns for _, name in t.tool_calls],
+                [identity for t in turns for identity in t.media])
 
     return ex.once("stream", compute)
+
+
+def _placed(ex: Example) -> tuple[list[Item], list[Item]]:
+    """The history's content items split into (found in order, not found in order).
+
+    One cursor walk over the payload's text, calls and files: linear in the payload. An
+    item the cursor misses was either sent earlier than it should be or not sent at all.
+    """
+    def compute():
+        text, calls, media = _payload_stream(ex)
+        cursor = {"text": 0, "call": 0, "media": 0}
+
+        def place(stream: str, item: Item) -> bool:
+            if stream == "text":
+                position, step = text.find(item.value, cursor["text"]), len(item.value)
+            else:
+                position, step = _index(calls if stream == "call" else media, item.value, cursor[stream]), 1
+            if position < 0:
+                return False
+            cursor[stream] = position + step
+            return True
+
+        found, missed = [], []
+        for item in _items(ex):
+            if item.kind not in _CONTENT:
+                continue
+            stream = item.kind if item.kind in ("call", "media") else "text"
+            # A file the provider cannot take by URL may travel as its link in text.
+            placed = place(stream, item) or (item.kind == "media" and place("text", item))
+            (found if placed else missed).append(item)
+        return found, missed
+
+    return ex.once("placed", compute)
+
+
+def _index(values: list[str], value: str, start: int) -> int:
+    try:
+        return values.index(value, start)
+    except ValueError:
+        return -1
+
+
+def _sent_anywhere(ex: Example, item: Item) -> bool:
+    text, calls, media = _payload_stream(ex)
+    if item.kind == "call":
+        return item.value in calls
+    if item.kind == "media":
+        return item.value in media or item.value in text
+    return item.value in text
 
 
 @CONTRACT.check(
@@ -275,46 +280,35 @@ def _payload_stream(ex: Example) -> tuple[str, list[str]]:
               "a reordered history answers questions that were never asked last",
 )
 def order_preserved(ex: Example) -> None:
-    text, calls = _payload_stream(ex)
-    cursor, call_cursor = 0, 0
-    for kind, value in ex.once("items", lambda: _history_items(ex.case.history)):
-        if kind == "text":
-            found = text.find(value, cursor)
-            if found < 0:
-                if text.find(value) >= 0:
-                    raise Violation(f"{value!r} comes earlier than it should", expected="history order")
-                continue  # lost content is payload.nothing_lost's finding
-            cursor = found + len(value)
-        else:
-            try:
-                call_cursor = calls.index(value, call_cursor) + 1
-            except ValueError:
-                if value in calls:
-                    raise Violation(f"tool call {value} is out of order", expected="history order",
-                                    actual=calls) from None
+    _, missed = _placed(ex)
+    for item in missed:
+        if _sent_anywhere(ex, item):
+            what = f"tool call {item.value}" if item.kind == "call" else repr(item.value[:200])
+            raise Violation(f"{what} comes earlier than it should", expected="history order")
 
 
 @CONTRACT.check(
     "nothing_lost",
-    title="every system text, user text, assistant text, tool call and result is sent",
+    title="every system text, user text, assistant text, file, tool call and result is sent",
     rationale="dify-agent merge of list-typed system content dropped it; mappers that drop "
-              "empty-looking turns lose the user's words",
+              "empty-looking turns or unsupported files lose the user's words and images",
 )
 def nothing_lost(ex: Example) -> None:
     turns = _turns(ex)
     system = "\n".join(s for t in turns if t.role == "system" for s in t.texts)
-    text, calls = _payload_stream(ex)
-    for value in _system_texts(ex.case):
+    for value in _system_texts(ex):
         if value not in system:
-            raise Violation(f"system text {value!r} is not in the system message")
-    items = ex.once("items", lambda: _history_items(ex.case.history))
-    for kind, value in items:
-        if kind == "text" and value not in text:
-            raise Violation(f"{value!r} is missing from the payload")
-    want, have = Counter(v for k, v in items if k == "call"), Counter(calls)
-    if want - have:
-        raise Violation("tool calls missing", expected=dict(want), actual=dict(have))
-    results_want, results_have = _results(ex.case.history), _result_names(turns)
+            raise Violation(f"system text {value[:200]!r} is not in the system message")
+    _, missed = _placed(ex)
+    lost = [item for item in missed if not _sent_anywhere(ex, item)]
+    if lost:
+        first = lost[0]
+        what = {"call": "tool call", "media": "file"}.get(first.kind, f"{first.kind} text")
+        raise Violation(f"{what} {first.value[:200]!r} is missing from the payload"
+                        + (f" (and {len(lost) - 1} more item(s))" if len(lost) > 1 else ""),
+                        expected=[f"{i.kind}: {i.value[:80]}" for i in lost[:5]], actual="not sent")
+    results_want = Counter(item.value for item in _items(ex) if item.kind == "result")
+    results_have = _result_names(turns)
     if results_want - results_have:
         raise Violation("tool results missing", expected=dict(results_want), actual=dict(results_have))
 

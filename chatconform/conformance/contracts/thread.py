@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from datetime import datetime
-from chatconform.conformance.contracts import Contract, Example
-from chatconform.conformance.registry import Violation
+from chatconform.conformance.contract import Contract, Example
+from chatconform.conformance.registry import NotApplicable, Violation
 from chatconform.reference.thread import UUID_NIL, Row, extract_thread
 from chatconform.strategies.trees import conversation_rows
 
@@ -22,6 +22,7 @@ class ThreadContract(Contract):
     mutation_rationale = ("a walk that sorts the caller's rows in place to fix timestamp ties "
                           "reorders the list every later caller reads")
     examples_scale = 5.0  # a case costs microseconds; rare branch shapes need the numbers
+    listing_order = 10
 
     def cases(self, variant):
         return conversation_rows()
@@ -29,16 +30,10 @@ class ThreadContract(Contract):
     def call(self, fn, case, variant):
         return fn(case)
 
-    def copy_case(self, case):
-        return [Row(row.id, row.parent_message_id, row.created_at) for row in case]
-
-    def fingerprint(self, case):
-        return [(row.id, row.parent_message_id, row.created_at) for row in case]
-
     def reference(self, case, variant):
         return extract_thread(case)
 
-    def output_problem(self, output):
+    def output_problem(self, output, case):
         if not isinstance(output, (list, tuple)):
             return f"returned {type(output).__name__}, expected a list of rows"
         for index, row in enumerate(output):
@@ -161,6 +156,8 @@ def ancestors_only(ex: Example) -> None:
 )
 def legacy_linear(ex: Example) -> None:
     rows, out = ex.case, ex.output
+    if not any(row.parent_message_id == UUID_NIL for row in out):
+        raise NotApplicable("no legacy row in the thread")
     position = {row.id: index for index, row in enumerate(rows)}
     for index, row in enumerate(out):
         if row.parent_message_id != UUID_NIL or row.id not in position:

@@ -1,0 +1,170 @@
+"""What a contract is: the typed base every contract module builds on.
+
+A contract names one method an implementation may provide, how to draw its inputs, how to
+call it, what the reference answers, and which checks judge the result. Each contract is
+one module of :mod:`chatconform.conformance.contracts` that builds one :class:`Contract`
+instance, ``CONTRACT``, and registers its checks on it with :meth:`Contract.check`. A
+contract that misses a hook cannot be instantiated, so the mistake shows at import, not
+halfway through a run.
+"""
+
+from __future__ import annotations
+
+import copy
+from abc import ABC, abstractmethod
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any, ClassVar
+
+from chatconform.conformance.registry import Check, register
+from chatconform.conformance.snapshot import snapshot
+
+
+@dataclass(frozen=True)
+class Option:
+    """A per-implementation setting a contract reads from the implementation object.
+
+    ``parse(value, label)`` turns the attribute's value into the setting, or raises
+    :class:`ConfigError` naming ``label`` (the implementation) and what is wrong. An
+    attribute that is absent or None gives ``default``.
+    """
+
+    name: str
+    description: str
+    default: Any
+    parse: Callable[[Any, str], Any]
+
+    def read(self, obj: Any, label: str) -> Any:
+        value = getattr(obj, self.name, None)
+        return self.default if value is None else self.parse(value, label)
+
+
+@dataclass
+class Example:
+    """One evaluated input: what the checks see."""
+
+    contract: Contract
+    case: Any
+    output: Any
+    variant: str | None
+
+    memo: dict[str, Any] = field(default_factory=dict)
+
+    @cached_property
+    def reference(self) -> Any:
+        return self.contract.reference(self.case, self.variant)
+
+    def once(self, key: str, compute: Callable[[], Any]) -> Any:
+        """A value several checks derive from this example, computed once."""
+        if key not in self.memo:
+            self.memo[key] = compute()
+        return self.memo[key]
+
+
+class Contract(ABC):
+    """Base of every contract; subclasses fill in the class attributes and the hooks."""
+
+    #: The contract's name, the prefix of its check ids.
+    name: ClassVar[str]
+    #: The implementation method it calls (found on an implementation by presence).
+    method: ClassVar[str]
+    #: How the method is called, for listings and errors.
+    signature: ClassVar[str]
+    #: The real bugs behind ``<name>.no_crash`` and ``<name>.input_untouched``.
+    crash_rationale: ClassVar[str]
+    mutation_rationale: ClassVar[str]
+    #: Cheap contracts search more cases per profile example budget.
+    examples_scale: ClassVar[float] = 1.0
+    #: Where the contract sits in listings, the matrix and reports (lower first).
+    listing_order: ClassVar[int] = 100
+    #: The per-implementation settings this contract reads.
+    options: ClassVar[tuple[Option, ...]] = ()
+
+    _REQUIRED = ("name", "method", "signature", "crash_rationale", "mutation_rationale")
+
+    def __init__(self) -> None:
+        missing = [attr for attr in self._REQUIRED if not isinstance(getattr(self, attr, None), str)]
+        if missing:
+            raise TypeError(f"contract {type(self).__name__} does not set {', '.join(missing)}")
+        self.checks: list[Check] = []
+        self._register("no_crash", "returns a well-formed result on valid input, without raising or hanging",
+                       self.crash_rationale, None)
+        self._register("input_untouched", "leaves its input, and everything reachable from it, unchanged",
+                       self.mutation_rationale, None)
+
+    # -- checks -------------------------------------------------------------------
+    def check_id(self, short: str) -> str:
+        return f"{self.name}.{short}"
+
+    def check(self, short: str, *, title: str, rationale: str) -> Callable:
+        """Decorator registering ``fn(example)`` as check ``<contract>.<short>``.
+
+        The function raises :class:`~chatconform.conformance.registry.Violation` when the
+        invariant does not hold, and :class:`~chatconform.conformance.registry.NotApplicable`
+        for a case it has nothing to judge on.
+        """
+
+        def decorate(fn: Callable[[Example], None]) -> Callable[[Example], None]:
+            self._register(short, title, rationale, fn)
+            return fn
+
+        return decorate
+
+    def _register(self, short: str, title: str, rationale: str, fn: Callable | None) -> None:
+        self.checks.append(register(Check(self.check_id(short), self.name, title, rationale, fn)))
+
+    def ordered_checks(self) -> list[Check]:
+        """Engine order: crash and mutation first, matches_reference last (the catch-all)."""
+        last = self.check_id("matches_reference")
+        return sorted(self.checks, key=lambda c: c.id == last)
+
+    def read_options(self, obj: Any, label: str) -> dict[str, Any]:
+        return {option.name: option.read(obj, label) for option in self.options}
+
+    # -- hooks every contract provides ---------------------------------------------------
+    @abstractmethod
+    def cases(self, variant: str | None):  # -> SearchStrategy
+        """The Hypothesis strategy of inputs for one search."""
+
+    @abstractmethod
+    def call(self, fn: Callable, case: Any, variant: str | None) -> Any:
+        """Call the implementation's method on one case."""
+
+    @abstractmethod
+    def reference(self, case: Any, variant: str | None) -> Any:
+        """The reference implementation's answer for one case."""
+
+    @abstractmethod
+    def case_to_json(self, case: Any) -> Any:
+        """The case as JSON, as failures print and save it."""
+
+    @abstractmethod
+    def case_from_json(self, data: Any) -> Any:
+        """The case back from its JSON form; ValueError naming what is wrong."""
+
+    # -- hooks with a default ------------------------------------------------------------
+    def variants(self, impl: Any) -> list[str | None]:
+        """The separate searches to run for one implementation (e.g. one per provider)."""
+        return [None]
+
+    def skip_reason(self, impl: Any) -> str | None:
+        """Why this contract cannot run for ``impl`` (beyond a missing method), or None."""
+        return None
+
+    def copy_case(self, case: Any) -> Any:
+        """A private copy for the implementation to receive (and perhaps mutate)."""
+        return copy.deepcopy(case)
+
+    def fingerprint(self, case: Any) -> Any:
+        """A comparable snapshot of everything reachable from the input, to detect mutation."""
+        return snapshot(case)
+
+    def output_problem(self, output: Any, case: Any) -> str | None:
+        """Why the output is not a well-formed result, or None."""
+        return None
+
+    def size(self, case: Any) -> int:
+        """How big a case is; the deep profile steers toward large ones."""
+        return 0
+

@@ -1,0 +1,59 @@
+"""One presentation of a failure, for every front end.
+
+The CLI (styled), the pytest plugin and ``check_case``/``replay`` (plain text) all show a
+failure from the same :class:`FailureReport`: the check id and the bug it guards, what was
+wrong, expected vs actual, the minimal input as JSON, where it was saved, and a regression
+test to paste.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from chatconform.conformance.engine import Failure, Verdict
+from chatconform.conformance.registry import get_check
+from chatconform.conformance.repro import failure_record, regression_test
+
+
+def short(value: Any, limit: int = 400) -> str:
+    """A one-line rendering of an expected/actual value, cut at ``limit`` characters."""
+    text = value if isinstance(value, str) else json.dumps(value, default=str, ensure_ascii=False)
+    return text if len(text) <= limit else text[:limit] + " …"
+
+
+@dataclass(frozen=True)
+class FailureReport:
+    title: str  # "<check> [<variant>] · <implementation>"
+    fields: list[tuple[str, str]]  # (label, one-line text): why, what, expected, actual, saved
+    input_label: str  # "minimal input" or "input (not shrunk)"
+    input_json: str
+    test: str  # the regression test, ready to paste
+
+    def plain(self) -> str:
+        lines = [self.title]
+        lines += [f"  {label + ':':<9} {text}" for label, text in self.fields]
+        lines += [f"  {self.input_label}:", _indent(self.input_json), "  regression test:", _indent(self.test)]
+        return "\n".join(lines)
+
+
+def _indent(text: str) -> str:
+    return "\n".join(("    " + line).rstrip() for line in text.rstrip("\n").splitlines())
+
+
+def describe(verdict: Verdict, failure: Failure) -> FailureReport:
+    """The presentation of one failure of one verdict."""
+    variant = f" [{failure.variant}]" if failure.variant else ""
+    fields = [("why", get_check(verdict.check).rationale), ("what", failure.message)]
+    if failure.expected is not None or failure.actual is not None:
+        fields += [("expected", short(failure.expected)), ("actual", short(failure.actual))]
+    if failure.saved:
+        fields.append(("saved", failure.saved))
+    return FailureReport(
+        title=f"FAIL {verdict.check}{variant} · {verdict.implementation}",
+        fields=fields,
+        input_label="minimal input" if failure.shrunk else "input (not shrunk)",
+        input_json=json.dumps(failure.case, indent=2, ensure_ascii=False),
+        test=regression_test(failure_record(verdict, failure)),
+    )

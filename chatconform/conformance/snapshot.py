@@ -1,0 +1,96 @@
+"""A comparable snapshot of everything reachable from a value, to detect in-place edits.
+
+``input_untouched`` compares the snapshot of the input taken before the call with the
+snapshot of the implementation's copy after it. The snapshot walks every attribute of
+every object (``__dict__`` and ``__slots__``, private ones included), every element of
+every list, tuple, set and dict, so an edit anywhere (a message, a part, a part's content,
+a list inside content, tool-call arguments, metadata) changes it. It is built with an
+explicit stack, so deeply nested data cannot exhaust the interpreter's recursion limit.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from datetime import date, datetime, time, timedelta
+from decimal import Decimal
+from enum import Enum
+from typing import Any
+from uuid import UUID
+
+_ATOMS = (str, bytes, int, bool, type(None), datetime, date, time, timedelta, Decimal, UUID, Enum, complex)
+_NAMES_CACHE: dict[type, tuple[str, ...]] = {}
+
+
+def _names(cls: type) -> tuple[str, ...]:
+    """Declared attribute names: dataclass fields, then ``__slots__`` along the MRO."""
+    names = _NAMES_CACHE.get(cls)
+    if names is None:
+        found: list[str] = [f.name for f in dataclasses.fields(cls)] if dataclasses.is_dataclass(cls) else []
+        for klass in cls.__mro__:
+            declared = klass.__dict__.get("__slots__", ())
+            found.extend([declared] if isinstance(declared, str) else declared)
+        names = _NAMES_CACHE[cls] = tuple(n for n in dict.fromkeys(found) if n not in ("__dict__", "__weakref__"))
+    return names
+
+
+def _attributes(value: Any) -> list[tuple[str, Any]]:
+    """Every attribute by name, read with ``getattr``: an instance attribute left at its
+    class-level default reads the same as one set to that default."""
+    names = list(_names(type(value)))
+    state = getattr(value, "__dict__", None)
+    if isinstance(state, dict):
+        names.extend(sorted(name for name in state if name not in names))
+    return [(name, getattr(value, name, _MISSING)) for name in names]
+
+
+_MISSING = "<unset>"
+
+
+def snapshot(value: Any) -> list[Any]:
+    """A flat, comparable record of ``value`` and everything reachable from it.
+
+    Two values give equal snapshots exactly when they have the same types, the same
+    structure and the same contents everywhere. Floats are recorded by ``repr`` (a NaN
+    equals itself); an object seen twice is recorded as a back-reference, so shared and
+    cyclic data terminate and aliasing changes show.
+    """
+    out: list[Any] = []
+    seen: dict[int, int] = {}
+    keep_alive: list[Any] = []  # ids stay unique while the walk runs
+    stack: list[Any] = [value]
+    while stack:
+        item = stack.pop()
+        kind = type(item)
+        if isinstance(item, _ATOMS):
+            out.append((kind.__name__, item))
+            continue
+        if kind is float:
+            out.append(("float", repr(item)))
+            continue
+        if isinstance(item, (bytearray, memoryview)):
+            out.append((kind.__name__, bytes(item)))
+            continue
+        key = id(item)
+        if key in seen:
+            out.append(("ref", seen[key]))
+            continue
+        seen[key] = len(seen)
+        keep_alive.append(item)
+        if isinstance(item, dict):
+            entries = list(item.items())
+            out.append((kind.__name__, len(entries)))
+            for k, v in reversed(entries):
+                stack.append(v)
+                stack.append(k)
+        elif isinstance(item, (list, tuple)):
+            out.append((kind.__name__, len(item)))
+            stack.extend(reversed(item))
+        elif isinstance(item, (set, frozenset)):
+            members = sorted(item, key=repr)
+            out.append((kind.__name__, len(members)))
+            stack.extend(reversed(members))
+        else:
+            attributes = _attributes(item)
+            out.append((kind.__module__, kind.__qualname__, tuple(name for name, _ in attributes)))
+            stack.extend(v for _, v in reversed(attributes))
+    return out
