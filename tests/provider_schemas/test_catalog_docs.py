@@ -152,3 +152,12 @@ def test_left_out_rules_have_reasons_and_are_not_reported():
     for rule_id, why in LEFT_OUT.items():
         assert RULE_ID.match(rule_id) and rule_id[0] in LETTER and why.strip()
         assert all(rule_id not in provider_rules for provider_rules in RULES.values())
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+def test_schema_annotations_cite_only_public_links_or_the_page(provider):
+    for node in _nodes(load_schema(provider)):
+        for key in ("description", "$comment"):
+            text = node.get(key, "")
+            assert set(re.findall(r"[\w./-]+\.md\b", text)) <= {"docs/provider-rules.md"}, text
+            assert "research" not in text.lower(), text
