@@ -48,7 +48,9 @@ def _rules(*infos: RuleInfo) -> dict[str, RuleInfo]:
 S, C, SC = "schema", "sequence", "schema+sequence"
 
 PROVIDER_INFO: dict[str, ProviderInfo] = {
-    "openai-chat": ProviderInfo("OpenAI Chat Completions", "https://platform.openai.com/docs/api-reference/chat/create"),
+    "openai-chat": ProviderInfo(
+        "OpenAI Chat Completions", "https://platform.openai.com/docs/api-reference/chat/create"
+    ),
     "qwen-vllm": ProviderInfo(
         "Qwen3.5+ chat template served by vLLM",
         "https://docs.vllm.ai/en/latest/serving/openai_compatible_server.html",
@@ -64,7 +66,9 @@ PROVIDER_INFO: dict[str, ProviderInfo] = {
 }
 
 _OPENAPI = "https://github.com/openai/openai-openapi"
-_OAI_EMPTY_ARRAY = "Invalid '{oai}': empty array. Expected an array with minimum length 1, but got an empty array instead."
+_OAI_EMPTY_ARRAY = (
+    "Invalid '{oai}': empty array. Expected an array with minimum length 1, but got an empty array instead."
+)
 _QWEN_TEMPLATE = "https://huggingface.co/Qwen/Qwen3.5-27B/blob/main/chat_template.jinja"
 _MISTRAL_VALIDATOR = (
     "https://github.com/mistralai/mistral-common/blob/main/src/mistral_common/protocol/instruct/validator.py"
