@@ -1,4 +1,4 @@
-"""Sequence rules: the provider rules JSON Schema cannot express (research/providers.md §9).
+"""Sequence rules: the provider rules JSON Schema cannot express (listed in docs/provider-rules.md).
 
 They relate two messages (role order, a tool call and its answer), need the last message, or
 order blocks inside one message. Four primitives cover them all: a role-transition table per

@@ -1,6 +1,6 @@
 """Load the per-provider JSON Schemas and turn jsonschema errors into rule-tagged problems.
 
-Each failing subschema is tagged with ``x-rule`` (the rule id of research/providers.md) and
+Each failing subschema is tagged with ``x-rule`` (a rule id of docs/provider-rules.md) and
 ``x-error`` (the provider's error text, a template). An error is attributed to the deepest
 tagged subschema on its schema path, so every problem carries a rule id: the root of every
 schema is tagged with the provider's generic shape rule.

@@ -1,0 +1,163 @@
+"""The rule catalog and the page generated from it: docs/provider-rules.md is the generated text,
+and the catalog lists exactly the rule ids the schemas and the sequence checks can report."""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+import pytest
+
+from chatconform.provider_schemas import PROVIDERS, load_schema, rules
+from chatconform.provider_schemas.catalog import LEFT_OUT, PROVIDER_INFO, REGENERATE, RULES, markdown
+from chatconform.provider_schemas.problems import GENERIC_RULE, GLM_1214
+
+PAGE = Path(__file__).resolve().parents[2] / "docs" / "provider-rules.md"
+RULE_ID = re.compile(r"^[A-Z][0-9]+$")
+LETTER = {GENERIC_RULE[provider][0]: provider for provider in PROVIDERS}
+
+
+def _nodes(node):
+    if isinstance(node, dict):
+        yield node
+        for value in node.values():
+            yield from _nodes(value)
+    elif isinstance(node, list):
+        for value in node:
+            yield from _nodes(value)
+
+
+def _schema_tags(provider: str) -> dict[str, set[str]]:
+    """Rule id -> the x-error templates tagged with it (a tag without one uses the root's)."""
+    schema = load_schema(provider)
+    tags: dict[str, set[str]] = {}
+    for node in _nodes(schema):
+        if "x-rule" in node:
+            tags.setdefault(node["x-rule"], set()).add(node.get("x-error", schema["x-error"]))
+    return tags
+
+
+def _rules_tree() -> ast.Module:
+    return ast.parse(Path(rules.__file__).read_text("utf-8"))
+
+
+def _sequence_ids() -> set[str]:
+    """Every rule id rules.py passes to ``report.error`` / ``report.warning``.
+
+    A literal id is taken as it is; an id held in a variable is one of the rule-id literals of
+    the enclosing function (its lookup table).
+    """
+    ids: set[str] = set()
+    for function in _rules_tree().body:
+        if not isinstance(function, ast.FunctionDef):
+            continue
+        literals = {
+            node.value
+            for node in ast.walk(function)
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) and RULE_ID.match(node.value)
+        }
+        for node in ast.walk(function):
+            if not (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Attribute)
+                and node.func.attr in ("error", "warning")
+                and isinstance(node.func.value, ast.Name)
+                and node.func.value.id == "report"
+            ):
+                continue
+            first = node.args[0]
+            if isinstance(first, ast.Constant):
+                ids.add(first.value)
+            else:
+                assert literals, f"line {node.lineno}: a variable rule id with no rule-id literal around it"
+                ids |= literals
+    return ids
+
+
+def _sequence_texts() -> set[str]:
+    """The strings of rules.py, f-strings as templates (``f"x {a}"`` -> ``"x {a}"``), and GLM's 1214."""
+    texts = {GLM_1214}
+    for node in ast.walk(_rules_tree()):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            texts.add(node.value)
+        elif isinstance(node, ast.JoinedStr):
+            texts.add(
+                "".join(
+                    part.value if isinstance(part, ast.Constant) else "{" + ast.unparse(part.value) + "}"
+                    for part in node.values
+                )
+            )
+    return texts
+
+
+def test_committed_page_is_the_generated_text():
+    assert PAGE.is_file(), f"docs/provider-rules.md is missing; run: {REGENERATE}"
+    assert PAGE.read_text("utf-8") == markdown(), f"docs/provider-rules.md is stale; run: {REGENERATE}"
+
+
+def test_page_says_how_to_regenerate_it():
+    assert REGENERATE in "\n".join(markdown().splitlines()[:6])
+
+
+def test_page_has_one_section_per_provider_with_every_rule():
+    page = markdown()
+    for provider, provider_rules in RULES.items():
+        section = page.split(f"(`{provider}`)\n", 1)[1].split("\n## ", 1)[0]
+        assert PROVIDER_INFO[provider].docs in section
+        for rule_id, info in provider_rules.items():
+            assert f"| {rule_id} | " in section and info.source in section
+        for rule_id in LEFT_OUT:
+            assert (f"* {rule_id}: " in section) == (LETTER[rule_id[0]] == provider)
+
+
+def test_every_provider_is_catalogued_with_a_docs_link():
+    assert tuple(RULES) == PROVIDERS and tuple(PROVIDER_INFO) == PROVIDERS
+    for info in PROVIDER_INFO.values():
+        assert info.name and info.docs.startswith("https://")
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+def test_catalog_lists_exactly_the_rule_ids_the_code_reports(provider):
+    schema_ids = set(_schema_tags(provider))
+    sequence_ids = {rule_id for rule_id in _sequence_ids() if LETTER[rule_id[0]] == provider}
+    catalogued = RULES[provider]
+    assert schema_ids | sequence_ids == set(catalogued)
+    assert schema_ids == {r for r, info in catalogued.items() if "schema" in info.check}
+    assert sequence_ids == {r for r, info in catalogued.items() if "sequence" in info.check}
+
+
+def test_every_rule_has_an_error_text_and_an_https_source():
+    for provider, provider_rules in RULES.items():
+        for rule_id, info in provider_rules.items():
+            assert info.id == rule_id and LETTER[rule_id[0]] == provider
+            assert info.summary.strip() and info.error.strip(), rule_id
+            assert re.match(r"^https://[^\s<>|]+$", info.source), (rule_id, info.source)
+            assert info.check in ("schema", "sequence", "schema+sequence"), rule_id
+            assert info.severity in ("error", "warning") and info.text in ("verbatim", "adapted", "synthesized")
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+def test_each_error_text_is_one_the_code_reports(provider):
+    tags = _schema_tags(provider)
+    sequence_texts = _sequence_texts()
+    for rule_id, info in RULES[provider].items():
+        reported = set(tags.get(rule_id, ())) if "schema" in info.check else set()
+        if "sequence" in info.check:
+            reported |= sequence_texts
+        assert info.error in reported, (rule_id, info.error)
+
+
+def test_left_out_rules_have_reasons_and_are_not_reported():
+    for rule_id, why in LEFT_OUT.items():
+        assert RULE_ID.match(rule_id) and rule_id[0] in LETTER and why.strip()
+        assert all(rule_id not in provider_rules for provider_rules in RULES.values())
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+def test_schema_annotations_cite_only_public_links_or_the_page(provider):
+    for node in _nodes(load_schema(provider)):
+        for key in ("description", "$comment"):
+            text = node.get(key, "")
+            assert set(re.findall(r"[\w./-]+\.md\b", text)) <= {"docs/provider-rules.md"}, text
+            assert "research" not in text.lower(), text
