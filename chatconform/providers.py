@@ -22,6 +22,8 @@ class Provider:
     """What chatconform needs to know about one provider's request body."""
 
     id: str
+    #: What the id stands for, for people.
+    title: str
     #: Letter of its rule ids (``Q3``); ``<prefix>0`` is its generic request-shape rule.
     rule_prefix: str
     dialect: Dialect
@@ -47,19 +49,19 @@ class Provider:
 
 
 _TABLE = (
-    Provider("openai-chat", "O", "openai", "messages", None, False, False, False,
+    Provider("openai-chat", "OpenAI Chat Completions", "O", "openai", "messages", None, False, False, False,
              "https://platform.openai.com/docs/api-reference/chat/create"),
-    Provider("qwen-vllm", "Q", "openai", "messages", None, False, False, False,
-             "https://huggingface.co/Qwen/Qwen3.5-27B/blob/main/chat_template.jinja"),
-    Provider("glm", "Z", "openai", "messages", None, False, False, False,
+    Provider("qwen-vllm", "Qwen3.5+ chat template served by vLLM", "Q", "openai", "messages", None, False, False, False,
+             "https://docs.vllm.ai/en/latest/serving/openai_compatible_server.html"),
+    Provider("glm", "Z.ai / Zhipu GLM chat completions", "Z", "openai", "messages", None, False, False, False,
              "https://docs.z.ai/api-reference/llm/chat-completion"),
-    Provider("mistral", "M", "openai", "messages", None, False, True, True,
+    Provider("mistral", "Mistral chat completions", "M", "openai", "messages", None, False, True, True,
              "https://docs.mistral.ai/api/"),
-    Provider("anthropic", "A", "anthropic", "messages", "system", True, False, False,
-             "https://docs.anthropic.com/en/api/messages"),
-    Provider("gemini", "G", "gemini", "contents", "systemInstruction", True, False, False,
+    Provider("anthropic", "Anthropic Messages API", "A", "anthropic", "messages", "system", True, False, False,
+             "https://platform.claude.com/docs/en/api/messages"),
+    Provider("gemini", "Google Gemini generateContent", "G", "gemini", "contents", "systemInstruction", True, False, False,
              "https://ai.google.dev/api/generate-content"),
-    Provider("bedrock-converse", "B", "bedrock", "messages", "system", True, True, False,
+    Provider("bedrock-converse", "AWS Bedrock Converse", "B", "bedrock", "messages", "system", True, True, False,
              "https://docs.aws.amazon.com/bedrock/latest/APIReference/API_runtime_Converse.html"),
 )
 

@@ -138,8 +138,8 @@ class SummaryAsSystem(_Fake):
     name = "fake-summary-as-system"
     providers = frozenset({"glm", "openai-chat"})
     reproduces = ("GLM 1214 'The messages parameter is illegal' after compaction: summary sent as a system "
-                  "message, leaving a user-less payload (seed compaction-user-led-payload-fix.md; "
-                  "https://github.com/pydantic/pydantic-ai-harness/issues/679)")
+                  "message, leaving a user-less payload ("
+                  "https://github.com/pydantic/pydantic-ai-harness/issues/679, https://github.com/HKUDS/nanobot/pull/3086)")
     violates = ("payload.user_led", "payload.matches_reference")
 
     def part_role(self, part):

@@ -41,7 +41,8 @@ class SinglePassTies(_Fake):
 
     name = "fake-single-pass-ties"
     reproduces = ("single-pass walks assume created_at(parent) < created_at(child); "
-                  "ties lose the parent (Dify extract_thread_messages, research note)")
+                  "ties lose the parent (Dify extract_thread_messages: "
+                  "https://github.com/langgenius/dify/blob/main/api/core/prompt/utils/extract_thread_messages.py)")
     violates = ("thread.reaches_root", "thread.matches_reference")
 
     def extract_thread(self, rows):

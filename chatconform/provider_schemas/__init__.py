@@ -1,7 +1,7 @@
 """Provider request-body rules: one JSON Schema per provider plus the sequence rules in code.
 
 ``validate(body, provider)`` lists every rule a recorded request body breaks, each with the
-rule id of research/providers.md, its JSON path in the body and the provider's own error text.
+rule id of docs/provider-rules.md (generated from ``catalog.RULES``), its JSON path in the body and the provider's own error text.
 ``turn_view(body, provider)`` reads any dialect as one list of turns for the payload checks.
 
 Rule ids: ``O`` openai-chat, ``Q`` qwen-vllm, ``Z`` glm, ``M`` mistral, ``A`` anthropic,

@@ -19,6 +19,8 @@ from __future__ import annotations
 import sys
 from dataclasses import dataclass
 
+from chatconform.providers import PROVIDERS as PROVIDER_TABLE
+
 from .problems import GLM_1214
 
 REGENERATE = "python -m chatconform.provider_schemas.catalog > docs/provider-rules.md"
@@ -35,35 +37,12 @@ class RuleInfo:
     text: str = "verbatim"
 
 
-@dataclass(frozen=True)
-class ProviderInfo:
-    name: str
-    docs: str  # the provider's documentation of the request checked
-
-
 def _rules(*infos: RuleInfo) -> dict[str, RuleInfo]:
     return {info.id: info for info in infos}
 
 
 S, C, SC = "schema", "sequence", "schema+sequence"
 
-PROVIDER_INFO: dict[str, ProviderInfo] = {
-    "openai-chat": ProviderInfo(
-        "OpenAI Chat Completions", "https://platform.openai.com/docs/api-reference/chat/create"
-    ),
-    "qwen-vllm": ProviderInfo(
-        "Qwen3.5+ chat template served by vLLM",
-        "https://docs.vllm.ai/en/latest/serving/openai_compatible_server.html",
-    ),
-    "glm": ProviderInfo("Z.ai / Zhipu GLM chat completions", "https://docs.z.ai/api-reference/llm/chat-completion"),
-    "mistral": ProviderInfo("Mistral chat completions", "https://docs.mistral.ai/api/"),
-    "anthropic": ProviderInfo("Anthropic Messages API", "https://platform.claude.com/docs/en/api/messages"),
-    "gemini": ProviderInfo("Google Gemini generateContent", "https://ai.google.dev/api/generate-content"),
-    "bedrock-converse": ProviderInfo(
-        "AWS Bedrock Converse",
-        "https://docs.aws.amazon.com/bedrock/latest/APIReference/API_runtime_Converse.html",
-    ),
-}
 
 _OPENAPI = "https://github.com/openai/openai-openapi"
 _OAI_EMPTY_ARRAY = (
@@ -443,10 +422,10 @@ def markdown() -> str:
         "  published request shape and no more specific rule applies.",
     ]
     for provider, rules in RULES.items():
-        info = PROVIDER_INFO[provider]
+        info = PROVIDER_TABLE[provider]
         lines += [
             "",
-            f"## {info.name} (`{provider}`)",
+            f"## {info.title} (`{provider}`)",
             "",
             f"Documentation: <{info.docs}>",
             "",

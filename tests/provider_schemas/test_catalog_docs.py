@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from chatconform.provider_schemas import PROVIDERS, load_schema, rules
-from chatconform.provider_schemas.catalog import LEFT_OUT, PROVIDER_INFO, REGENERATE, RULES, markdown
+from chatconform.provider_schemas.catalog import LEFT_OUT, REGENERATE, RULES, markdown
+from chatconform.providers import PROVIDERS as PROVIDER_TABLE
 from chatconform.provider_schemas.problems import GENERIC_RULE, GLM_1214
 
 PAGE = Path(__file__).resolve().parents[2] / "docs" / "provider-rules.md"
@@ -104,7 +105,7 @@ def test_page_has_one_section_per_provider_with_every_rule():
     page = markdown()
     for provider, provider_rules in RULES.items():
         section = page.split(f"(`{provider}`)\n", 1)[1].split("\n## ", 1)[0]
-        assert PROVIDER_INFO[provider].docs in section
+        assert PROVIDER_TABLE[provider].docs in section
         for rule_id, info in provider_rules.items():
             assert f"| {rule_id} | " in section and info.source in section
         for rule_id in LEFT_OUT:
@@ -112,9 +113,9 @@ def test_page_has_one_section_per_provider_with_every_rule():
 
 
 def test_every_provider_is_catalogued_with_a_docs_link():
-    assert tuple(RULES) == PROVIDERS and tuple(PROVIDER_INFO) == PROVIDERS
-    for info in PROVIDER_INFO.values():
-        assert info.name and info.docs.startswith("https://")
+    assert tuple(RULES) == PROVIDERS and tuple(PROVIDER_TABLE) == PROVIDERS
+    for info in PROVIDER_TABLE.values():
+        assert info.title and info.docs.startswith("https://")
 
 
 @pytest.mark.parametrize("provider", PROVIDERS)
