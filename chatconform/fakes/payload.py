@@ -10,7 +10,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from pydantic_ai.exceptions import UnexpectedModelBehavior
-from pydantic_ai.messages import CompactionPart, ModelMessage, ModelRequest, SystemPromptPart
+from pydantic_ai.messages import (
+    CompactionPart,
+    ModelMessage,
+    ModelRequest,
+    SystemPromptPart,
+    ToolCallPart,
+    UserPromptPart,
+)
 
 from chatconform.reference.payload import OPENAI_STYLE, PayloadMapper, Text, Turn
 
@@ -207,3 +214,54 @@ class StripsSystemPromptsInPlace(PayloadMapper):
             if isinstance(message, ModelRequest):
                 message.parts = [p for p in message.parts if not isinstance(p, SystemPromptPart)]
         return body
+
+
+class DropsImagesFromHistory(_Fake):
+    """Replays earlier user turns as text only: images (and any other file) in the
+    history are left out, so the model answers about a picture it never saw."""
+
+    name = "fake-drops-images-from-history"
+    providers = frozenset({"openai-chat", "anthropic", "gemini"})
+    reproduces = ("history builders that keep only the text of earlier user turns drop their images "
+                  "(https://github.com/d-kuro/kirocc/pull/134)")
+    violates = ("payload.nothing_lost", "payload.matches_reference")
+
+    def user_item(self, item):
+        mapped = super().user_item(item)
+        return mapped if isinstance(mapped, Text) else None
+
+
+class CoercesArgumentsInPlace(_Fake):
+    """Repairs the stored history while mapping it: string-typed tool arguments are
+    parsed and written back into the caller's ``ToolCallPart``."""
+
+    name = "fake-coerces-arguments-in-place"
+    providers = frozenset({"openai-chat"})
+    reproduces = ("a sanitizer run before sending history rewrote malformed tool-call inputs in the objects "
+                  "the chat store owns (https://github.com/ballerina-platform/ballerina-vscode/pull/973)")
+    violates = ("payload.input_untouched",)
+
+    def to_payload(self, history, *, provider, instructions=None):
+        for message in history:
+            for part in message.parts:
+                if isinstance(part, ToolCallPart) and isinstance(part.args, str):
+                    part.args = part.args_as_dict()
+        return super().to_payload(history, provider=provider, instructions=instructions)
+
+
+class NormalizesTextInPlace(_Fake):
+    """Collapses runs of whitespace in user text, in the caller's parts, so the stored
+    history no longer holds what the user typed."""
+
+    name = "fake-normalizes-text-in-place"
+    providers = frozenset({"openai-chat"})
+    reproduces = ("history processing that rewrites message content in place changes the stored history "
+                  "under every later reader (https://github.com/ahmadrosid/nakama/issues/589)")
+    violates = ("payload.input_untouched",)
+
+    def to_payload(self, history, *, provider, instructions=None):
+        for message in history:
+            for part in message.parts:
+                if isinstance(part, UserPromptPart) and isinstance(part.content, str):
+                    part.content = " ".join(part.content.split())
+        return super().to_payload(history, provider=provider, instructions=instructions)
