@@ -75,7 +75,7 @@ def test_bulk_sections_hold_every_behaviour():
     seen: set[str] = set()
 
     @settings(max_examples=300, derandomize=True, database=None, deadline=None)
-    @given(conversation_rows(max_turns=0, limit_window=False, max_bulk_turns=500))
+    @given(conversation_rows(max_turns=0, legacy_prefix=False, limit_window=False, max_bulk_turns=500))
     def search(rows):
         if len(rows) < 100:
             return

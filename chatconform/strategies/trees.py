@@ -36,6 +36,8 @@ _SWITCH_REACH = 64
 # In a bulk section one action in this many is drawn like any other step; the rest are
 # plain sends, so a long section stays a long thread with events along the way.
 _BULK_EVENT_ODDS = 8
+# Of those, one in this many goes back to the first turn (a far jump, so kept rare).
+_BULK_FIRST_TURN_ODDS = 40
 
 
 def row_id(index: int) -> str:
@@ -66,7 +68,7 @@ class _Behaviours:
 @dataclass(frozen=True)
 class _Step:
     action: str  # "send", "regenerate" or "api"
-    switch: str  # "stay", "sibling" (the "<" navigator) or "any" (a row ``back`` rows before the newest)
+    switch: str  # "stay", "sibling" (the "<" navigator), "any" (a row ``back`` rows before the newest), "first"
     back: int
     tie: bool  # reuse the previous row's timestamp when that is meaningful
     head_marker: str | None  # how a new head stores "no parent": None or ""
@@ -85,6 +87,9 @@ def _step(choose: Chooser, behaviours: _Behaviours) -> _Step:
 def _bulk_step(choose: Chooser, behaviours: _Behaviours) -> _Step:
     """An action of a bulk section: mostly a plain send (maybe tied), now and then any step."""
     if choose.integer(1, _BULK_EVENT_ODDS) == 1:
+        if behaviours.regenerate and behaviours.switch_branch and choose.integer(1, _BULK_FIRST_TURN_ODDS) == 1:
+            # Back to the first turn and regenerate it: a new head deep in a long conversation.
+            return _Step("regenerate", "first", 0, False, "" if choose.boolean() else None)
         return _step(choose, behaviours)
     tie = behaviours.timestamp_ties and choose.integer(1, _BULK_EVENT_ODDS) == 1
     return _Step("send", "stay", 0, tie, None)
@@ -119,6 +124,8 @@ def _grow(legacy: int, steps: list[_Step]) -> list[Row]:
             current = _previous_sibling(rows, current)
         elif step.switch == "any" and rows:
             current = len(rows) - 1 - step.back % len(rows)
+        elif step.switch == "first" and rows:
+            current = 0
         if not rows:
             parent = step.head_marker if step.action != "api" else UUID_NIL
         elif step.action == "api":
