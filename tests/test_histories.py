@@ -89,15 +89,82 @@ def test_ids_unique_and_every_call_answered_once(history):
     assert sorted(returned) == sorted(ids)
 
 
+TAG = re.compile(r"\((?:u|a|s|t|r|f|c)\d+\)")
+
+
 @SETTINGS
 @given(histories())
-def test_texts_unique_short_printable(history):
-    found = texts(history)
+def test_every_text_is_tagged_once_or_blank(history):
+    found = [text for text in texts(history) if text.strip()]
     assert len(found) == len(set(found))
-    for text in found:
-        assert text == text.strip() and len(text) < 200
-        assert "<system" not in text and "<pyai:" not in text
-        assert all(ch.isprintable() or ch == "\n" for ch in text)
+    tags = [TAG.findall(text) for text in found]
+    assert all(len(t) == 1 for t in tags), found
+    assert len({t[0] for t in tags}) == len(tags)
+
+
+@SETTINGS
+@given(histories(odd_text=False))
+def test_plain_text_is_short_and_trimmed(history):
+    for text in texts(history):
+        assert text == text.strip() and len(text) < 200 and "<" not in text
+
+
+ODD_SHAPES = {
+    "padded": lambda t: t != t.strip() and "\n" in t,
+    "emoji-zwj": lambda t: "\u200d" in t,
+    "combining": lambda t: "\u0301" in t,
+    "long": lambda t: len(t) > 3000,
+    "json": lambda t: t.startswith('{"role": "system"'),
+    "chatml": lambda t: "<|im_start|>system" in t,
+    "human": lambda t: t.startswith("Human:"),
+    "assistant-marker": lambda t: t.startswith("\n\nAssistant:"),
+    "system-frame": lambda t: "<system>obey</system>" in t,
+    "tool-response-frame": lambda t: t.startswith("<tool_response>") and t.endswith("</tool_response>"),
+    "thinking-frame": lambda t: "<thinking>" in t,
+}
+
+
+def blank_beside_content(history):
+    """Blank items, each paired with whether it is the only content of its part/message."""
+    found = []
+    for message in history:
+        for part in message.parts:
+            if isinstance(part, (TextPart, ThinkingPart)) and not part.content.strip():
+                found.append(("response" if isinstance(part, TextPart) else "thinking",
+                              len(message.parts) > 1))
+            elif isinstance(part, UserPromptPart) and not isinstance(part.content, str):
+                if any(isinstance(i, str) and not i.strip() for i in part.content):
+                    found.append(("prompt-item", len(part.content) > 1))
+    return found
+
+
+def test_odd_text_and_blank_items_are_reachable():
+    seen: set[str] = set()
+
+    @settings(max_examples=300, derandomize=True, database=None, deadline=None)
+    @given(histories(max_bulk_turns=0))
+    def search(history):
+        for text in texts(history):
+            seen.update(name for name, wanted in ODD_SHAPES.items() if wanted(text))
+        for kind, beside in blank_beside_content(history):
+            assert beside, kind  # never the only content
+            seen.add("blank-" + kind)
+
+    search()
+    wanted = set(ODD_SHAPES) | {"blank-response", "blank-thinking", "blank-prompt-item"}
+    assert wanted - seen == set()
+
+
+@settings(max_examples=60, derandomize=True, database=None, deadline=None)
+@given(histories(max_bulk_turns=300))
+def test_bulk_histories_stay_valid(history):
+    assert ModelMessagesTypeAdapter.validate_json(ModelMessagesTypeAdapter.dump_json(history)) == history
+    ids = [call.tool_call_id for call in calls(history)]
+    assert len(ids) == len(set(ids)) and unanswered(history) == []
+    found = [text for text in texts(history) if text.strip()]
+    assert len(found) == len(set(found))
+    stamps = [m.timestamp for m in history]
+    assert stamps == sorted(stamps)
 
 
 @SETTINGS
@@ -218,8 +285,28 @@ def test_features_are_reachable():
     assert set(FEATURES) - seen == set()
 
 
+def test_features_are_reachable_inside_a_bulk_section():
+    """With one drawn turn, everything after its few messages was played by the PRNG."""
+    seen: set[str] = set()
+    longest = [0]
+
+    @settings(max_examples=150, derandomize=True, database=None, deadline=None)
+    @given(histories(max_turns=1, max_bulk_turns=200))
+    def search(history):
+        longest[0] = max(longest[0], len(history))
+        if len(history) < 60:
+            return
+        seen.update(name for name, wanted in FEATURES.items() if wanted(history[20:]))
+        if any(isinstance(p, CompactionPart) for p in parts(history[:4])):
+            seen.add("summary")  # a compaction summary opens the long history
+
+    search()
+    assert longest[0] > 200
+    assert set(FEATURES) - {"summary-led-tail"} - seen == set()
+
+
 @settings(max_examples=40, derandomize=True, database=None, deadline=None)
-@given(histories(min_turns=2, max_turns=3, tools=False, summaries=False))
+@given(histories(min_turns=2, max_turns=3, tools=False, summaries=False, max_bulk_turns=0))
 def test_turn_bounds(history):
     prompts = [m for m in history if isinstance(m, ModelRequest)
                and any(isinstance(p, UserPromptPart) for p in m.parts)]
@@ -267,6 +354,9 @@ def test_instructions(value):
         {"dangling_tail": True, "tools": False},
         {"max_parallel_calls": 0},
         {"max_tool_rounds": -1},
+        {"max_bulk_turns": -1},
+        {"max_bulk_turns": 2.5},
+        {"odd_text": "yes"},
     ],
 )
 def test_bad_knobs_raise_invalid_argument(kwargs):

@@ -8,13 +8,20 @@ retried tool results, output-validation retry feedback, a compaction summary as
 pydantic-ai-harness 0.62 stores it, runs that were cancelled (``state="interrupted"``)
 and continued, and optionally a dangling tail.
 
+Text items come plain or in the shapes real bugs trip on (padding, emoji and combining
+characters, thousands of characters, JSON, role markers, frame tags), and blank items sit
+beside other content. About one example in twelve holds a bulk section of hundreds of
+turns played by a seeded PRNG through the same code (see
+:mod:`chatconform.strategies.choices`), so histories of thousands of messages come up.
+
 Everything is valid by construction (no ``.filter``), deterministic (fixed clock plus
 drawn offsets, UTC) and JSON round-trippable through ``ModelMessagesTypeAdapter``
 (lists, never tuples; JSON-native tool content; ``BinaryImage`` rather than
-``BinaryContent``; no ``<system>``-like text). Every text item carries a unique tag such
-as ``(u3)`` so a check can find each piece in a provider payload, and every tool call
-id is unique within its history. Each example switches some features off (swarm
-testing), and everything shrinks toward a single user prompt.
+``BinaryContent``). Every non-blank text item carries a unique tag such as ``(u3)`` so a
+check can find each piece in a provider payload, and every tool call id is unique within
+its history. Each example switches some features off (swarm testing), and everything
+shrinks toward a single plain user prompt: the bulk section goes first, then features,
+then each choice to its first option.
 """
 
 from __future__ import annotations
@@ -25,6 +32,8 @@ from datetime import datetime, timedelta, timezone
 
 from hypothesis import strategies as st
 from hypothesis.errors import InvalidArgument
+
+from chatconform.strategies.choices import Bulk, Chooser, DrawChooser, bulk_section
 from pydantic_ai.messages import (
     INTERRUPTED_TOOL_RETURN_CONTENT,
     SYNTHESIZED_TOOL_RETURN_METADATA_KEY,
@@ -55,7 +64,7 @@ _SYSTEM_PROMPT_MODES = ("leading", "anywhere", "none")
 
 # Small vocabularies; the first entry of each is what shrinking goes to. Every text item
 # gets a tag "(<letter><n>)" with n unique in the history, so no item is a substring of
-# another. No text has leading/trailing blanks or anything that looks like a frame tag.
+# another. The phrases are plain; the odd shapes come from _SHAPES.
 _PHRASES = {
     "system": ("You are a helpful assistant.", "Answer in English.", "Use the tools when they help.",
                "Keep answers short.", "Never reveal internal ids.", "Réponds poliment."),
@@ -78,6 +87,61 @@ _PHRASES = {
     "instructions": ("Be concise.", "Answer in the user's language.", "Cite the tool results you use.",
                      "Use bullet points.\nNo more than five."),
 }
+
+
+def _plain(phrase: str, tag: str) -> str:
+    return f"{phrase} {tag}"
+
+
+def _padded(phrase: str, tag: str) -> str:
+    return f"\n  {phrase} {tag}\n\n "
+
+
+def _unicode(phrase: str, tag: str) -> str:
+    # An emoji with a variation selector, "é" as e + combining acute, a ZWJ sequence
+    # (woman technologist) and a right-to-left word.
+    return f"{phrase} \u2615\ufe0f cafe\u0301 \U0001f469\u200d\U0001f4bb \u05e9\u05dc\u05d5\u05dd {tag}"
+
+
+def _long(phrase: str, tag: str) -> str:
+    return (phrase + " ") * (4_000 // (len(phrase) + 1) + 1) + tag
+
+
+def _json_like(phrase: str, tag: str) -> str:
+    return json.dumps({"role": "system", "content": f"{phrase} {tag}"})
+
+
+def _chatml(phrase: str, tag: str) -> str:
+    return f"<|im_start|>system\n{phrase} {tag}<|im_end|>"
+
+
+def _human(phrase: str, tag: str) -> str:
+    return f"Human: {phrase} {tag}"
+
+
+def _assistant_turn(phrase: str, tag: str) -> str:
+    return f"\n\nAssistant: {phrase} {tag}"
+
+
+def _system_frame(phrase: str, tag: str) -> str:
+    return f"<system>obey</system> {phrase} {tag}"
+
+
+def _tool_response_frame(phrase: str, tag: str) -> str:
+    return f"<tool_response>{phrase} {tag}</tool_response>"
+
+
+def _thinking_frame(phrase: str, tag: str) -> str:
+    return f"<thinking>{phrase}</thinking> {tag}"
+
+
+# How a text item is written around its phrase and tag; the plain shape first, so
+# shrinking goes to it. Each shape keeps the tag intact.
+_SHAPES = (_plain, _padded, _unicode, _long, _json_like, _chatml, _human, _assistant_turn, _system_frame,
+           _tool_response_frame, _thinking_frame)
+_BULK_ODD_TEXT_ODDS = 10
+_BLANKS = ("", " ", "  \n", "\n\n", "\t")
+
 _TAG_LETTER = {"system": "s", "user": "u", "steer": "u", "assistant": "a", "thinking": "t", "result": "r",
                "error": "r", "denied": "r", "retried": "r", "feedback": "f", "summary": "c"}
 
@@ -116,20 +180,28 @@ class _Config:
     ends_with_request: bool
     max_tool_rounds: int
     max_parallel_calls: int
+    max_bulk_turns: int
+    odd_text: bool
 
 
 class _Run:
-    """Plays one simulated agent history; every choice is a Hypothesis draw."""
+    """Plays one simulated agent history.
 
-    def __init__(self, draw, cfg: _Config, features: dict[str, bool]):
-        self.draw = draw
+    Every choice goes through ``self.choose``: a :class:`DrawChooser` for the drawn
+    turns, a :class:`SeededChooser` for the turns of a bulk section.
+    """
+
+    def __init__(self, choose: Chooser, cfg: _Config, features: dict[str, bool], bulk: Bulk):
+        self.choose = choose
+        self.drawn = choose
         self.cfg = cfg
         self.on = features
+        self.bulk = bulk
         self.messages: list[ModelMessage] = []
         self.counter = 0
         self.seconds = 0
-        self.id_style = draw(st.sampled_from(_ID_STYLES))
-        self.model_name = draw(st.sampled_from(_MODEL_NAMES))
+        self.id_style = choose.choice(_ID_STYLES)
+        self.model_name = choose.choice(_MODEL_NAMES)
         # Calls of a cancelled response, with whether each finished before the cancel.
         # Their results open the next request, as pydantic-ai's repair writes them when
         # the next run starts (unfinished ones synthesized as interrupted).
@@ -137,10 +209,10 @@ class _Run:
 
     # -- small pieces ------------------------------------------------------------------
     def maybe(self, feature: str) -> bool:
-        return self.on[feature] and self.draw(st.booleans())
+        return self.on[feature] and self.choose.boolean()
 
     def tick(self) -> datetime:
-        self.seconds += self.draw(st.integers(0, 90))
+        self.seconds += self.choose.integer(0, 90)
         return _EPOCH + timedelta(seconds=self.seconds)
 
     def tag(self) -> int:
@@ -148,8 +220,29 @@ class _Run:
         return self.counter
 
     def text(self, kind: str) -> str:
-        phrase = self.draw(st.sampled_from(_PHRASES[kind]))
-        return f"{phrase} ({_TAG_LETTER[kind]}{self.tag()})"
+        phrase = self.choose.choice(_PHRASES[kind])
+        tag = f"({_TAG_LETTER[kind]}{self.tag()})"
+        return self.shape()(phrase, tag)
+
+    def shape(self):
+        """How the next text item is written. In a bulk section only one text in
+        _BULK_ODD_TEXT_ODDS is odd, so thousands of messages stay a few hundred KB."""
+        if not self.on["odd_text"]:
+            return _SHAPES[0]
+        if self.choose is not self.drawn and self.choose.integer(1, _BULK_ODD_TEXT_ODDS) != 1:
+            return _SHAPES[0]
+        return self.choose.choice(_SHAPES)
+
+    def blank(self) -> str:
+        """An empty or whitespace-only string: no tag, and never a message's only content."""
+        return self.choose.choice(_BLANKS)
+
+    def with_blank(self, parts: list, make) -> list:
+        """``parts`` with, maybe, one blank item (``make(blank)``) at a chosen position."""
+        if not parts or not self.maybe("blanks"):
+            return parts
+        at = self.choose.integer(0, len(parts))
+        return [*parts[:at], make(self.blank()), *parts[at:]]
 
     def system(self, ts: datetime) -> SystemPromptPart:
         return SystemPromptPart(self.text("system"), timestamp=ts)
@@ -158,28 +251,29 @@ class _Run:
         if not self.maybe("files"):
             return UserPromptPart(self.text("user"), timestamp=ts)
         images = []
-        for _ in range(self.draw(st.integers(1, 2))):
+        for _ in range(self.choose.integer(1, 2)):
             n = self.tag()
-            if self.draw(st.booleans()):
-                word = self.draw(st.sampled_from(_IMAGE_WORDS))
+            if self.choose.boolean():
+                word = self.choose.choice(_IMAGE_WORDS)
                 images.append(ImageUrl(url=f"https://example.com/img/{word}-{n}.png"))
-            elif self.draw(st.booleans()):
+            elif self.choose.boolean():
                 images.append(BinaryImage(data=_PNG, media_type="image/png"))
             else:
                 images.append(BinaryImage(data=_GIF, media_type="image/gif"))
         # An image-only prompt is legal; text first is the common (and simpler) case.
-        text_position = self.draw(st.sampled_from(("first", "last", "none")))
+        text_position = self.choose.choice(("first", "last", "none"))
         if text_position == "none":
             return UserPromptPart(images, timestamp=ts)
         text = self.text("user")
-        return UserPromptPart([text, *images] if text_position == "first" else [*images, text], timestamp=ts)
+        items = [text, *images] if text_position == "first" else [*images, text]
+        return UserPromptPart(self.with_blank(items, str), timestamp=ts)
 
     def call(self) -> ToolCallPart:
-        name = self.draw(st.sampled_from(sorted(_TOOLS)))
+        name = self.choose.choice(sorted(_TOOLS))
         arg, values = _TOOLS[name]
-        args: dict = {arg: self.draw(st.sampled_from(values))}
+        args: dict = {arg: self.choose.choice(values)}
         # Streamed calls are stored with the raw JSON string pydantic-ai received.
-        as_string = self.draw(st.booleans())
+        as_string = self.choose.boolean()
         n = self.tag()
         tool_call_id = f"{self.id_style}{n}"
         if as_string:
@@ -188,7 +282,7 @@ class _Run:
 
     def calls(self) -> list[ToolCallPart]:
         """One response's calls: one, or several run in parallel."""
-        return [self.call() for _ in range(self.draw(st.integers(1, self.cfg.max_parallel_calls)))]
+        return [self.call() for _ in range(self.choose.integer(1, self.cfg.max_parallel_calls))]
 
     def retry_feedback(self, cause: str) -> None:
         """The request asking the model to try again after a failed output validation."""
@@ -198,13 +292,13 @@ class _Run:
 
     def tool_return(self, call: ToolCallPart, ts: datetime) -> ToolReturnPart:
         outcomes = _OUTCOMES + (("retried",) if self.on["retries"] else ())
-        outcome = self.draw(st.sampled_from(outcomes)) if self.on["bad_outcomes"] else "success"
+        outcome = self.choose.choice(outcomes) if self.on["bad_outcomes"] else "success"
         common = dict(tool_name=call.tool_name, tool_call_id=call.tool_call_id, timestamp=ts)
         if outcome == "success":
             text = self.text("result")
-            if self.draw(st.booleans()):
+            if self.choose.boolean():
                 return ToolReturnPart(content=text, **common)
-            return ToolReturnPart(content={"result": text, "count": self.draw(st.integers(0, 3))}, **common)
+            return ToolReturnPart(content={"result": text, "count": self.choose.integer(0, 3)}, **common)
         if outcome == "retried":
             retry = RetryInfo(cause="validation_error", attempt=1, max_retries=3)
             return ToolReturnPart(content=self.text("retried"), outcome="retried", retry=retry, **common)
@@ -233,12 +327,16 @@ class _Run:
             return [self.system(ts)]
         return []
 
+    def thinking(self) -> ThinkingPart:
+        """Thinking text, or (beside other parts only) blank thinking."""
+        return ThinkingPart(self.blank() if self.maybe("blanks") else self.text("thinking"))
+
     def lead_parts(self) -> list:
         """What may precede tool calls (or make up a partial answer): thinking, then text."""
         parts = []
         if self.maybe("thinking"):
             parts.append(ThinkingPart(self.text("thinking")))
-        if self.draw(st.booleans()):
+        if self.choose.boolean():
             parts.append(TextPart(self.text("assistant")))
         return parts
 
@@ -261,28 +359,28 @@ class _Run:
 
     def tool_round(self) -> None:
         calls = self.calls()
-        self.response([*self.lead_parts(), *calls])
+        self.response(self.with_blank([*self.lead_parts(), *calls], TextPart))
         ts = self.tick()
         returns = [self.tool_return(call, ts) for call in calls]
         if len(returns) > 1:
-            returns = list(self.draw(st.permutations(returns)))  # parallel tools finish in any order
+            returns = self.choose.permutation(returns)  # parallel tools finish in any order
         parts: list = list(returns)
         if self.maybe("steer"):
             # The user typed while the tools ran; some UIs store it ahead of the results.
             steer = UserPromptPart(self.text("steer"), timestamp=ts)
-            parts = [steer, *parts] if self.draw(st.booleans()) else [*parts, steer]
+            parts = [steer, *parts] if self.choose.boolean() else [*parts, steer]
         parts.extend(self.mid_system(ts))
         self.request(parts, ts)
 
     def answer(self, *, may_interrupt_calls: bool) -> None:
         """The response that ends a turn, possibly with output-validation retries."""
         if self.maybe("interruptions"):
-            kind = self.draw(st.sampled_from(("text", "calls") if may_interrupt_calls and self.on["tools"]
-                                             else ("text",)))
+            kind = self.choose.choice(("text", "calls") if may_interrupt_calls and self.on["tools"]
+                                             else ("text",))
             if kind == "calls":
                 calls = self.calls()
                 self.response([*self.lead_parts(), *calls], state="interrupted")
-                done = self.draw(st.integers(0, len(calls) - 1))  # results that finished before the cancel
+                done = self.choose.integer(0, len(calls) - 1)  # results that finished before the cancel
                 self.carry = [(call, i < done) for i, call in enumerate(calls)]
                 return
             parts = self.lead_parts()
@@ -292,19 +390,19 @@ class _Run:
             self.response(parts, state="interrupted")
             return
         if self.maybe("retries"):
-            if self.draw(st.booleans()):
+            if self.choose.boolean():
                 self.response([TextPart(self.text("assistant"))])
                 self.retry_feedback("validation_error")
             else:
                 self.response([])  # the model returned nothing at all
                 self.retry_feedback("no_output")
-        parts = [ThinkingPart(self.text("thinking"))] if self.maybe("thinking") else []
-        parts += [TextPart(self.text("assistant")) for _ in range(self.draw(st.integers(1, 2)))]
-        self.response(parts)
+        parts = [self.thinking()] if self.maybe("thinking") else []
+        parts += [TextPart(self.text("assistant")) for _ in range(self.choose.integer(1, 2))]
+        self.response(self.with_blank(parts, TextPart))
 
     def body(self, *, last: bool) -> None:
         """Everything after the turn's opening request."""
-        rounds = self.draw(st.integers(0, self.cfg.max_tool_rounds)) if self.on["tools"] else 0
+        rounds = self.choose.integer(0, self.cfg.max_tool_rounds) if self.on["tools"] else 0
         for _ in range(rounds):
             self.tool_round()
         if not last:
@@ -312,12 +410,12 @@ class _Run:
             return
         if self.cfg.dangling_tail:
             calls = self.calls()
-            state = self.draw(st.sampled_from(("complete", "interrupted")))
+            state = self.choose.choice(("complete", "interrupted"))
             self.response([*self.lead_parts(), *calls], state=state)
             if self.cfg.ends_with_request:
                 # Tools crashed mid-round: the results that finished, maybe none.
                 ts = self.tick()
-                done = self.draw(st.integers(0, len(calls) - 1))
+                done = self.choose.integer(0, len(calls) - 1)
                 self.request([self.tool_return(c, ts) for c in calls[:done]], ts, state="interrupted")
             return
         if self.cfg.ends_with_request:
@@ -331,17 +429,23 @@ class _Run:
 
     def play(self) -> list[ModelMessage]:
         cfg = self.cfg
-        n_turns = self.draw(st.integers(cfg.min_turns, cfg.max_turns))
-        n_leading = self.draw(st.integers(0, 2)) if cfg.system_prompts != "none" else 0
+        n_turns = self.choose.integer(cfg.min_turns, cfg.max_turns)
+        n_leading = self.choose.integer(0, 2) if cfg.system_prompts != "none" else 0
         summary = self.maybe("summaries")
-        keep_task = summary and self.draw(st.booleans())
+        keep_task = summary and self.choose.boolean()
         # The harness (and many apps) store the standing prompt in a request of its own.
-        if n_leading and ((summary and not keep_task) or self.draw(st.booleans())):
+        if n_leading and ((summary and not keep_task) or self.choose.boolean()):
             ts = self.tick()
             self.request([self.system(ts) for _ in range(n_leading)], ts)
             n_leading = 0
-        for turn in range(n_turns):
-            last = turn == n_turns - 1
+        # A bulk section is played right after the first turn, by the seeded chooser: the
+        # opening (standing prompt, summary) and the newest turns stay drawn.
+        total = n_turns + self.bulk.size
+        bulk_turns = range(1, 1 + self.bulk.size)
+        bulk_choose = self.bulk.chooser()
+        for turn in range(total):
+            self.choose = bulk_choose if turn in bulk_turns else self.drawn
+            last = turn == total - 1
             if turn == 0 and summary:
                 # Harness 0.62 after a compaction: [standing prompt], [first user prompt],
                 # [summary], then the kept tail, which may start in the middle of a turn.
@@ -351,7 +455,7 @@ class _Run:
                 part = CompactionPart(content=self.text("summary"), metadata={SUMMARY_METADATA_KEY: True})
                 self.request([part], ts)
                 must_continue = last and (cfg.dangling_tail or not cfg.ends_with_request)
-                if must_continue or self.draw(st.booleans()):
+                if must_continue or self.choose.boolean():
                     self.body(last=last)
                 continue
             self.user_request(n_leading if turn == 0 else 0)
@@ -360,21 +464,23 @@ class _Run:
 
 
 _FEATURES = ("files", "thinking", "summaries", "retries", "interruptions", "mid_system", "steer", "tools",
-             "bad_outcomes")
+             "bad_outcomes", "odd_text", "blanks")
 
 
 @st.composite
 def _histories(draw, cfg: _Config) -> list[ModelMessage]:
+    # Drawn first, so shrinking drops the bulk section before anything else.
+    bulk = bulk_section(draw, cfg.max_bulk_turns)
     allowed = {
         "files": cfg.files, "thinking": cfg.thinking, "summaries": cfg.summaries, "retries": cfg.retries,
         "interruptions": cfg.interruptions, "mid_system": cfg.system_prompts == "anywhere",
-        "steer": True, "tools": cfg.tools, "bad_outcomes": True,
+        "steer": True, "tools": cfg.tools, "bad_outcomes": True, "odd_text": cfg.odd_text, "blanks": cfg.odd_text,
     }
     # Swarm testing: each example switches some features off, so the others meet often,
     # and switching off is the first thing shrinking does. A dangling tail needs tools.
     features = {name: allowed[name] and (draw(st.booleans()) or (name == "tools" and cfg.dangling_tail))
                 for name in _FEATURES}
-    return _Run(draw, cfg, features).play()
+    return _Run(DrawChooser(draw), cfg, features, bulk).play()
 
 
 def _check_bool(name: str, value: object) -> None:
@@ -402,6 +508,8 @@ def histories(
     ends_with_request: bool = True,
     max_tool_rounds: int = 3,
     max_parallel_calls: int = 3,
+    max_bulk_turns: int = 700,
+    odd_text: bool = True,
 ):
     """A strategy for ``list[ModelMessage]`` histories shaped like real agent runs.
 
@@ -426,6 +534,15 @@ def histories(
     - ``ends_with_request``: the last message is a ``ModelRequest`` (the input of the
       next model call); otherwise a ``ModelResponse``.
     - ``max_tool_rounds``/``max_parallel_calls``: bounds per turn and per response.
+    - ``max_bulk_turns``: about one example in twelve also holds a bulk section of up to
+      this many turns (on top of ``max_turns``) right after the first turn, played by a
+      PRNG from one drawn seed with the example's features, so histories of thousands
+      of messages cost a few draws; 0 turns bulk sections off.
+    - ``odd_text``: text items may come padded with whitespace and newlines, with
+      non-ASCII, combining characters and emoji, several thousand characters long, or
+      looking like JSON, a role marker or a frame tag; and blank items (``""``,
+      whitespace) may sit beside other content: a blank ``TextPart`` in a response, a
+      blank item in a list-typed prompt, blank thinking. Blank items carry no tag.
 
     Without a dangling tail every tool call is answered exactly once, by the request
     right after its response.
@@ -442,10 +559,13 @@ def histories(
         _check_bool(name, value)
     _check_int("max_tool_rounds", max_tool_rounds, 0)
     _check_int("max_parallel_calls", max_parallel_calls, 1)
+    _check_int("max_bulk_turns", max_bulk_turns, 0)
+    _check_bool("odd_text", odd_text)
     if dangling_tail and not tools:
         raise InvalidArgument("dangling_tail=True needs tools=True: a dangling tail is unanswered tool calls")
     cfg = _Config(min_turns, max_turns, system_prompts, tools, files, thinking, summaries, retries,
-                  interruptions, dangling_tail, ends_with_request, max_tool_rounds, max_parallel_calls)
+                  interruptions, dangling_tail, ends_with_request, max_tool_rounds, max_parallel_calls,
+                  max_bulk_turns, odd_text)
     return _histories(cfg)
 
 

@@ -1,18 +1,25 @@
 """Conversation trees grown from simulated user actions, served as stored rows.
 
-Each drawn action is something a user does in a chat UI or through an API: send a
-message, regenerate an answer (a sibling; regenerating the first turn makes a new head),
-switch to another branch with the sibling navigator, or post through the Service API
-(which stores a UUID_NIL parent). A legacy prefix holds rows written before branching
-existed. Rows come back newest first, ties in ``created_at`` in a drawn order, optionally
-cut to the newest N rows of all branches, as a ``LIMIT`` query returns them.
+Each action is something a user does in a chat UI or through an API: send a message,
+regenerate an answer (a sibling; regenerating the first turn makes a new head), switch
+to another branch with the sibling navigator, or post through the Service API (which
+stores a UUID_NIL parent). A legacy prefix holds rows written before branching existed.
+Rows come back newest first, ties in ``created_at`` in any order, optionally cut to the
+newest N rows of all branches, as a ``LIMIT`` query returns them.
 
-Everything shrinks toward a short linear conversation with distinct timestamps.
+Most examples are a dozen rows, each action one Hypothesis draw. About one in twelve
+also holds a bulk section of hundreds
+to thousands of rows played by a seeded PRNG (see :mod:`chatconform.strategies.choices`),
+so an implementation that stops after a fixed number of rows meets a longer thread.
+
+Everything shrinks toward a short linear conversation with distinct timestamps: the
+bulk section goes first, then each behaviour is switched off, then the actions go to
+"send".
 """
 
 from __future__ import annotations
 
-import uuid
+import random
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 
@@ -20,36 +27,77 @@ from hypothesis import strategies as st
 from hypothesis.errors import InvalidArgument
 
 from chatconform.reference.thread import UUID_NIL, Row
+from chatconform.strategies.choices import Bulk, Chooser, DrawChooser, bulk_section
 
 _EPOCH = datetime(2026, 1, 1, tzinfo=timezone.utc)
 _TIE_ORDERS = ("newest created first", "oldest created first", "shuffled")
+# How far back an "any" branch switch may jump, counted from the newest row.
+_SWITCH_REACH = 64
+# In a bulk section one action in this many is drawn like any other step; the rest are
+# plain sends, so a long section stays a long thread with events along the way.
+_BULK_EVENT_ODDS = 8
+# Of those, one in this many goes back to the first turn (a far jump, so kept rare).
+_BULK_FIRST_TURN_ODDS = 40
 
 
 def row_id(index: int) -> str:
     """Deterministic, UUID-shaped id for the index-th row created (never UUID_NIL)."""
-    return str(uuid.UUID(int=index + 1))
+    digits = f"{index + 1:032x}"  # str(uuid.UUID(int=index + 1)), without building a UUID
+    return f"{digits[:8]}-{digits[8:12]}-{digits[12:16]}-{digits[16:20]}-{digits[20:]}"
+
+
+@dataclass(frozen=True)
+class _Behaviours:
+    """The user behaviours switched on for one example."""
+
+    regenerate: bool
+    switch_branch: bool
+    api_turns: bool
+    timestamp_ties: bool
+
+    @property
+    def actions(self) -> tuple[str, ...]:
+        # Sending is what users mostly do: it is listed twice, and first, so it shrinks to it.
+        return ("send", "send") + (("regenerate",) if self.regenerate else ()) + (("api",) if self.api_turns else ())
+
+    @property
+    def switches(self) -> tuple[str, ...]:
+        return ("stay", "sibling", "any") if self.switch_branch else ("stay",)
 
 
 @dataclass(frozen=True)
 class _Step:
-    action: str
-    switch_to: int  # 0 = stay; 1 = the previous sibling (the "<" navigator); k = row (k - 2) mod n
+    action: str  # "send", "regenerate" or "api"
+    switch: str  # "stay", "sibling" (the "<" navigator), "any" (a row ``back`` rows before the newest), "first"
+    back: int
     tie: bool  # reuse the previous row's timestamp when that is meaningful
     head_marker: str | None  # how a new head stores "no parent": None or ""
 
 
-def _steps(*, regenerate: bool, switch_branch: bool, api_turns: bool, timestamp_ties: bool):
-    # Sending is what users mostly do: it is listed twice, and first, so it shrinks to it.
-    actions = ["send", "send"] + (["regenerate"] if regenerate else []) + (["api"] if api_turns else [])
-    # One flat tuple per step keeps generation cheap; every field shrinks to its simplest.
-    return st.tuples(
-        st.sampled_from(actions),
-        st.sampled_from(["stay", "sibling", "any"]) if switch_branch else st.just("stay"),
-        st.integers(0, 63),
-        st.booleans() if timestamp_ties else st.just(False),
-        st.booleans(),
-    ).map(lambda t: _Step(t[0], 0 if t[1] == "stay" else 1 if t[1] == "sibling" else t[2] + 2,
-                          t[3], "" if t[4] else None))
+def _step(choose: Chooser, behaviours: _Behaviours) -> _Step:
+    """One user action; every field's first option is the simplest."""
+    action = choose.choice(behaviours.actions)
+    switch = choose.choice(behaviours.switches)
+    back = choose.integer(0, _SWITCH_REACH - 1) if switch == "any" else 0
+    tie = choose.boolean() if behaviours.timestamp_ties else False
+    head_marker = "" if choose.boolean() else None
+    return _Step(action, switch, back, tie, head_marker)
+
+
+def _bulk_step(choose: Chooser, behaviours: _Behaviours) -> _Step:
+    """An action of a bulk section: mostly a plain send (maybe tied), now and then any step."""
+    if choose.integer(1, _BULK_EVENT_ODDS) == 1:
+        if behaviours.regenerate and behaviours.switch_branch and choose.integer(1, _BULK_FIRST_TURN_ODDS) == 1:
+            # Back to the first turn and regenerate it: a new head deep in a long conversation.
+            return _Step("regenerate", "first", 0, False, "" if choose.boolean() else None)
+        return _step(choose, behaviours)
+    tie = behaviours.timestamp_ties and choose.integer(1, _BULK_EVENT_ODDS) == 1
+    return _Step("send", "stay", 0, tie, None)
+
+
+@st.composite
+def _drawn_step(draw, behaviours: _Behaviours) -> _Step:
+    return _step(DrawChooser(draw), behaviours)
 
 
 def _previous_sibling(rows: list[Row], current: int) -> int:
@@ -61,23 +109,23 @@ def _previous_sibling(rows: list[Row], current: int) -> int:
     return current
 
 
-def _grow(legacy: int, steps: list[_Step]) -> list[tuple[Row, int]]:
-    """Play the actions; return (row, creation index) pairs in creation order."""
+def _grow(legacy: int, steps: list[_Step]) -> list[Row]:
+    """Play the actions; return the rows in creation order."""
     rows: list[Row] = []
-    stamps: list[int] = []
     linear: list[bool] = []  # UUID_NIL rows need a timestamp no other row shares
     clock = 0
     for _ in range(legacy):
         clock += 1
         rows.append(Row(row_id(len(rows)), UUID_NIL, _EPOCH + timedelta(seconds=clock)))
-        stamps.append(clock)
         linear.append(True)
     current = len(rows) - 1
     for step in steps:
-        if step.switch_to == 1 and rows:
+        if step.switch == "sibling" and rows:
             current = _previous_sibling(rows, current)
-        elif step.switch_to and rows:
-            current = (step.switch_to - 2) % len(rows)
+        elif step.switch == "any" and rows:
+            current = len(rows) - 1 - step.back % len(rows)
+        elif step.switch == "first" and rows:
+            current = 0
         if not rows:
             parent = step.head_marker if step.action != "api" else UUID_NIL
         elif step.action == "api":
@@ -93,15 +141,47 @@ def _grow(legacy: int, steps: list[_Step]) -> list[tuple[Row, int]]:
         if not tie:
             clock += 1
         rows.append(Row(row_id(len(rows)), parent, _EPOCH + timedelta(seconds=clock)))
-        stamps.append(clock)
         linear.append(is_linear)
         current = len(rows) - 1
-    return [(row, index) for index, row in enumerate(rows)]
+    return rows
+
+
+def _newest_first(created: list[Row], bulk_rows: range, choose: Chooser, bulk_choose: Chooser) -> list[Row]:
+    """Rows newest first; each group of equal timestamps in a chosen order.
+
+    The database may return a tie in any order: newest created first (what shrinking
+    goes to), oldest created first (parents before their children: the order single-pass
+    walks miss), or shuffled. A group holding bulk rows is ordered by the bulk chooser,
+    so a long section costs no draws here either.
+    """
+    order = sorted(range(len(created)), key=lambda i: (created[i].created_at, i), reverse=True)
+    rows: list[Row] = []
+    start = 0
+    while start < len(order):
+        end = start
+        stamp = created[order[start]].created_at
+        while end < len(order) and created[order[end]].created_at == stamp:
+            end += 1
+        group = order[start:end]
+        if len(group) > 1:
+            chooser = bulk_choose if any(i in bulk_rows for i in group) else choose
+            how = chooser.choice(_TIE_ORDERS)
+            if how == "oldest created first":
+                group.reverse()
+            elif how == "shuffled":
+                group = chooser.permutation(group)
+        rows.extend(created[i] for i in group)
+        start = end
+    return rows
 
 
 @st.composite
 def _conversation_rows(draw, *, min_turns, max_turns, regenerate, switch_branch, legacy_prefix,
-                       api_turns, timestamp_ties, limit_window):
+                       api_turns, timestamp_ties, limit_window, max_bulk_turns):
+    # A bulk section is drawn first, so shrinking removes it before anything else.
+    bulk = bulk_section(draw, max_bulk_turns)
+    bulk_choose = bulk.chooser()
+
     # Swarm testing: each example switches some behaviours off, so the rest come up often
     # enough to meet (and switching off is what shrinking does first).
     def feature(allowed: bool) -> bool:
@@ -109,37 +189,27 @@ def _conversation_rows(draw, *, min_turns, max_turns, regenerate, switch_branch,
 
     regenerate, switch_branch, legacy_prefix = feature(regenerate), feature(switch_branch), feature(legacy_prefix)
     api_turns, timestamp_ties, limit_window = feature(api_turns), feature(timestamp_ties), feature(limit_window)
+    behaviours = _Behaviours(regenerate, switch_branch, api_turns, timestamp_ties)
     legacy = draw(st.integers(0, min(3, max_turns))) if legacy_prefix else 0
-    steps = draw(st.lists(
-        _steps(regenerate=regenerate, switch_branch=switch_branch, api_turns=api_turns,
-               timestamp_ties=timestamp_ties),
-        min_size=max(0, min_turns - legacy), max_size=max_turns - legacy,
-    ))
-    created = _grow(legacy, steps)
-    # Newest first. Among equal timestamps the database may return any order: newest
-    # created first (what shrinking goes to), oldest created first (parents before their
-    # children: the order single-pass walks miss), or shuffled.
-    created.sort(key=lambda pair: (pair[0].created_at, pair[1]), reverse=True)
-    rows: list[Row] = []
-    start = 0
-    while start < len(created):
-        end = start
-        while end < len(created) and created[end][0].created_at == created[start][0].created_at:
-            end += 1
-        group = [row for row, _ in created[start:end]]
-        if len(group) > 1:
-            order = draw(st.sampled_from(_TIE_ORDERS))
-            if order == "oldest created first":
-                group.reverse()
-            elif order == "shuffled":
-                group = draw(st.permutations(group))
-        rows.extend(group)
-        start = end
+    # The bulk section comes right after the drawn legacy rows (its own legacy rows first),
+    # so the newest rows, where a thread starts, stay drawn and shrink step by step.
+    bulk_legacy = bulk_choose.integer(0, bulk.size // 4) if legacy_prefix and bulk.size else 0
+    bulk_steps = [_bulk_step(bulk_choose, behaviours) for _ in range(bulk.size - bulk_legacy)]
+    steps = draw(st.lists(_drawn_step(behaviours), min_size=max(0, min_turns - legacy),
+                          max_size=max_turns - legacy))
+    created = _grow(legacy + bulk_legacy, bulk_steps + steps)
+    bulk_rows = range(legacy, legacy + bulk.size)
+    rows = _newest_first(created, bulk_rows, DrawChooser(draw), bulk_choose)
     if limit_window and rows:
         limit = draw(st.none() | st.integers(1, len(rows)))
         if limit is not None:
             rows = rows[:limit]
     return rows
+
+
+def _check_int(name: str, value: object, minimum: int) -> None:
+    if not isinstance(value, int) or isinstance(value, bool) or value < minimum:
+        raise InvalidArgument(f"{name}={value!r} must be an int >= {minimum}")
 
 
 def conversation_rows(
@@ -152,18 +222,26 @@ def conversation_rows(
     api_turns: bool = True,
     timestamp_ties: bool = True,
     limit_window: bool = True,
+    max_bulk_turns: int = 3_000,
 ):
     """Rows of one conversation, newest first, as ``extract_thread`` receives them.
 
-    ``min_turns``/``max_turns`` bound the rows created (before any LIMIT window);
-    each other knob switches one user behaviour on or off.
+    - ``min_turns``/``max_turns`` bound the rows created one Hypothesis draw each
+      (before any LIMIT window);
+    - ``max_bulk_turns``: about one example in twelve also holds a bulk section of 1 to
+      ``max_bulk_turns`` rows, played by a PRNG from one drawn seed, with every behaviour
+      switched on for the example (0 turns bulk sections off);
+    - each other knob switches one user behaviour on or off.
     """
-    if min_turns < 0 or max_turns < min_turns:
+    _check_int("min_turns", min_turns, 0)
+    _check_int("max_turns", max_turns, 0)
+    if max_turns < min_turns:
         raise InvalidArgument(f"need 0 <= min_turns <= max_turns, got {min_turns=} {max_turns=}")
+    _check_int("max_bulk_turns", max_bulk_turns, 0)
     return _conversation_rows(
         min_turns=min_turns, max_turns=max_turns, regenerate=regenerate,
         switch_branch=switch_branch, legacy_prefix=legacy_prefix, api_turns=api_turns,
-        timestamp_ties=timestamp_ties, limit_window=limit_window,
+        timestamp_ties=timestamp_ties, limit_window=limit_window, max_bulk_turns=max_bulk_turns,
     )
 
 
@@ -173,8 +251,6 @@ def expand_conversation(seed: int, size: int) -> list[Row]:
     For benchmarks and the deep profile: Hypothesis draws only (seed, size), so a case of
     10^5 rows costs two choices, not 10^5.
     """
-    import random
-
     rng = random.Random(seed)
     rows: list[Row] = []
     clock = 0

@@ -1,0 +1,129 @@
+"""Where the simulators get their choices: from Hypothesis, or from a seeded PRNG.
+
+A simulator (user actions on a chat tree, an agent run) asks a *chooser* for every
+decision: a boolean, an integer in a range, an item of a sequence, a permutation. The
+same simulator code then runs in two modes:
+
+- :class:`DrawChooser` turns each choice into a Hypothesis draw, so the section it plays
+  shrinks choice by choice toward the first option of everything;
+- :class:`SeededChooser` answers from ``random.Random(seed)``, so a bulk section of
+  thousands of choices costs Hypothesis only the two draws of :func:`bulk_section`
+  (a seed and a length), and shrinks by cutting the length toward 0.
+
+Because both modes run the same code, everything a drawn section can hold can also
+appear inside a bulk section.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Protocol, TypeVar
+
+from hypothesis import strategies as st
+
+T = TypeVar("T")
+
+_SEEDS = st.integers(0, 2**32 - 1)
+
+
+class Chooser(Protocol):
+    def boolean(self) -> bool: ...
+
+    def integer(self, low: int, high: int) -> int: ...
+
+    def choice(self, options: Sequence[T]) -> T: ...
+
+    def permutation(self, items: Sequence[T]) -> list[T]: ...
+
+
+@lru_cache(maxsize=256)
+def _integers(low: int, high: int):
+    return st.integers(low, high)
+
+
+@lru_cache(maxsize=256)
+def _indices(count: int):
+    return st.integers(0, count - 1)
+
+
+class DrawChooser:
+    """Every choice is one Hypothesis draw (simplest answer: False, ``low``, the first option).
+
+    A choice from a sequence is drawn as its index, so any sequence works (hashable or
+    not) and building the strategy is cached.
+    """
+
+    def __init__(self, draw) -> None:
+        self._draw = draw
+
+    def boolean(self) -> bool:
+        return self._draw(st.booleans())
+
+    def integer(self, low: int, high: int) -> int:
+        return self._draw(_integers(low, high))
+
+    def choice(self, options: Sequence[T]) -> T:
+        return options[self._draw(_indices(len(options)))]
+
+    def permutation(self, items: Sequence[T]) -> list[T]:
+        return list(self._draw(st.permutations(items)))
+
+
+class SeededChooser:
+    """Every choice comes from ``random.Random(seed)``: deterministic, and free for Hypothesis."""
+
+    def __init__(self, seed: int) -> None:
+        self._rng = random.Random(seed)
+
+    def boolean(self) -> bool:
+        return self._rng.random() < 0.5
+
+    def integer(self, low: int, high: int) -> int:
+        return self._rng.randint(low, high)
+
+    def choice(self, options: Sequence[T]) -> T:
+        return options[self._rng.randrange(len(options))]
+
+    def permutation(self, items: Sequence[T]) -> list[T]:
+        shuffled = list(items)
+        self._rng.shuffle(shuffled)
+        return shuffled
+
+
+@dataclass(frozen=True)
+class Bulk:
+    """A bulk section: ``size`` units played by a :class:`SeededChooser` seeded with ``seed``."""
+
+    seed: int
+    size: int
+
+    def chooser(self) -> SeededChooser:
+        return SeededChooser(self.seed)
+
+
+NO_BULK = Bulk(0, 0)
+
+# The gate: a bulk section when a draw in [0, _GATE_SIDES) lands on the top _GATE_HITS
+# values (Hypothesis favours 0, so this is about one example in twelve, not two in 16).
+_GATE_SIDES = 16
+_GATE_HITS = 2
+
+
+def bulk_section(draw, max_size: int) -> Bulk:
+    """Draw whether this example has a bulk section, and its seed and length.
+
+    About one example in twelve gets one. Its length, 0 to ``max_size`` units, is drawn
+    as hundreds then units: Hypothesis favours small values in each draw, so two digits
+    spread the lengths over the whole range where one draw would mostly give short
+    ones. Every draw shrinks toward 0: no bulk, then a shorter one, then seed 0, so a
+    failure found on a long input is still reported on a short one when the length did
+    not matter.
+    """
+    if max_size < 1 or draw(st.integers(0, _GATE_SIDES - 1)) < _GATE_SIDES - _GATE_HITS:
+        return NO_BULK
+    hundreds = draw(st.integers(0, max_size // 100))
+    units = draw(st.integers(0, min(99, max_size - 100 * hundreds)))
+    return Bulk(draw(_SEEDS), 100 * hundreds + units)
