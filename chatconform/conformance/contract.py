@@ -10,7 +10,6 @@ halfway through a run.
 
 from __future__ import annotations
 
-import copy
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -18,7 +17,7 @@ from functools import cached_property
 from typing import Any, ClassVar
 
 from chatconform.conformance.registry import Check, register
-from chatconform.conformance.snapshot import snapshot
+from chatconform.conformance.snapshot import Frozen
 
 
 @dataclass(frozen=True)
@@ -152,13 +151,10 @@ class Contract(ABC):
         """Why this contract cannot run for ``impl`` (beyond a missing method), or None."""
         return None
 
-    def copy_case(self, case: Any) -> Any:
-        """A private copy for the implementation to receive (and perhaps mutate)."""
-        return copy.deepcopy(case)
-
-    def fingerprint(self, case: Any) -> Any:
-        """A comparable snapshot of everything reachable from the input, to detect mutation."""
-        return snapshot(case)
+    def freeze(self, case: Any) -> Frozen:
+        """The case before the call: the implementation's private copy, and the record
+        ``input_untouched`` compares that copy with afterwards."""
+        return Frozen(case)
 
     def output_problem(self, output: Any, case: Any) -> str | None:
         """Why the output is not a well-formed result, or None."""

@@ -106,8 +106,8 @@ def evaluate_case(impl: Implementation, contract: Contract, case: Any, variant: 
         return only is None or check_id in only
 
     try:
-        original = contract.fingerprint(case)
-        working = contract.copy_case(case)
+        frozen = contract.freeze(case)
+        working = frozen.copy()
     except Exception as exc:  # noqa: BLE001 - the engine's own failure, reported as such
         raise EngineCaseError("copy or fingerprint", exc, case) from exc
     fn = impl.method(contract)
@@ -143,7 +143,7 @@ def evaluate_case(impl: Implementation, contract: Contract, case: Any, variant: 
     if wanted(untouched):
         result.evaluated.add(untouched)
         try:
-            mutated, detail = contract.fingerprint(working) != original, ""
+            mutated, detail = frozen.changed(working), ""
         except Exception as exc:  # noqa: BLE001 - the implementation broke the input's shape
             mutated, detail = True, f" ({type(exc).__name__}: {exc})"
         if mutated:

@@ -71,7 +71,7 @@ class HistoryContract(Contract):
     """A contract whose case is a dataclass (:attr:`case_type`) holding histories.
 
     Fields named in :attr:`history_fields` are histories; every other field is a plain
-    JSON value. Copying and fingerprinting are the base's deep copy and full snapshot.
+    JSON value. Copying and fingerprinting are the base's (:class:`~chatconform.conformance.snapshot.Frozen`).
     """
 
     case_type: ClassVar[type]

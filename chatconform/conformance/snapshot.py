@@ -1,7 +1,13 @@
-"""A comparable snapshot of everything reachable from a value, to detect in-place edits.
+"""The input as it was before the call: a private copy for the implementation, and a way
+to tell whether the implementation changed anything reachable from it.
 
-``input_untouched`` compares the snapshot of the input taken before the call with the
-snapshot of the implementation's copy after it. The snapshot walks every attribute of
+:class:`Frozen` pickles the case once: the pickle is at once the fingerprint (pickle records
+every attribute of every object, private ones included, every element of every container,
+and which objects are shared) and the source of the copy. Pickling runs in C, several times
+faster than a deep copy plus a Python walk. A case that cannot be pickled falls back to
+:func:`snapshot` and :func:`copy.deepcopy`.
+
+:func:`snapshot` walks every attribute of
 every object (``__dict__`` and ``__slots__``, private ones included), every element of
 every list, tuple, set and dict, so an edit anywhere (a message, a part, a part's content,
 a list inside content, tool-call arguments, metadata) changes it. It is built with an
@@ -10,7 +16,9 @@ explicit stack, so deeply nested data cannot exhaust the interpreter's recursion
 
 from __future__ import annotations
 
+import copy
 import dataclasses
+import pickle
 from datetime import date, datetime, time, timedelta
 from decimal import Decimal
 from enum import Enum
@@ -94,3 +102,28 @@ def snapshot(value: Any) -> list[Any]:
             out.append((kind.__module__, kind.__qualname__, tuple(name for name, _ in attributes)))
             stack.extend(v for _, v in reversed(attributes))
     return out
+
+
+class Frozen:
+    """One case, frozen before the call (see the module docstring)."""
+
+    def __init__(self, case: Any) -> None:
+        self._case = case
+        try:
+            self._blob: bytes | None = pickle.dumps(case, protocol=pickle.HIGHEST_PROTOCOL)
+        except (pickle.PicklingError, TypeError, AttributeError):
+            self._blob = None
+            self._walk = snapshot(case)
+
+    def copy(self) -> Any:
+        """A fresh copy of the case, sharing nothing with it."""
+        return pickle.loads(self._blob) if self._blob is not None else copy.deepcopy(self._case)
+
+    def changed(self, working: Any) -> bool:
+        """Whether ``working`` (a copy made by :meth:`copy`) differs from the case in any way."""
+        if self._blob is not None:
+            try:
+                return pickle.dumps(working, protocol=pickle.HIGHEST_PROTOCOL) != self._blob
+            except (pickle.PicklingError, TypeError, AttributeError):
+                return True  # the implementation put something unpicklable into its input
+        return snapshot(working) != self._walk

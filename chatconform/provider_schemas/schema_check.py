@@ -333,8 +333,35 @@ def _problem(finding: _Finding, prefix: list, provider: str) -> Problem:
     return Problem(finding.rule, json_path(parts), message, provider, source="schema")
 
 
+@lru_cache(maxsize=None)
+def _fast_validator(provider: str) -> Any:
+    """jsonschema-rs's validator of the provider's schema, or None where it is not installed.
+
+    It answers only "valid or not", 10 to 15 times faster than ``jsonschema``; a body it
+    finds invalid goes through ``jsonschema``, which defines the problems reported.
+    """
+    try:
+        import jsonschema_rs
+    except ImportError:
+        return None
+    return jsonschema_rs.validator_for(_schema(provider), validate_formats=False)
+
+
+def is_valid_fast(body: dict, provider: str) -> bool | None:
+    """Whether ``body`` matches the schema, by jsonschema-rs; None where it cannot say."""
+    validator = _fast_validator(provider)
+    if validator is None:
+        return None
+    try:
+        return validator.is_valid(body)
+    except (ValueError, TypeError, OverflowError, RecursionError):  # not JSON data: let jsonschema say
+        return None
+
+
 def schema_problems(body: dict, provider: str) -> list[Problem]:
     """Every schema error of ``body``, attributed to a rule; identical problems once."""
+    if is_valid_fast(body, provider):
+        return []
     compiled = _compiled(provider)
     problems = [_problem(f, [], provider) for f in compiled.body_findings(body)]
     items = body.get(compiled.key)

@@ -100,28 +100,32 @@ def _drawn_step(draw, behaviours: _Behaviours) -> _Step:
     return _step(DrawChooser(draw), behaviours)
 
 
-def _previous_sibling(rows: list[Row], current: int) -> int:
-    """The newest older row with the same parent (heads are siblings of each other)."""
-    parent = rows[current].parent_message_id or None
-    for index in range(current - 1, -1, -1):
-        if (rows[index].parent_message_id or None) == parent:
-            return index
-    return current
-
-
 def _grow(legacy: int, steps: list[_Step]) -> list[Row]:
     """Play the actions; return the rows in creation order."""
     rows: list[Row] = []
     linear: list[bool] = []  # UUID_NIL rows need a timestamp no other row shares
+    # Siblings share a parent (heads are siblings of each other): each row's place among
+    # them, so the "<" navigator finds the previous sibling in constant time.
+    siblings: dict[str | None, list[int]] = {}
+    place: list[int] = []
+
+    def add(parent: str | None, clock: int) -> None:
+        group = siblings.setdefault(parent or None, [])
+        place.append(len(group))
+        group.append(len(rows))
+        rows.append(Row(row_id(len(rows)), parent, _EPOCH + timedelta(seconds=clock)))
+
     clock = 0
     for _ in range(legacy):
         clock += 1
-        rows.append(Row(row_id(len(rows)), UUID_NIL, _EPOCH + timedelta(seconds=clock)))
+        add(UUID_NIL, clock)
         linear.append(True)
     current = len(rows) - 1
     for step in steps:
         if step.switch == "sibling" and rows:
-            current = _previous_sibling(rows, current)
+            # The newest older row with the same parent, else stay.
+            if place[current]:
+                current = siblings[rows[current].parent_message_id or None][place[current] - 1]
         elif step.switch == "any" and rows:
             current = len(rows) - 1 - step.back % len(rows)
         elif step.switch == "first" and rows:
@@ -140,7 +144,7 @@ def _grow(legacy: int, steps: list[_Step]) -> list[Row]:
         tie = step.tie and rows and not is_linear and not linear[-1]
         if not tie:
             clock += 1
-        rows.append(Row(row_id(len(rows)), parent, _EPOCH + timedelta(seconds=clock)))
+        add(parent, clock)
         linear.append(is_linear)
         current = len(rows) - 1
     return rows

@@ -9,6 +9,24 @@ from chatconform.reference.thread import UUID_NIL, Row, extract_thread
 from chatconform.strategies.trees import conversation_rows
 
 
+class _FrozenRows:
+    """A thread case before the call: fresh rows for the implementation, and a record of
+    every row's fields, in order, to compare its copy with afterwards."""
+
+    def __init__(self, rows):
+        self.record = self._record(rows)
+
+    @staticmethod
+    def _record(rows):
+        return [(row.id, row.parent_message_id, row.created_at) for row in rows]
+
+    def copy(self):
+        return [Row(*fields) for fields in self.record]
+
+    def changed(self, working) -> bool:
+        return self._record(working) != self.record
+
+
 def _ids(rows) -> list[str]:
     return [row.id for row in rows]
 
@@ -29,6 +47,11 @@ class ThreadContract(Contract):
 
     def call(self, fn, case, variant):
         return fn(case)
+
+    def freeze(self, case):
+        # Rows hold three fields and nothing else: a tuple per row is a complete record,
+        # several times cheaper than pickling thousands of row objects.
+        return _FrozenRows(case)
 
     def reference(self, case, variant):
         return extract_thread(case)
