@@ -28,12 +28,14 @@ def read_report(path):
     return [json.loads(line) for line in open(path)]
 
 
+@pytest.mark.slow
 def test_reference_passes(capsys):
     assert run("run", "--impl", "reference", "--contract", "thread") == 0
     out = capsys.readouterr().out
     assert "thread.reaches_root" in out and "FAIL" not in out
 
 
+@pytest.mark.slow
 def test_dify_fake_fails_with_regression_test(capsys):
     assert run("run", "--impl", f"{FAKE}:UnscopedHeadCheck", "--contract", "thread") == 1
     out = capsys.readouterr().out
@@ -42,6 +44,7 @@ def test_dify_fake_fails_with_regression_test(capsys):
     assert "check_case(" in out
 
 
+@pytest.mark.slow
 def test_report_has_header_results_and_footer(tmp_path):
     assert run("run", "--impl", "reference", "--contract", "thread", "--report", "r.jsonl", *QUICK) == 0
     lines = read_report(tmp_path / "r.jsonl")
@@ -54,6 +57,7 @@ def test_report_has_header_results_and_footer(tmp_path):
     assert {"implementation", "contract", "check", "status", "message", "example"} <= set(results[0])
 
 
+@pytest.mark.slow
 def test_raising_hanging_and_mutating_implementations_are_failures_and_the_run_goes_on(tmp_path):
     code = run("run", "--contract", "thread", "--timeout", "1", "--report", "r.jsonl", *QUICK,
                "--impl", f"{FAKE}:KeyErrorAtWindowEdge", "--impl", f"{FAKE}:DeadlockOnLegacy",
@@ -69,6 +73,7 @@ def test_raising_hanging_and_mutating_implementations_are_failures_and_the_run_g
     assert all(status[("reference", c)]["status"] == "pass" for _, c in status if _ == "reference")
 
 
+@pytest.mark.slow
 def test_module_attr_from_a_file_outside_the_package(tmp_path, capsys):
     (tmp_path / "my_threads.py").write_text(textwrap.dedent("""
         from chatconform.reference import extract_thread
@@ -90,6 +95,7 @@ def test_module_attr_from_a_file_outside_the_package(tmp_path, capsys):
     assert "mine" in capsys.readouterr().out
 
 
+@pytest.mark.slow
 def test_replay_reproduces_a_saved_failure(tmp_path, capsys):
     assert run("run", "--impl", f"{FAKE}:UnscopedHeadCheck", "--check", "thread.ancestors_only") == 1
     saved = sorted((tmp_path / ".chatconform" / "failures").glob("*.json"))
@@ -100,6 +106,7 @@ def test_replay_reproduces_a_saved_failure(tmp_path, capsys):
     assert run("replay", str(saved[0]), "--impl", "reference") == 0
 
 
+@pytest.mark.slow
 def test_printed_regression_test_runs_and_fails_on_the_bug(tmp_path):
     from chatconform.conformance import repro
 
@@ -169,6 +176,7 @@ def test_bad_providers_exit_2(tmp_path, capsys):
     assert "unknown provider(s) openai-responses" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_expected_failures_are_strict(tmp_path, capsys):
     (tmp_path / "known.py").write_text(textwrap.dedent("""
         from chatconform.fakes.thread import UnscopedHeadCheck
@@ -192,6 +200,7 @@ def test_expected_failures_are_strict(tmp_path, capsys):
     assert run("run", "--impl", "known:Misspelled", "--contract", "thread") == 2
 
 
+@pytest.mark.slow
 def test_summary_and_diff(tmp_path, capsys):
     run("run", "--impl", "reference", "--contract", "thread", "--report", "old.jsonl", *QUICK)
     run("run", "--impl", "reference", "--contract", "thread", "--report", "same.jsonl", *QUICK)
@@ -223,6 +232,7 @@ def test_list_shows_implementations_checks_and_fakes(capsys):
     assert "reference" in out and "thread.ancestors_only" in out and "fake-dify-39031" in out
 
 
+@pytest.mark.slow
 def test_console_script_and_pytest_plugin(tmp_path):
     done = subprocess.run(["chatconform", "run", "--impl", "reference", "--contract", "thread", *QUICK],
                           capture_output=True, text=True, timeout=120)

@@ -7,6 +7,8 @@ from chatconform.conformance.contracts import all_contracts
 from chatconform.conformance.registry import all_checks
 from chatconform.fakes import all_fakes
 
+pytestmark = pytest.mark.slow  # every test here runs whole conformance searches
+
 FAKES = all_fakes()
 
 

@@ -56,7 +56,7 @@ def test_empty_input():
     assert extract_thread([]) == []
 
 
-@settings(max_examples=300, derandomize=True, database=None, deadline=None)
+@settings(max_examples=300)
 @given(conversation_rows())
 def test_thread_is_a_chain_from_the_newest_row(data):
     thread = extract_thread(data)
@@ -69,7 +69,7 @@ def test_thread_is_a_chain_from_the_newest_row(data):
             assert following.id == row.parent_message_id
 
 
-@settings(max_examples=300, derandomize=True, database=None, deadline=None)
+@settings(max_examples=300)
 @given(conversation_rows())
 def test_generated_rows_are_newest_first_with_unique_ids(data):
     assert [r.created_at for r in data] == sorted((r.created_at for r in data), reverse=True)

@@ -54,7 +54,7 @@ def test_a_payload_of_the_last_or_first_2000_messages_fails_nothing_lost(newest)
     assert verdicts["payload.nothing_lost"].status == "fail"
 
 
-SETTINGS = settings(max_examples=200, derandomize=True, database=None, deadline=None)
+SETTINGS = settings(max_examples=200)
 
 
 @SETTINGS
@@ -74,7 +74,7 @@ def test_bulk_sections_hold_every_behaviour():
     """Regenerations, branch switches, UUID_NIL rows and ties all occur inside long cases."""
     seen: set[str] = set()
 
-    @settings(max_examples=300, derandomize=True, database=None, deadline=None)
+    @settings(max_examples=300)
     @given(conversation_rows(max_turns=0, legacy_prefix=False, limit_window=False, max_bulk_turns=500))
     def search(rows):
         if len(rows) < 100:
@@ -104,7 +104,7 @@ def test_shrinks_to_a_short_linear_chat():
     from hypothesis import find
 
     found = find(conversation_rows(), lambda rows: len(rows) >= 2,
-                 settings=settings(database=None, derandomize=True))
+                 settings=settings())
     assert len(found) == 2
     assert found[0].parent_message_id == found[1].id and not found[1].parent_message_id
 

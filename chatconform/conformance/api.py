@@ -7,6 +7,7 @@ from typing import Any
 
 from chatconform.conformance import discovery, engine
 from chatconform.conformance.guard import DEFAULT_TIMEOUT
+from chatconform.conformance.profiles import get_profile
 
 
 def run_conformance(
@@ -17,13 +18,15 @@ def run_conformance(
     profile: str = "ci",
     seed: int | None = None,
     timeout: float = DEFAULT_TIMEOUT,
+    examples: int | None = None,
 ) -> list[engine.Verdict]:
     """Run the selected contracts against one implementation; return its verdicts.
 
     ``implementation`` is an entry-point name, ``module:attr``, or the object itself
-    (class, instance or zero-argument factory).
+    (class, instance or zero-argument factory). ``examples`` replaces the profile's
+    example budget: that many examples per search.
     """
     impl = discovery.load(implementation) if isinstance(implementation, str) else \
         discovery.wrap(implementation)
     selection = engine.select(contracts, checks)
-    return engine.run([impl], selection, profile, seed=seed, timeout=timeout)
+    return engine.run([impl], selection, get_profile(profile, examples=examples), seed=seed, timeout=timeout)

@@ -75,7 +75,10 @@ class EngineCaseError(Exception):
     implementation's. Carries a readable (possibly shortened) form of the case."""
 
     def __init__(self, stage: str, error: BaseException, case: Any):
-        text = repr(case)
+        try:
+            text = repr(case)
+        except RecursionError:
+            text = f"<a {type(case).__name__} nested too deeply to show>"
         self.case_text = text if len(text) <= 2000 else text[:2000] + " …"
         super().__init__(f"the engine could not {stage} a generated case "
                          f"({type(error).__name__}: {str(error)[:300]})")

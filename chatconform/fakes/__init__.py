@@ -17,6 +17,7 @@ def all_fakes() -> dict[str, type]:
     for info in pkgutil.iter_modules(__path__):
         module = importlib.import_module(f"{__name__}.{info.name}")
         for attr, obj in vars(module).items():
-            if inspect.isclass(obj) and obj.__module__ == module.__name__ and hasattr(obj, "violates"):
+            if (inspect.isclass(obj) and obj.__module__ == module.__name__ and hasattr(obj, "violates")
+                    and not attr.startswith("_")):
                 found[f"{module.__name__}:{attr}"] = obj
     return found

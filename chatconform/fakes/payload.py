@@ -231,25 +231,37 @@ class DropsImagesFromHistory(_Fake):
         return mapped if isinstance(mapped, Text) else None
 
 
-class CoercesArgumentsInPlace(_Fake):
-    """Repairs the stored history while mapping it: string-typed tool arguments are
-    parsed and written back into the caller's ``ToolCallPart``."""
+class _EditsItsInput(_Fake):
+    """Maps the history after "fixing" it in place: :meth:`edit` runs on every part of the
+    caller's messages, so what the caller stores afterwards is not what it had."""
+
+    violates = ("payload.input_untouched",)
+
+    def edit(self, part) -> None:
+        raise NotImplementedError
+
+    def to_payload(self, history, *, provider, instructions=None):
+        for message in history:
+            for part in message.parts:
+                self.edit(part)
+        return super().to_payload(history, provider=provider, instructions=instructions)
+
+
+class CoercesArgumentsInPlace(_EditsItsInput):
+    """Repairs string-typed tool arguments by parsing them and writing the dict back into
+    the caller's ``ToolCallPart``."""
 
     name = "fake-coerces-arguments-in-place"
     providers = frozenset({"openai-chat"})
     reproduces = ("a sanitizer run before sending history rewrote malformed tool-call inputs in the objects "
                   "the chat store owns (https://github.com/ballerina-platform/ballerina-vscode/pull/973)")
-    violates = ("payload.input_untouched",)
 
-    def to_payload(self, history, *, provider, instructions=None):
-        for message in history:
-            for part in message.parts:
-                if isinstance(part, ToolCallPart) and isinstance(part.args, str):
-                    part.args = part.args_as_dict()
-        return super().to_payload(history, provider=provider, instructions=instructions)
+    def edit(self, part):
+        if isinstance(part, ToolCallPart) and isinstance(part.args, str):
+            part.args = part.args_as_dict()
 
 
-class NormalizesTextInPlace(_Fake):
+class NormalizesTextInPlace(_EditsItsInput):
     """Collapses runs of whitespace in user text, in the caller's parts, so the stored
     history no longer holds what the user typed."""
 
@@ -257,11 +269,7 @@ class NormalizesTextInPlace(_Fake):
     providers = frozenset({"openai-chat"})
     reproduces = ("history processing that rewrites message content in place changes the stored history "
                   "under every later reader (https://github.com/ahmadrosid/nakama/issues/589)")
-    violates = ("payload.input_untouched",)
 
-    def to_payload(self, history, *, provider, instructions=None):
-        for message in history:
-            for part in message.parts:
-                if isinstance(part, UserPromptPart) and isinstance(part.content, str):
-                    part.content = " ".join(part.content.split())
-        return super().to_payload(history, provider=provider, instructions=instructions)
+    def edit(self, part):
+        if isinstance(part, UserPromptPart) and isinstance(part.content, str):
+            part.content = " ".join(part.content.split())

@@ -39,6 +39,8 @@ Policy (the README's "reference payload policy"), and why:
   (pydantic-ai inserts ``"OK"``, LiteLLM a dummy message). It is never last (M2), and
   every call before it is already answered, so Mistral's call/response count (M4) holds.
   This is the only invented text; :attr:`PayloadMapper.bridge_providers` turns it off.
+- **Anthropic.** A final assistant text loses its trailing whitespace, which the API
+  rejects there (A10); nothing else is trimmed.
 - **Mistral.** Tool-call ids are rewritten to 9 ``[a-zA-Z0-9]`` characters by
   :func:`mistral_tool_call_id`, the same for a call and its result (M6). A history that
   ends in a response gives a payload ending in an assistant message, which Mistral
@@ -410,6 +412,10 @@ class PayloadMapper:
                     blocks.append({"type": "tool_result", "tool_use_id": item.id,
                                    "content": _result_text(item.content), "is_error": item.error})
             messages.append({"role": _neutral_role(turn, "anthropic"), "content": blocks})
+        if messages and messages[-1]["role"] == "assistant" and messages[-1]["content"][-1]["type"] == "text":
+            # A final assistant text may not end in whitespace (A10); only the edge goes.
+            last = messages[-1]["content"][-1]
+            last["text"] = last["text"].rstrip()
         body: dict = {"messages": messages}
         if system is not None:
             body = {"system": system, **body}

@@ -33,7 +33,6 @@ from datetime import datetime, timedelta, timezone
 from hypothesis import strategies as st
 from hypothesis.errors import InvalidArgument
 
-from chatconform.strategies.choices import Bulk, Chooser, DrawChooser, bulk_section
 from pydantic_ai.messages import (
     INTERRUPTED_TOOL_RETURN_CONTENT,
     SYNTHESIZED_TOOL_RETURN_METADATA_KEY,
@@ -52,6 +51,9 @@ from pydantic_ai.messages import (
     ToolReturnPart,
     UserPromptPart,
 )
+
+from chatconform.strategies.choices import Bulk, Chooser, DrawChooser, bulk_section
+from chatconform.strategies.validation import check_bool, check_int
 
 __all__ = ["SUMMARY_METADATA_KEY", "expand_history", "histories", "instructions"]
 
@@ -89,20 +91,6 @@ _PHRASES = {
 }
 
 
-def _plain(phrase: str, tag: str) -> str:
-    return f"{phrase} {tag}"
-
-
-def _padded(phrase: str, tag: str) -> str:
-    return f"\n  {phrase} {tag}\n\n "
-
-
-def _unicode(phrase: str, tag: str) -> str:
-    # An emoji with a variation selector, "é" as e + combining acute, a ZWJ sequence
-    # (woman technologist) and a right-to-left word.
-    return f"{phrase} \u2615\ufe0f cafe\u0301 \U0001f469\u200d\U0001f4bb \u05e9\u05dc\u05d5\u05dd {tag}"
-
-
 def _long(phrase: str, tag: str) -> str:
     return (phrase + " ") * (4_000 // (len(phrase) + 1) + 1) + tag
 
@@ -111,34 +99,20 @@ def _json_like(phrase: str, tag: str) -> str:
     return json.dumps({"role": "system", "content": f"{phrase} {tag}"})
 
 
-def _chatml(phrase: str, tag: str) -> str:
-    return f"<|im_start|>system\n{phrase} {tag}<|im_end|>"
-
-
-def _human(phrase: str, tag: str) -> str:
-    return f"Human: {phrase} {tag}"
-
-
-def _assistant_turn(phrase: str, tag: str) -> str:
-    return f"\n\nAssistant: {phrase} {tag}"
-
-
-def _system_frame(phrase: str, tag: str) -> str:
-    return f"<system>obey</system> {phrase} {tag}"
-
-
-def _tool_response_frame(phrase: str, tag: str) -> str:
-    return f"<tool_response>{phrase} {tag}</tool_response>"
-
-
-def _thinking_frame(phrase: str, tag: str) -> str:
-    return f"<thinking>{phrase}</thinking> {tag}"
-
-
-# How a text item is written around its phrase and tag; the plain shape first, so
-# shrinking goes to it. Each shape keeps the tag intact.
-_SHAPES = (_plain, _padded, _unicode, _long, _json_like, _chatml, _human, _assistant_turn, _system_frame,
-           _tool_response_frame, _thinking_frame)
+# How a text item is written around its phrase and tag: a template, or a function for the
+# shapes a template cannot say. The plain shape is first, so shrinking goes to it; every
+# shape keeps the tag intact.
+_PLAIN = "{phrase} {tag}"
+_PADDED = "\n  {phrase} {tag}\n\n "  # whitespace and newlines at both edges
+# An emoji with a variation selector, "é" as e + combining acute, a ZWJ sequence (woman
+# technologist) and a right-to-left word.
+_UNICODE = "{phrase} \u2615\ufe0f cafe\u0301 \U0001f469\u200d\U0001f4bb \u05e9\u05dc\u05d5\u05dd {tag}"
+# Role markers of chat templates, and frame tags some frameworks add themselves.
+_MARKERS = ("<|im_start|>system\n{phrase} {tag}<|im_end|>", "Human: {phrase} {tag}",
+            "\n\nAssistant: {phrase} {tag}", "<system>obey</system> {phrase} {tag}",
+            "<tool_response>{phrase} {tag}</tool_response>", "<thinking>{phrase}</thinking> {tag}")
+_SHAPES = (_PLAIN.format, _PADDED.format, _UNICODE.format, _long, _json_like,
+           *(template.format for template in _MARKERS))
 _BULK_ODD_TEXT_ODDS = 10
 _BLANKS = ("", " ", "  \n", "\n\n", "\t")
 
@@ -222,7 +196,7 @@ class _Run:
     def text(self, kind: str) -> str:
         phrase = self.choose.choice(_PHRASES[kind])
         tag = f"({_TAG_LETTER[kind]}{self.tag()})"
-        return self.shape()(phrase, tag)
+        return self.shape()(phrase=phrase, tag=tag)
 
     def shape(self):
         """How the next text item is written. In a bulk section only one text in
@@ -483,14 +457,6 @@ def _histories(draw, cfg: _Config) -> list[ModelMessage]:
     return _Run(DrawChooser(draw), cfg, features, bulk).play()
 
 
-def _check_bool(name: str, value: object) -> None:
-    if not isinstance(value, bool):
-        raise InvalidArgument(f"{name}={value!r} must be a bool")
-
-
-def _check_int(name: str, value: object, minimum: int) -> None:
-    if not isinstance(value, int) or isinstance(value, bool) or value < minimum:
-        raise InvalidArgument(f"{name}={value!r} must be an int >= {minimum}")
 
 
 def histories(
@@ -547,8 +513,8 @@ def histories(
     Without a dangling tail every tool call is answered exactly once, by the request
     right after its response.
     """
-    _check_int("min_turns", min_turns, 1)
-    _check_int("max_turns", max_turns, 1)
+    check_int("min_turns", min_turns, 1)
+    check_int("max_turns", max_turns, 1)
     if max_turns < min_turns:
         raise InvalidArgument(f"need min_turns <= max_turns, got {min_turns=} {max_turns=}")
     if system_prompts not in _SYSTEM_PROMPT_MODES:
@@ -556,11 +522,11 @@ def histories(
     for name, value in (("tools", tools), ("files", files), ("thinking", thinking), ("summaries", summaries),
                         ("retries", retries), ("interruptions", interruptions),
                         ("dangling_tail", dangling_tail), ("ends_with_request", ends_with_request)):
-        _check_bool(name, value)
-    _check_int("max_tool_rounds", max_tool_rounds, 0)
-    _check_int("max_parallel_calls", max_parallel_calls, 1)
-    _check_int("max_bulk_turns", max_bulk_turns, 0)
-    _check_bool("odd_text", odd_text)
+        check_bool(name, value)
+    check_int("max_tool_rounds", max_tool_rounds, 0)
+    check_int("max_parallel_calls", max_parallel_calls, 1)
+    check_int("max_bulk_turns", max_bulk_turns, 0)
+    check_bool("odd_text", odd_text)
     if dangling_tail and not tools:
         raise InvalidArgument("dangling_tail=True needs tools=True: a dangling tail is unanswered tool calls")
     cfg = _Config(min_turns, max_turns, system_prompts, tools, files, thinking, summaries, retries,

@@ -28,6 +28,7 @@ from hypothesis.errors import InvalidArgument
 
 from chatconform.reference.thread import UUID_NIL, Row
 from chatconform.strategies.choices import Bulk, Chooser, DrawChooser, bulk_section
+from chatconform.strategies.validation import check_bool, check_int
 
 _EPOCH = datetime(2026, 1, 1, tzinfo=timezone.utc)
 _TIE_ORDERS = ("newest created first", "oldest created first", "shuffled")
@@ -211,10 +212,6 @@ def _conversation_rows(draw, *, min_turns, max_turns, regenerate, switch_branch,
     return rows
 
 
-def _check_int(name: str, value: object, minimum: int) -> None:
-    if not isinstance(value, int) or isinstance(value, bool) or value < minimum:
-        raise InvalidArgument(f"{name}={value!r} must be an int >= {minimum}")
-
 
 def conversation_rows(
     *,
@@ -237,11 +234,14 @@ def conversation_rows(
       switched on for the example (0 turns bulk sections off);
     - each other knob switches one user behaviour on or off.
     """
-    _check_int("min_turns", min_turns, 0)
-    _check_int("max_turns", max_turns, 0)
+    check_int("min_turns", min_turns, 0)
+    check_int("max_turns", max_turns, 0)
     if max_turns < min_turns:
         raise InvalidArgument(f"need 0 <= min_turns <= max_turns, got {min_turns=} {max_turns=}")
-    _check_int("max_bulk_turns", max_bulk_turns, 0)
+    check_int("max_bulk_turns", max_bulk_turns, 0)
+    for name, value in (("regenerate", regenerate), ("switch_branch", switch_branch), ("legacy_prefix", legacy_prefix),
+                        ("api_turns", api_turns), ("timestamp_ties", timestamp_ties), ("limit_window", limit_window)):
+        check_bool(name, value)
     return _conversation_rows(
         min_turns=min_turns, max_turns=max_turns, regenerate=regenerate,
         switch_branch=switch_branch, legacy_prefix=legacy_prefix, api_turns=api_turns,

@@ -1,5 +1,5 @@
-"""Request bodies real code produced (pydantic-ai 2.62 provider mappers, run offline; see
-research/probes/pai_offline_map.out) read through the schemas as expected."""
+"""Request bodies real code produced (pydantic-ai 2.62's own provider mappers, run offline)
+read through the schemas as expected."""
 
 from __future__ import annotations
 

@@ -63,7 +63,7 @@ def _tool_then_user(messages) -> bool:
     return any(a["role"] == "tool" and b["role"] == "user" for a, b in zip(messages, messages[1:]))
 
 
-@settings(max_examples=300, derandomize=True, database=None, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=300, suppress_health_check=list(HealthCheck))
 @given(conversations)
 def test_same_verdict_as_mistral_common(messages):
     assume(not _tool_then_user(messages))

@@ -36,7 +36,7 @@ messages = st.lists(
 )
 bodies = st.one_of(json_values, messages, st.builds(lambda m, k: {k: m}, messages, st.sampled_from(["messages", "contents"])))
 
-FUZZ = settings(max_examples=150, derandomize=True, database=None, deadline=None, suppress_health_check=list(HealthCheck))
+FUZZ = settings(max_examples=150, suppress_health_check=list(HealthCheck))
 
 
 @FUZZ

@@ -236,7 +236,10 @@ def _placed(ex: Example) -> tuple[list[Item], list[Item]]:
 
         def place(stream: str, item: Item) -> bool:
             if stream == "text":
-                position, step = text.find(item.value, cursor["text"]), len(item.value)
+                # Whitespace at the edges of a text is not content: a provider may require
+                # it trimmed (Anthropic A10), and a text joined to others is found inside.
+                value = item.value.strip()
+                position, step = text.find(value, cursor["text"]), len(value)
             else:
                 position, step = _index(calls if stream == "call" else media, item.value, cursor[stream]), 1
             if position < 0:
@@ -270,7 +273,7 @@ def _sent_anywhere(ex: Example, item: Item) -> bool:
         return item.value in calls
     if item.kind == "media":
         return item.value in media or item.value in text
-    return item.value in text
+    return item.value.strip() in text
 
 
 @CONTRACT.check(

@@ -8,7 +8,7 @@ the ``ChatCompletionRequest`` fails or the validator raises.
 Known, justified difference (the only one found):
 
 - ``tool -> user``: mistral-common accepts it since #218 (2026-04-27); the hosted API was
-  still seen rejecting it in 2026-05..08 (research/providers.md M1), and our rules follow
+  still seen rejecting it in 2026-05..08 (rule M1 in docs/provider-rules.md), and our rules follow
   the hosted API. The reference never sends it (it bridges with ``NO_REPLY_TEXT``); a
   mapper with the bridge switched off does, and is where the two verdicts part.
 """
@@ -61,7 +61,7 @@ def assert_agree(body: dict) -> None:
     assert (theirs is None) == (not ours), (theirs, ours, body)
 
 
-@settings(max_examples=60, derandomize=True, database=None, deadline=None)
+@settings(max_examples=60)
 @given(histories(max_turns=5) | histories(dangling_tail=True, max_turns=4), instructions())
 def test_reference_bodies_accepted_by_both(history, instr):
     body = to_payload(history, provider="mistral", instructions=instr)
@@ -69,7 +69,7 @@ def test_reference_bodies_accepted_by_both(history, instr):
     assert our_rules(body) == set()
 
 
-@settings(max_examples=40, derandomize=True, database=None, deadline=None)
+@settings(max_examples=40)
 @given(histories(ends_with_request=False, max_turns=4))
 def test_final_assistant_rejected_by_both(history):
     body = to_payload(history, provider="mistral")
@@ -78,7 +78,7 @@ def test_final_assistant_rejected_by_both(history):
         assert our_rules(body) == {"M2"} and mistral_common_verdict(body) is not None
 
 
-@settings(max_examples=60, derandomize=True, database=None, deadline=None)
+@settings(max_examples=60)
 @given(histories(max_turns=5))
 def test_verdicts_agree_without_the_bridge(history):
     body = NoBridge().to_payload(history, provider="mistral")
