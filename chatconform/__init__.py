@@ -8,11 +8,13 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["check_case", "run_conformance"]
+from chatconform.version import __version__
+
+__all__ = ["__version__", "check_case", "run_conformance"]
 
 
 def __getattr__(name: str) -> Any:
-    if name in __all__:
+    if name in ("check_case", "run_conformance"):
         from chatconform import conformance
 
         return getattr(conformance, name)

@@ -18,7 +18,7 @@ from rich.table import Table
 from chatconform.conformance.registry import ConfigError
 
 def _version() -> str:
-    from chatconform.reference import __version__
+    from chatconform.version import __version__
 
     return __version__
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import random
 import time
+import warnings
 from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -251,7 +252,10 @@ class _Pass:
         if self.seed is not None:  # the user's --seed: reproducible, as Hypothesis means it
             wrapped = hypothesis.seed(self.seed)(wrapped)
         try:
-            wrapped()
+            with warnings.catch_warnings():
+                # Hypothesis warns when it writes out a large failing case; long cases are the point.
+                warnings.filterwarnings("ignore", message="Generating overly large repr")
+                wrapped()
         except BaseException as exc:  # noqa: BLE001 - sorted out below
             if isinstance(exc, KeyboardInterrupt):
                 raise

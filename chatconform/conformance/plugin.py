@@ -25,7 +25,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 def pytest_report_header(config: pytest.Config) -> str | None:
     if not config.getoption("chatconform_impl"):
         return None
-    from chatconform.reference import __version__
+    from chatconform.version import __version__
 
     return (f"chatconform {__version__}, profile {config.getoption('chatconform_profile')}, "
             f"implementations: {', '.join(config.getoption('chatconform_impl'))}")

@@ -1,35 +1,37 @@
-"""The reference implementation: one small, obviously-correct module per contract."""
+"""The reference implementation: one small, obviously-correct module per contract.
+
+Each module of this package lists in ``CONTRACT_METHODS`` the contract methods it
+defines, and in ``IMPLEMENTATION_SETTINGS`` any settings an implementation of them
+declares (``providers`` for ``to_payload``). :class:`ReferenceImplementation` gathers
+them, so a new contract's reference is its own module and nothing else.
+"""
 
 from __future__ import annotations
 
-from importlib.metadata import PackageNotFoundError, version
+import importlib
+import pkgutil
+from typing import Any
 
 from chatconform.reference.thread import UUID_NIL, Row, extract_thread
+from chatconform.version import __version__
 
-try:
-    __version__ = version("chatconform")
-except PackageNotFoundError:  # running from a source tree
-    __version__ = "0+unknown"
-
-__all__ = ["UUID_NIL", "ReferenceImplementation", "Row", "extract_thread"]
+__all__ = ["UUID_NIL", "ReferenceImplementation", "Row", "__version__", "extract_thread"]
 
 
-class ReferenceImplementation:
-    """Defines the expected behaviour of every contract."""
+def _gathered() -> dict[str, Any]:
+    members: dict[str, Any] = {}
+    for info in sorted(pkgutil.iter_modules(__path__), key=lambda i: i.name):
+        module = importlib.import_module(f"{__name__}.{info.name}")
+        for method in getattr(module, "CONTRACT_METHODS", ()):
+            members[method] = staticmethod(getattr(module, method))
+        members.update(getattr(module, "IMPLEMENTATION_SETTINGS", {}))
+    return members
 
-    name = "reference"
-    version = __version__
 
-    @staticmethod
-    def extract_thread(rows_newest_first):
-        return extract_thread(rows_newest_first)
-
-    from chatconform.reference.payload import PROVIDERS as _PROVIDERS
-
-    providers = frozenset(_PROVIDERS)
-
-    @staticmethod
-    def to_payload(history, *, provider, instructions=None):
-        from chatconform.reference.payload import to_payload
-
-        return to_payload(history, provider=provider, instructions=instructions)
+ReferenceImplementation = type("ReferenceImplementation", (), {
+    "__doc__": "Defines the expected behaviour of every contract.",
+    "__module__": __name__,
+    "name": "reference",
+    "version": __version__,
+    **_gathered(),
+})

@@ -106,6 +106,11 @@ __all__ = [
 PROVIDERS = PROVIDER_IDS
 #: Providers whose body is an OpenAI-style ``{"messages": [...]}`` with system/tool roles.
 OPENAI_STYLE = frozenset(p.id for p in PROVIDER_TABLE.values() if p.dialect == "openai")
+#: What this module provides to the reference implementation: the method, and the
+#: providers it maps to.
+CONTRACT_METHODS = ("to_payload",)
+IMPLEMENTATION_SETTINGS = {"providers": frozenset(PROVIDERS)}
+
 #: Google's documented value for a function call replayed without a real signature.
 GEMINI_THOUGHT_SIGNATURE_PLACEHOLDER = "skip_thought_signature_validator"
 

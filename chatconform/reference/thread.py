@@ -15,6 +15,9 @@ from typing import Any, Protocol
 
 UUID_NIL = "00000000-0000-0000-0000-000000000000"
 
+#: What this module provides to the reference implementation.
+CONTRACT_METHODS = ("extract_thread",)
+
 
 class RowLike(Protocol):
     id: str
