@@ -47,6 +47,10 @@ class Example:
     case: Any
     output: Any
     variant: str | None
+    #: The implementation under test (a discovery ``Implementation``), for the few checks
+    #: that judge the output through another of its methods (``compaction.user_led`` maps
+    #: the compacted history with the implementation's own ``to_payload``).
+    impl: Any = None
 
     memo: dict[str, Any] = field(default_factory=dict)
 

@@ -154,7 +154,7 @@ def evaluate_case(impl: Implementation, contract: Contract, case: Any, variant: 
             fail(untouched, "the implementation changed its input" + detail)
     if not result.judged:
         return result
-    example = Example(contract, case, outcome.output, variant)
+    example = Example(contract, case, outcome.output, variant, impl=impl)
     for check in contract.ordered_checks():
         if check.evaluate is None or not wanted(check.id):
             continue

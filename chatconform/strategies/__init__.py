@@ -1,15 +1,19 @@
-"""Public Hypothesis strategies: conversation trees (as stored rows) and agent histories.
+"""Public Hypothesis strategies: conversation trees (as stored rows), agent histories, and
+compaction cuts into them.
 
 Every strategy is a function with keyword-only knobs that builds valid data by
 construction and shrinks toward the simplest case.
 """
 
+from chatconform.strategies.cuts import compaction_cases, cuts
 from chatconform.strategies.histories import SUMMARY_METADATA_KEY, expand_history, histories, instructions
 from chatconform.strategies.trees import conversation_rows, expand_conversation, large_conversations
 
 __all__ = [
     "SUMMARY_METADATA_KEY",
+    "compaction_cases",
     "conversation_rows",
+    "cuts",
     "expand_conversation",
     "expand_history",
     "histories",

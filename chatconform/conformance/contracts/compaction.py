@@ -1,0 +1,278 @@
+"""The ``compaction`` contract: ``compact(history, *, cut, summary) -> history``.
+
+The implementation replaces ``history[:cut]`` by ``summary`` and returns the history to
+persist. The checks judge what a compacted history must still be: sendable and user-led
+on every provider, holding the summary and the standing system prompt once each, with
+tool pairs whole and the kept tail intact, and really compacted. The cuts are drawn where
+compactions broke (:mod:`chatconform.strategies.cuts`).
+
+The implementation may move the cut earlier to keep a tool pair together; how far it
+must move is the reference's :func:`~chatconform.reference.compaction.safe_cut` (the
+latest cut that splits no pair), and the checks that care about what was cut compare
+against it.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse
+
+from chatconform.conformance.contract import Example
+from chatconform.conformance.contracts.payload import CONTRACT as PAYLOAD_CONTRACT
+from chatconform.conformance.contracts.payload import PROVIDERS_OPTION
+from chatconform.conformance.guard import DEFAULT_TIMEOUT, guarded_call
+from chatconform.conformance.history import (
+    HistoryContract,
+    Item,
+    lost_items,
+    out_of_order,
+    tool_pairing_problems,
+    visible_items,
+)
+from chatconform.conformance.registry import NotApplicable, Violation
+from chatconform.provider_schemas import turn_view
+from chatconform.providers import PROVIDER_IDS
+from chatconform.reference.compaction import compact, safe_cut, standing_system_parts
+from chatconform.reference.payload import to_payload
+from chatconform.strategies.cuts import compaction_cases
+
+
+@dataclass
+class CompactionCase:
+    history: list[ModelMessage]
+    cut: int
+    summary: str
+
+
+class CompactionContract(HistoryContract):
+    name = "compaction"
+    method = "compact"
+    signature = "compact(history, *, cut, summary) -> history"
+    crash_rationale = ("compactions that raise on the histories they meet stop the agent run at the "
+                       "point its context is full (atomic #1300: 'Compaction failed: Deleting tool call "
+                       "... would leave tool result ... orphaned')")
+    mutation_rationale = ("a compaction that edits the history in place corrupts the stored "
+                          "conversation it was meant to shorten, even when its result is discarded")
+    listing_order = 30
+    options = (PROVIDERS_OPTION,)
+    case_type = CompactionCase
+
+    def cases(self, variant):
+        return compaction_cases().map(lambda c: CompactionCase(*c))
+
+    def call(self, fn, case, variant):
+        return fn(case.history, cut=case.cut, summary=case.summary)
+
+    def reference(self, case, variant):
+        return compact(case.history, cut=case.cut, summary=case.summary)
+
+    def output_problem(self, output, case):
+        if not isinstance(output, list):
+            return f"returned {type(output).__name__}, expected a history (a list of messages)"
+        bad = next((i for i, m in enumerate(output) if not isinstance(m, (ModelRequest, ModelResponse))), None)
+        if bad is not None:
+            return f"item {bad} of the result is {type(output[bad]).__name__}, not a ModelRequest or ModelResponse"
+        return None
+
+
+CONTRACT = CompactionContract()
+
+
+# -- what the case and the result hold ---------------------------------------------------------
+
+def _moved_cut(ex: Example) -> int:
+    """Where the cut must move to keep every tool pair whole (the reference's cut)."""
+    return ex.once("moved", lambda: safe_cut(ex.case.history, ex.case.cut))
+
+
+def _result_items(ex: Example) -> list[Item]:
+    return ex.once("result_items", lambda: visible_items(ex.output))
+
+
+def _standing(ex: Example) -> list[str]:
+    return ex.once("standing", lambda: [p.content for p in standing_system_parts(ex.case.history)
+                                        if p.content.strip()])
+
+
+def _texts(items: list[Item]) -> list[str]:
+    return [item.value for item in items if item.kind not in ("call", "result", "media")]
+
+
+# -- user_led: mapped through a payload mapper -------------------------------------------------
+
+def _mapper(ex: Example):
+    """(how to map, which providers, a description): the implementation's own ``to_payload``
+    for the providers it declares, else the reference's for every provider."""
+    impl = ex.impl
+    own = impl.method(PAYLOAD_CONTRACT) if impl is not None else None
+    providers = impl.options.get("providers") if impl is not None else None
+    if own is not None and providers:
+        return own, [p for p in PROVIDER_IDS if p in providers], f"{impl.name}'s own to_payload"
+    return to_payload, list(PROVIDER_IDS), "the reference to_payload"
+
+
+def _mapped(ex: Example, mapper, provider: str, which: str) -> Any:
+    """The result as ``provider``'s request body. The reference mapper is ours and is called
+    directly; the implementation's own is guarded like any call into it."""
+    if mapper is to_payload:
+        return to_payload(ex.output, provider=provider)
+    outcome = guarded_call(lambda: mapper(list(ex.output), provider=provider), DEFAULT_TIMEOUT)
+    if outcome.error is not None or outcome.timed_out:
+        raise NotApplicable(f"{which} could not map the result for {provider} (payload.no_crash judges that)")
+    return outcome.output
+
+
+@CONTRACT.check(
+    "user_led",
+    title="the compacted history, mapped for each provider, leads with a user turn",
+    rationale="GLM 1214 'The messages parameter is illegal': a summary persisted with the system role "
+              "and a cut after the last user message left [system, system, assistant, tool, ...] "
+              "(HKUDS/nanobot PR #3086; pydantic-ai-harness #679, PR #676)",
+)
+def user_led(ex: Example) -> None:
+    mapper, providers, which = _mapper(ex)
+    for provider in providers:
+        first = next((t for t in turn_view(_mapped(ex, mapper, provider, which), provider)
+                      if t.role != "system"), None)
+        if first is None or first.role != "user":
+            raise Violation(f"mapped with {which}, the {provider} payload does not lead with a user turn",
+                            expected="user", actual=first.role if first else "no turn but system")
+
+
+# -- summary_once ------------------------------------------------------------------------------
+
+@CONTRACT.check(
+    "summary_once",
+    title="the summary is stored exactly once, with at most one framing line",
+    rationale="a summary stored twice, or wrapped in a second frame (moltis PR #653 stored "
+              "'[Conversation Summary]' around a continuation message with a frame of its own), "
+              "costs the tokens compaction was meant to save and reads as two summaries",
+)
+def summary_once(ex: Example) -> None:
+    summary = ex.case.summary.strip()
+    holders = [(index, text) for index, message in enumerate(ex.output)
+               for text in _texts(visible_items([message])) if summary in text]
+    found = sum(text.count(summary) for _, text in holders)
+    if found != 1:
+        raise Violation(f"the summary is stored {found} times", expected=1, actual=found)
+    index, text = holders[0]
+    frame = [line.strip() for line in text.replace(summary, "\n").splitlines() if line.strip()]
+    if len(frame) > 1:
+        raise Violation(f"the summary (message {index}) is framed {len(frame)} times",
+                        expected="at most one framing line", actual=frame[:4])
+
+
+# -- system_prompt_once ------------------------------------------------------------------------
+
+@CONTRACT.check(
+    "system_prompt_once",
+    title="each standing system prompt text is in the result exactly once",
+    rationale="compactions that re-add the standing prompt with a preserved first request send it "
+              "twice (UKGovernmentBEIS/inspect_ai PR #4804: the task prompt re-prepended on every "
+              "turn); one that drops it loses the agent's instructions",
+)
+def system_prompt_once(ex: Example) -> None:
+    standing = _standing(ex)
+    if not standing:
+        raise NotApplicable("the history has no standing system prompt")
+    in_input = Counter(_texts(visible_items(ex.case.history, kinds=frozenset({"system"}))))
+    texts = _texts(_result_items(ex))
+    for value in standing:
+        if in_input[value] != 1:
+            continue  # the history itself repeats it: once is not the rule to hold it to
+        found = sum(text.count(value) for text in texts)
+        if found != 1:
+            raise Violation(f"the standing system prompt {value[:200]!r} is in the result {found} times",
+                            expected=1, actual=found)
+
+
+# -- pairs_intact ------------------------------------------------------------------------------
+
+@CONTRACT.check(
+    "pairs_intact",
+    title="every tool call of the result is answered once and every result has its call",
+    rationale="pydantic-ai-harness _is_safe_cutoff checks pairs only 5 messages either way, so a "
+              "call answered later is cut from its result; providers then reject the orphan "
+              "('No tool call found for function call output', vellum-assistant PR #39919)",
+)
+def pairs_intact(ex: Example) -> None:
+    if tool_pairing_problems(ex.case.history):
+        raise NotApplicable("the input's own tool calls do not pair up")
+    problems = tool_pairing_problems(ex.output)
+    if problems:
+        raise Violation(problems[0] + (f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""),
+                        expected="no pairing problems", actual=problems[:5])
+
+
+# -- tail_preserved ----------------------------------------------------------------------------
+
+@CONTRACT.check(
+    "tail_preserved",
+    title="everything from the cut on survives, in order",
+    rationale="kimi-code PR #1054 dropped the tool results left at the head of the kept tail after a "
+              "cut inside a parallel batch; a compaction that loses kept messages loses what the "
+              "caller chose to keep verbatim",
+)
+def tail_preserved(ex: Example) -> None:
+    kept = visible_items(ex.case.history[ex.case.cut:])
+    if not kept:
+        raise NotApplicable("the tail is empty")
+    result = _result_items(ex)
+    lost = lost_items(kept, result)
+    if lost:
+        first = lost[0]
+        raise Violation(f"{first.kind} {first.value[:200]!r} of the kept tail is missing"
+                        + (f" (and {len(lost) - 1} more)" if len(lost) > 1 else ""),
+                        expected=[f"{i.kind}: {i.value[:80]}" for i in lost[:5]], actual="not in the result")
+    moved = out_of_order(kept, result)
+    if moved is not None:
+        raise Violation(f"{moved.kind} {moved.value[:200]!r} of the kept tail comes earlier than it should",
+                        expected="tail order")
+
+
+# -- cut_respected -----------------------------------------------------------------------------
+
+@CONTRACT.check(
+    "cut_respected",
+    title="nothing before the cut survives but the standing system prompt and the summary",
+    rationale="a compaction that keeps what it summarized (or never compacts) grows the context it "
+              "was meant to shrink until the provider rejects it for length, and sends everything twice",
+)
+def cut_respected(ex: Example) -> None:
+    moved = _moved_cut(ex)
+    standing = set(_standing(ex))
+    summarized = [item for item in visible_items(ex.case.history[:moved])
+                  if not (item.kind == "system" and item.value in standing)]
+    if not summarized:
+        raise NotApplicable("nothing but the standing system prompt comes before the cut")
+    kept = Counter(visible_items(ex.case.history[moved:]))
+    result = Counter(_result_items(ex))
+    survived = [item for item in dict.fromkeys(summarized) if result[item] > kept[item]]
+    if survived:
+        first = survived[0]
+        raise Violation(f"{first.kind} {first.value[:200]!r} from before the cut (message < {moved}) survived"
+                        + (f" (and {len(survived) - 1} more)" if len(survived) > 1 else ""),
+                        expected="summarized away", actual=[f"{i.kind}: {i.value[:80]}" for i in survived[:5]])
+
+
+# -- matches_reference -------------------------------------------------------------------------
+
+@CONTRACT.check(
+    "matches_reference",
+    title="the same visible items as the reference's result, in the same order",
+    rationale="the reference policy (cut moved to keep pairs, standing prompt once, one summary in "
+              "the user's voice, the tail untouched) is what every provider accepts",
+)
+def matches_reference(ex: Example) -> None:
+    expected = visible_items(ex.reference)
+    actual = _result_items(ex)
+    if expected != actual:
+        first = next((i for i, (a, b) in enumerate(zip(expected, actual)) if a != b),
+                     min(len(expected), len(actual)))
+        raise Violation(f"the result differs from the reference at item {first}",
+                        expected=[f"{i.kind}: {i.value[:80]}" for i in expected[first:first + 3]],
+                        actual=[f"{i.kind}: {i.value[:80]}" for i in actual[first:first + 3]])
+

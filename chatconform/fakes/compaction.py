@@ -1,0 +1,161 @@
+"""Compaction fakes: the reference ``compact`` with one step changed to a bug that shipped.
+
+Each fake keeps everything else of :mod:`chatconform.reference.compaction`, so it fails
+the checks its bug explains (and ``compaction.matches_reference``, the catch-all).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from pydantic_ai.messages import (
+    ModelMessage,
+    ModelRequest,
+    ModelResponse,
+    RetryPromptPart,
+    SystemPromptPart,
+    ToolCallPart,
+    ToolReturnPart,
+)
+
+from chatconform.reference.compaction import (
+    SUMMARY_FRAME,
+    _check_input,
+    safe_cut,
+    standing_system_parts,
+    summary_request,
+)
+
+
+def _head(history: Sequence[ModelMessage], cut: int) -> list[ModelMessage]:
+    """The reference's standing-prompt request for a cut at ``cut``, if any."""
+    standing = standing_system_parts(history, cut)
+    return [ModelRequest(list(standing))] if standing else []
+
+
+class _Fake:
+    version = "0"
+
+
+class SystemRoleSummary(_Fake):
+    """The summary persisted as a ``SystemPromptPart``, so mappers send it as system."""
+
+    name = "fake-system-role-summary"
+    reproduces = ("pydantic-ai-harness SummarizingCompaction wrote its summary as a SystemPromptPart "
+                  "(https://github.com/pydantic/pydantic-ai-harness/issues/679, moved to a user turn in "
+                  "https://github.com/pydantic/pydantic-ai-harness/pull/676); after a cut past the last user "
+                  "message the payload is [system, system, assistant, tool, ...] with no user message, which "
+                  "GLM rejects with 1214 (https://github.com/HKUDS/nanobot/pull/3086)")
+    violates = ("compaction.user_led", "compaction.matches_reference")
+
+    def compact(self, history, *, cut, summary):
+        _check_input(history, cut, summary)
+        moved = safe_cut(history, cut)
+        as_system = ModelRequest([SystemPromptPart(f"{SUMMARY_FRAME}\n\n{summary}")])
+        return [*_head(history, moved), as_system, *history[moved:]]
+
+
+def _window_safe(history: Sequence[ModelMessage], cut: int, window: int) -> bool:
+    """pydantic-ai-harness ``_is_safe_cutoff``: no call in ``[cut - window, cut)`` is answered
+    in ``[cut, cut + window)``. A pair further apart than the window is not seen."""
+    calls = {part.tool_call_id for message in history[max(0, cut - window):cut]
+             if isinstance(message, ModelResponse) for part in message.parts if isinstance(part, ToolCallPart)}
+    return not any(isinstance(part, (ToolReturnPart, RetryPromptPart)) and part.tool_call_id in calls
+                   for message in history[cut:cut + window] for part in message.parts)
+
+
+class WindowedPairCheck(_Fake):
+    """The cut moves back only while a pair inside a ±5-message window straddles it."""
+
+    name = "fake-windowed-pair-check"
+    window = 5
+    reproduces = ("pydantic-ai-harness compaction keeps tool pairs together only within a ±5-message window "
+                  "(_is_safe_cutoff), so a call whose result comes more than 5 messages later is cut from it "
+                  "and the kept tail holds an orphaned result (https://github.com/pydantic/pydantic-ai-harness, "
+                  "compaction; the 400 an orphan causes: https://github.com/vellum-ai/vellum-assistant/pull/39919)")
+    violates = ("compaction.pairs_intact", "compaction.matches_reference")
+
+    def compact(self, history, *, cut, summary):
+        _check_input(history, cut, summary)
+        moved = cut
+        while moved > 0 and not _window_safe(history, moved, self.window):
+            moved -= 1
+        return [*_head(history, moved), summary_request(summary), *history[moved:]]
+
+
+class ReaddsSystemPromptWithTask(_Fake):
+    """The first user request is preserved ahead of the summary, and the standing prompt is
+    re-added on top of it: a prompt stored with that request is then sent twice."""
+
+    name = "fake-readds-system-prompt-with-task"
+    reproduces = ("compactions that preserve the first request re-prepend the standing prompt as well, so it "
+                  "is sent twice (pydantic-ai-harness 0.62 kept [system prompt], [first user request], [summary]; "
+                  "the same bug in inspect_ai: https://github.com/UKGovernmentBEIS/inspect_ai/pull/4804)")
+    violates = ("compaction.system_prompt_once", "compaction.matches_reference")
+
+    def compact(self, history, *, cut, summary):
+        _check_input(history, cut, summary)
+        moved = safe_cut(history, cut)
+        first_response = next((i for i, m in enumerate(history) if isinstance(m, ModelResponse)), len(history))
+        task = list(history[:min(first_response, moved)])  # the leading requests, preserved whole
+        return [*_head(history, len(history)), *task, summary_request(summary), *history[moved:]]
+
+
+class SummaryFramedTwice(_Fake):
+    """The stored summary is a continuation message with its own frame, wrapped in another."""
+
+    name = "fake-summary-framed-twice"
+    reproduces = ("moltis stored '[Conversation Summary]' around get_compact_continuation_message(summary), "
+                  "which frames the summary again (https://github.com/moltis-org/moltis/pull/653)")
+    violates = ("compaction.summary_once", "compaction.matches_reference")
+
+    def compact(self, history, *, cut, summary):
+        _check_input(history, cut, summary)
+        moved = safe_cut(history, cut)
+        wrapped = f"This session continues an earlier conversation, summarized below.\n\n{summary}"
+        request = summary_request(wrapped)
+        request.parts[0].content = f"[Conversation Summary]\n\n{request.parts[0].content}"
+        return [*_head(history, moved), request, *history[moved:]]
+
+
+class NeverCompacts(_Fake):
+    """Returns the history unchanged: the summary is computed, then never applied."""
+
+    name = "fake-never-compacts"
+    reproduces = ("a compaction whose result is never applied keeps the whole history, so the context keeps "
+                  "growing (adk-utils-go: safeSplitIndex could regress the split to 0, 'nullifying "
+                  "compaction', https://github.com/achetronic/adk-utils-go)")
+    violates = ("compaction.cut_respected", "compaction.summary_once", "compaction.matches_reference")
+
+    def compact(self, history, *, cut, summary):
+        _check_input(history, cut, summary)
+        return list(history)
+
+
+class DropsOrphanedResults(_Fake):
+    """A fixed split index that may land inside a tool batch, then the tool results left at
+    the head of the kept tail without their call are dropped."""
+
+    name = "fake-drops-orphaned-results"
+    reproduces = ("kimi-code applied a fixed split index that could land inside a parallel tool batch, and "
+                  "the fix dropped the orphaned tool results that then opened the kept tail "
+                  "(https://github.com/MoonshotAI/kimi-code/pull/1054): the kept results are lost")
+    violates = ("compaction.tail_preserved", "compaction.matches_reference")
+
+    def compact(self, history, *, cut, summary):
+        _check_input(history, cut, summary)
+        kept_calls = {part.tool_call_id for message in history[cut:] if isinstance(message, ModelResponse)
+                      for part in message.parts if isinstance(part, ToolCallPart)}
+        tail = []
+        for message in history[cut:]:
+            if isinstance(message, ModelRequest):
+                parts = [p for p in message.parts
+                         if not (isinstance(p, (ToolReturnPart, RetryPromptPart)) and p.tool_name
+                                 and p.tool_call_id not in kept_calls)]
+                if not parts:
+                    continue
+                if len(parts) != len(message.parts):
+                    message = ModelRequest(parts, timestamp=message.timestamp, state=message.state)
+            tail.append(message)
+        return [*_head(history, cut), summary_request(summary), *tail]
+
