@@ -21,6 +21,7 @@ from pydantic_ai.messages import (
 from chatconform.reference.compaction import (
     SUMMARY_FRAME,
     _check_input,
+    compact,
     safe_cut,
     standing_system_parts,
     summary_request,
@@ -160,3 +161,35 @@ class DropsOrphanedResults(_Fake):
             tail.append(message)
         return [*_head(history, cut), summary_request(summary), *tail]
 
+
+
+class RaisesOnSplitPair(_Fake):
+    """Refuses a cut that splits a tool pair instead of moving it: the run stops."""
+
+    name = "fake-raises-on-split-pair"
+    reproduces = ("atomic: 'Compaction failed: Deleting tool call ... would leave tool result entry ... "
+                  "orphaned', in the main chat, /compact and auto-compaction "
+                  "(https://github.com/bastani-inc/atomic/issues/1300)")
+    violates = ("compaction.no_crash",)
+
+    def compact(self, history, *, cut, summary):
+        _check_input(history, cut, summary)
+        moved = safe_cut(history, cut)
+        if moved != cut:
+            raise RuntimeError(f"Compaction failed: deleting the tool call at message {moved} would leave "
+                               f"its tool result orphaned")
+        return [*_head(history, cut), summary_request(summary), *history[cut:]]
+
+
+class CompactsInPlace(_Fake):
+    """Compacts the caller's list in place (``history[:] = ...``) and returns it."""
+
+    name = "fake-compacts-in-place"
+    reproduces = ("a compaction that rewrites the history it was given in place changes the messages a "
+                  "provider or the store still holds (https://github.com/ahmadrosid/nakama/issues/589, "
+                  "https://github.com/ChatLunaLab/chatluna/pull/820)")
+    violates = ("compaction.input_untouched",)
+
+    def compact(self, history, *, cut, summary):
+        history[:] = compact(history, cut=cut, summary=summary)
+        return history
