@@ -133,8 +133,8 @@ _TOOLS = {
 # style, then the lengths id rules trip on: 9 alphanumerics (Mistral's own), 10
 # alphanumerics (one too many for Mistral), dashes and underscores, 64 characters (the
 # Bedrock maximum).
-_ID_STYLES = ("call_{n}", "toolu_{n}", "pyd_ai_{n}", "fc-{n}", "aB{n:07d}", "call{n:06d}", "tool-use_{n}-x_y",
-              "toolu_01{n:056d}")
+_ID_STYLES = ("call_{n}", "toolu_{n}", "pyd_ai_{n}", "fc-{n}", "toolu_01{n:056d}", "aB{n:07d}", "call{n:06d}",
+              "tool-use_{n}-x_y")
 #: How many recently answered ids a reused id is drawn from (servers restart their count).
 _REUSABLE_IDS = 8
 _MODEL_NAMES = ("test-model", "gpt-5-mini", "claude-sonnet-4-5", "gemini-2.5-flash")
