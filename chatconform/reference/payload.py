@@ -324,7 +324,8 @@ class PayloadMapper:
                     role = self.part_role(part)
                     if role is None:
                         continue
-                    items = [i for i in self.part_items(part) if not (isinstance(i, Text) and not self.keeps_text(i.text))]
+                    items = [i for i in self.part_items(part)
+                             if not isinstance(i, Text) or self.keeps_text(i.text)]
                     if current is None or current.role != role:
                         current = Turn(role, [])
                         turns.append(current)
