@@ -78,12 +78,18 @@ def test_round_trip_with_a_dangling_tail(history):
     assert ModelMessagesTypeAdapter.validate_json(ModelMessagesTypeAdapter.dump_json(history)) == history
 
 
+def ids_unique_per_response(history):
+    """No response repeats an id (a later round may reuse one: reused_call_ids)."""
+    return all(len(m.tool_calls) == len({c.tool_call_id for c in m.tool_calls})
+               for m in history if isinstance(m, ModelResponse))
+
+
 @SETTINGS
 @given(histories())
-def test_ids_unique_and_every_call_answered_once(history):
+def test_ids_unique_per_response_and_every_call_answered_once(history):
     ids = [call.tool_call_id for call in calls(history)]
-    assert all(ids) and len(ids) == len(set(ids))
-    assert all(re.fullmatch(r"(call_|toolu_|pyd_ai_|fc-)\d+", i) for i in ids)
+    assert all(ids) and ids_unique_per_response(history)
+    assert all(re.fullmatch(r"[a-zA-Z0-9_-]{1,64}", i) for i in ids)  # every provider's id charset
     assert unanswered(history) == []
     returned = [p.tool_call_id for p in parts(history) if isinstance(p, ToolReturnPart)]
     assert sorted(returned) == sorted(ids)
@@ -159,8 +165,7 @@ def test_odd_text_and_blank_items_are_reachable():
 @given(histories(max_bulk_turns=300))
 def test_bulk_histories_stay_valid(history):
     assert ModelMessagesTypeAdapter.validate_json(ModelMessagesTypeAdapter.dump_json(history)) == history
-    ids = [call.tool_call_id for call in calls(history)]
-    assert len(ids) == len(set(ids)) and unanswered(history) == []
+    assert ids_unique_per_response(history) and unanswered(history) == []
     found = [text for text in texts(history) if text.strip()]
     assert len(found) == len(set(found))
     stamps = [m.timestamp for m in history]
@@ -207,6 +212,13 @@ def test_ends_with_request(history):
 @given(histories(ends_with_request=False))
 def test_ends_with_response(history):
     assert isinstance(history[-1], ModelResponse) and not history[-1].tool_calls
+
+
+@SETTINGS
+@given(histories(reused_call_ids=False))
+def test_ids_unique_without_reuse(history):
+    ids = [call.tool_call_id for call in calls(history)]
+    assert len(ids) == len(set(ids))
 
 
 @SETTINGS
@@ -265,6 +277,12 @@ FEATURES = {
     "steer-before-results": lambda h: any(
         isinstance(m, ModelRequest) and len(m.parts) > 1 and isinstance(m.parts[0], UserPromptPart)
         and isinstance(m.parts[1], ToolReturnPart) for m in h),
+    # a later round reusing an earlier round's id (servers that restart their count)
+    "reused-call-id": lambda h: len({c.tool_call_id for c in calls(h)}) < len(calls(h)),
+    # ids of the lengths id rules trip on: Mistral's 9 alphanumerics, one more, 64 characters
+    "id-9-alphanumerics": lambda h: any(re.fullmatch(r"[a-zA-Z0-9]{9}", c.tool_call_id) for c in calls(h)),
+    "id-10-alphanumerics": lambda h: any(re.fullmatch(r"[a-zA-Z0-9]{10,}", c.tool_call_id) for c in calls(h)),
+    "id-64-characters": lambda h: any(len(c.tool_call_id) == 64 for c in calls(h)),
     # harness layout with the first prompt summarized away and the kept tail mid-turn
     "summary-led-tail": lambda h: any(
         isinstance(a, ModelRequest) and isinstance(a.parts[0], CompactionPart) and isinstance(b, ModelResponse)
@@ -291,7 +309,7 @@ def test_features_are_reachable_inside_a_bulk_section():
     longest = [0]
 
     @settings(max_examples=150, derandomize=True, database=None, deadline=None)
-    @given(histories(max_turns=1, max_bulk_turns=200))
+    @given(histories(max_turns=1, max_bulk_turns=200, reused_call_ids=False))
     def search(history):
         longest[0] = max(longest[0], len(history))
         if len(history) < 60:
@@ -302,7 +320,8 @@ def test_features_are_reachable_inside_a_bulk_section():
 
     search()
     assert longest[0] > 200
-    assert set(FEATURES) - {"summary-led-tail"} - seen == set()
+    drawn_once = {"reused-call-id", "id-9-alphanumerics", "id-10-alphanumerics", "id-64-characters"}  # per run
+    assert set(FEATURES) - {"summary-led-tail"} - drawn_once - seen == set()
 
 
 @settings(max_examples=40, derandomize=True, database=None, deadline=None)
@@ -340,7 +359,18 @@ def test_shrinks_to_a_minimal_tool_round():
 @SETTINGS
 @given(instructions())
 def test_instructions(value):
-    assert value is None or (value.strip() == value and "(instructions)" in value)
+    assert value is None or not value.strip() or (value.strip() == value and "(instructions)" in value)
+
+
+def test_blank_instructions_are_reachable_and_can_be_switched_off():
+    assert find(instructions(), lambda v: v is not None and v != "" and not v.strip()) in (" ", "  \n", "\n\n", "\t")
+
+    @SETTINGS
+    @given(instructions(blank=False))
+    def check(value):
+        assert value is None or value.strip()
+
+    check()
 
 
 @pytest.mark.parametrize(
@@ -357,6 +387,7 @@ def test_instructions(value):
         {"max_bulk_turns": -1},
         {"max_bulk_turns": 2.5},
         {"odd_text": "yes"},
+        {"reused_call_ids": 1},
     ],
 )
 def test_bad_knobs_raise_invalid_argument(kwargs):

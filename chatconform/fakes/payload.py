@@ -273,3 +273,67 @@ class NormalizesTextInPlace(_EditsItsInput):
     def edit(self, part):
         if isinstance(part, UserPromptPart) and isinstance(part.content, str):
             part.content = " ".join(part.content.split())
+
+
+class ResultsByIdDict(_Fake):
+    """Tool results looked up in a dict keyed by call id, built over the whole history:
+    when a server reuses an id in a later round, the later result overwrites the earlier,
+    so both calls are answered with the last round's output and the first is lost."""
+
+    name = "fake-results-by-id-dict"
+    providers = frozenset({"openai-chat", "anthropic", "gemini"})
+    reproduces = ("pairing tool results by id across the whole conversation breaks when a server reuses "
+                  "an id (llama.cpp, Kimi): results lost or answered from another round "
+                  "(https://github.com/NousResearch/hermes-agent/pull/88324, "
+                  "https://github.com/can1357/oh-my-pi/issues/2055)")
+    violates = ("payload.tool_pairing", "payload.matches_reference")
+
+    def take_result(self, stored, call_id):
+        queue = stored.get(call_id)
+        return queue[-1] if queue else None  # {id: result}: the last one stored wins
+
+
+class ReusedIdsPassedThrough(_Fake):
+    """Sends every call under its stored id: a server that reused ``call_1`` in a later
+    round gives a request repeating that id, which Anthropic rejects."""
+
+    name = "fake-reused-ids-passed-through"
+    providers = frozenset({"anthropic", "openai-chat"})
+    reproduces = ("Anthropic answers a repeated id with 400 'tool_use ids must be unique'; a translator "
+                  "passing a reused OpenAI call id through breaks multi-turn tool use "
+                  "(https://github.com/NVIDIA-NeMo/Switchyard/issues/502)")
+    violates = ("payload.tool_pairing",)
+
+    unique_call_ids = False
+
+
+class DropsToolErrorFlag(_Fake):
+    """Every tool result is sent as a success: the failed or retried outcome stored in the
+    history is not mapped to the dialect's error marker."""
+
+    name = "fake-drops-tool-error-flag"
+    providers = frozenset({"anthropic", "bedrock-converse", "gemini", "openai-chat"})
+    reproduces = ("tool failures delivered to the model as successes (isError hardcoded to false), so the "
+                  "model reads the error text as a result (https://github.com/code-yeongyu/senpi/issues/1548)")
+    violates = ("payload.error_flag_kept",)
+
+    @staticmethod
+    def _result(part, wire_id):
+        result = PayloadMapper._result(part, wire_id)
+        result.error = False
+        return result
+
+
+class SendsBlankText(_Fake):
+    """Only empty strings are skipped; a whitespace-only text (a streamed answer that was
+    just a newline, a blank item of a prompt) is sent as a text block."""
+
+    name = "fake-sends-blank-text"
+    providers = frozenset({"anthropic", "bedrock-converse"})
+    reproduces = ("Anthropic 'text content blocks must contain non-whitespace text' "
+                  "(https://github.com/anthropics/claude-code/issues/23369); Bedrock 'The text field in the "
+                  "ContentBlock object ... is blank' (https://github.com/OpenHands/OpenHands/issues/5339)")
+    violates = ("payload.schema_valid", "payload.matches_reference")
+
+    def keeps_text(self, text):
+        return text != ""

@@ -7,6 +7,7 @@ what it can and skips what it cannot (the schema reports malformed bodies, not t
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from typing import Any, Callable, Iterator
 
@@ -21,6 +22,10 @@ class Turn:
     tool_results: tuple[tuple[str, str], ...]  # (id, tool name or "") answered in this turn
     path: str  # e.g. "$.messages[2]", "$.system", "$.systemInstruction"
     media: tuple[str, ...] = ()  # files in order: each its URL, or the base64 of its bytes
+    #: Positions in ``tool_results`` of the results marked as errors, in the dialect's way:
+    #: Anthropic ``is_error``, Bedrock ``status: "error"``, an ``{"error": ...}`` content
+    #: (the OpenAI-style tool message as JSON text, the Gemini ``response``).
+    error_results: tuple[int, ...] = ()
 
 
 def _list(value: Any) -> list:
@@ -110,7 +115,19 @@ def _openai_turns(body: dict) -> Iterator[Turn]:
                 results.append(("", _str(message.get("name"))))
             else:
                 results.append(names.result(_str(message.get("tool_call_id")), _str(message.get("name"))))
-        yield Turn(role, tuple(texts), tuple(calls), tuple(results), f"$.messages[{i}]", tuple(media))
+        errors = (0,) if role == "tool" and _is_error_text(message.get("content")) else ()
+        yield Turn(role, tuple(texts), tuple(calls), tuple(results), f"$.messages[{i}]", tuple(media), errors)
+
+
+def _is_error_text(content: Any) -> bool:
+    """An OpenAI-style tool content that is a JSON object with an ``error`` member."""
+    if not isinstance(content, str) or not content.lstrip().startswith("{"):
+        return False
+    try:
+        value = json.loads(content)
+    except ValueError:
+        return False
+    return isinstance(value, dict) and "error" in value
 
 
 _OPENAI_FILE_PARTS = ("image_url", "document_url", "audio_url", "video_url")
@@ -146,6 +163,7 @@ def _anthropic_turns(body: dict) -> Iterator[Turn]:
         media: list[str] = []
         calls: list[tuple[str, str]] = []
         results: list[tuple[str, str]] = []
+        errors: list[int] = []
         for block in blocks:
             kind = block.get("type")
             if kind == "text" and isinstance(block.get("text"), str):
@@ -155,6 +173,8 @@ def _anthropic_turns(body: dict) -> Iterator[Turn]:
             elif kind in ("tool_use", "server_tool_use", "mcp_tool_use"):
                 calls.append(names.call(_str(block.get("id")), _str(block.get("name"))))
             elif kind == "tool_result":
+                if block.get("is_error") is True:
+                    errors.append(len(results))
                 results.append(names.result(_str(block.get("tool_use_id"))))
                 texts.extend(_text_blocks(block.get("content"), typed=True))
                 media.extend(identity for inner in _dicts(block.get("content"))
@@ -163,7 +183,7 @@ def _anthropic_turns(body: dict) -> Iterator[Turn]:
         role = message["role"]
         if role == "user" and results and len(results) == len(blocks):
             role = "tool"
-        yield Turn(role, tuple(texts), tuple(calls), tuple(results), f"$.messages[{i}]", tuple(media))
+        yield Turn(role, tuple(texts), tuple(calls), tuple(results), f"$.messages[{i}]", tuple(media), tuple(errors))
 
 
 # --- Gemini ---------------------------------------------------------------------------------
@@ -202,6 +222,7 @@ def _gemini_turns(body: dict) -> Iterator[Turn]:
         media: list[str] = []
         calls: list[tuple[str, str]] = []
         results: list[tuple[str, str]] = []
+        errors: list[int] = []
         for part in parts:
             inline = _alias(part, "inlineData", "inline_data")
             linked = _alias(part, "fileData", "file_data")
@@ -214,6 +235,8 @@ def _gemini_turns(body: dict) -> Iterator[Turn]:
             if isinstance(call, dict):
                 calls.append(names.call(_str(call.get("id")), _str(call.get("name"))))
             elif isinstance(response, dict):
+                if isinstance(response.get("response"), dict) and "error" in response["response"]:
+                    errors.append(len(results))
                 results.append(names.result(_str(response.get("id")), _str(response.get("name"))))
                 texts.extend(_string_leaves(response.get("response")))
             elif isinstance(part.get("text"), str) and part.get("thought") is not True:
@@ -222,7 +245,7 @@ def _gemini_turns(body: dict) -> Iterator[Turn]:
             role = "assistant"
         else:
             role = "tool" if results and len(results) == len(parts) else "user"
-        yield Turn(role, tuple(texts), tuple(calls), tuple(results), f"$.contents[{i}]", tuple(media))
+        yield Turn(role, tuple(texts), tuple(calls), tuple(results), f"$.contents[{i}]", tuple(media), tuple(errors))
 
 
 # --- Bedrock Converse -----------------------------------------------------------------------
@@ -241,6 +264,7 @@ def _bedrock_turns(body: dict) -> Iterator[Turn]:
         media: list[str] = []
         calls: list[tuple[str, str]] = []
         results: list[tuple[str, str]] = []
+        errors: list[int] = []
         for block in blocks:
             use, result = block.get("toolUse"), block.get("toolResult")
             file = next((block[k] for k in _BEDROCK_FILES if isinstance(block.get(k), dict)), None)
@@ -251,12 +275,14 @@ def _bedrock_turns(body: dict) -> Iterator[Turn]:
             elif isinstance(use, dict):
                 calls.append(names.call(_str(use.get("toolUseId")), _str(use.get("name"))))
             elif isinstance(result, dict):
+                if result.get("status") == "error":
+                    errors.append(len(results))
                 results.append(names.result(_str(result.get("toolUseId"))))
                 texts.extend(_text_blocks(result.get("content"), typed=False))
         role = message["role"]
         if role == "user" and results and len(results) == len(blocks):
             role = "tool"
-        yield Turn(role, tuple(texts), tuple(calls), tuple(results), f"$.messages[{i}]", tuple(media))
+        yield Turn(role, tuple(texts), tuple(calls), tuple(results), f"$.messages[{i}]", tuple(media), tuple(errors))
 
 
 _BEDROCK_FILES = ("image", "document", "video", "audio")

@@ -14,14 +14,30 @@ Policy (the README's "reference payload policy"), and why:
   pydantic-ai's own repair does.
 - **Dangling calls closed.** A call with no result gets one with
   ``INTERRUPTED_TOOL_RETURN_CONTENT``, as pydantic-ai's repair writes it.
+- **Results paired by id, in order; ids unique in the payload.** Some OpenAI-compatible
+  servers reuse a call id in a later round (llama.cpp sends one constant id, Kimi
+  restarts ``<name>:0`` every round), so results are paired to calls with a queue per
+  id: each call takes the earliest stored result of its id not yet taken. A call whose
+  id an earlier call already used is sent under a fresh id (``<id>_<n>``, at most 64
+  characters, colliding with no id of the history), and so is its result: Anthropic
+  rejects a request that repeats one (``tool_use ids must be unique``) and DeepSeek a
+  repeated ``tool_call_id``, while no provider needs the stored id back.
+- **Error results flagged.** A result with outcome ``failed`` or ``retried`` carries the
+  dialect's error marker: Anthropic ``is_error: true``, Bedrock ``status: "error"``, the
+  OpenAI-style dialects and Gemini a content of ``{"error": ...}``; a model that is not
+  told a tool failed treats its error text as data.
 - **User voice.** User prompts, a request-side ``CompactionPart`` (a compaction
   summary: sent as user text, never as system, so the payload stays user-led: GLM 1214)
   and ``RetryFeedbackPart`` feedback are user content, sent verbatim.
 - **Not sent.** ``ThinkingPart``s (a signature-less replay is rejected or ignored by
   the providers that take thinking back, and the others have no slot for it), provider-
   native parts, and ``ModelRequest.instructions`` (a record of what a past run used; the
-  caller passes the current ones). Blank text items are skipped (Anthropic A7, Bedrock
-  B7), and turns left empty are dropped rather than sent empty.
+  caller passes the current ones). Blank (empty or whitespace-only) text items and
+  instructions are skipped (Anthropic A7, Bedrock B7), and turns left empty are dropped
+  rather than sent empty.
+- **Texts of one turn.** Where a dialect takes one string per message (the OpenAI-style
+  assistant and user content), the texts of a turn are joined with ``"\n\n"``, so two
+  answers never run into one word; block dialects keep one block per text.
 - **Merging.** Consecutive same-role turns are merged where the provider requires
   alternation (Bedrock B3) and where it is harmless (Anthropic combines them anyway,
   A4; Gemini), except that a Gemini content holding ``functionResponse`` parts is never
@@ -46,13 +62,15 @@ Policy (the README's "reference payload policy"), and why:
   ends in a response gives a payload ending in an assistant message, which Mistral
   serving (M2) and some models reject; the caller appends the next user turn (a
   ``prefix`` continuation would change what is asked).
-- **Bedrock.** ``toolConfig`` is present when tool blocks are (B6); the history holds no
+- **Bedrock.** ``toolConfig`` is present when tool blocks are (B6), and only then: Converse
+  rejects an empty ``tools`` list (it needs at least one tool). The history holds no
   tool schemas, so each tool seen gets a permissive object schema (the workaround of
   strands-agents and bedrock-access-gateway #239). An ``ImageUrl`` (Converse takes no
   URLs) is sent as its URL in a text block; downloading is not the reference's job.
 - **Gemini.** Function calls and responses carry their ids. The first ``functionCall``
-  of each model content carries Google's documented placeholder thought signature,
-  because Gemini 3 rejects replayed calls without one (G9) and thinking is not sent.
+  of each model content (and only that one: parallel calls after it carry none, as the
+  model sends them) carries Google's documented placeholder thought signature, because
+  Gemini 3 rejects replayed calls without one (G9) and thinking is not sent.
 
 The output is a JSON-native dict (bytes as base64), built in a fixed number of passes
 over the history (linear), and the input is never mutated: nothing in the output aliases
@@ -250,32 +268,64 @@ class PayloadMapper:
             return Image(item.media_type, data=bytes(item.data))
         raise ValueError(f"the reference does not map user content of type {type(item).__name__}")
 
-    def turns(self, history: Sequence[ModelMessage]) -> list[Turn]:
-        # Pass 1: every stored result by call id, and every call id (for orphan results).
+    def keeps_text(self, text: str) -> bool:
+        """Whether a text item is sent: blank ones never are (Anthropic A7, Bedrock B7)."""
+        return bool(text.strip())
+
+    def stored_results(self, history: Sequence[ModelMessage]) -> dict[str, deque[ToolReturnPart]]:
+        """Every stored result, by call id, in history order (several when an id is reused)."""
         results: dict[str, deque[ToolReturnPart]] = {}
-        call_ids: set[str] = set()
         for message in history:
             if isinstance(message, ModelRequest):
                 for part in message.parts:
                     if isinstance(part, ToolReturnPart):
                         results.setdefault(part.tool_call_id, deque()).append(part)
-            else:
+        return results
+
+    def take_result(self, stored: dict[str, deque[ToolReturnPart]], call_id: str) -> ToolReturnPart | None:
+        """The result that answers the next call with ``call_id``: the earliest not taken."""
+        queue = stored.get(call_id)
+        return queue.popleft() if queue else None
+
+    #: Send a call whose id an earlier call used under a fresh id (False: the stored id).
+    unique_call_ids = True
+
+    def wire_id(self, call_id: str, used: set[str], history_ids: set[str]) -> str:
+        """The id a call is sent under: its own, or ``<id>_<n>`` when an earlier call took it."""
+        if not self.unique_call_ids or call_id not in used:
+            return call_id
+        n = 2
+        while True:
+            suffix = f"_{n}"
+            candidate = call_id[:64 - len(suffix)] + suffix
+            if candidate not in used and candidate not in history_ids:
+                return candidate
+            n += 1
+
+    def turns(self, history: Sequence[ModelMessage]) -> list[Turn]:
+        # Pass 1: every stored result by call id, and every call id (for orphan results).
+        results = self.stored_results(history)
+        call_ids: set[str] = set()
+        for message in history:
+            if isinstance(message, ModelResponse):
                 call_ids.update(p.tool_call_id for p in message.parts if isinstance(p, ToolCallPart))
         # Pass 2: turns in history order; one turn per voice change within a request.
         turns: list[Turn] = []
+        used: set[str] = set()
         for message in history:
             if isinstance(message, ModelRequest):
                 current: Turn | None = None
                 for part in message.parts:
                     if isinstance(part, ToolReturnPart):
                         if not self.results_follow_calls and part.tool_call_id in call_ids:
-                            current = Turn("tool", [self._result(part)])
+                            current = Turn("tool", [self._result(part, part.tool_call_id)])
                             turns.append(current)
                         continue  # placed after its call (or an orphan: dropped)
                     role = self.part_role(part)
                     if role is None:
                         continue
-                    items = [i for i in self.part_items(part) if not (isinstance(i, Text) and not i.text.strip())]
+                    items = [i for i in self.part_items(part)
+                             if not isinstance(i, Text) or self.keeps_text(i.text)]
                     if current is None or current.role != role:
                         current = Turn(role, [])
                         turns.append(current)
@@ -284,25 +334,32 @@ class PayloadMapper:
                 items: list = []
                 owed: list[Result] = []
                 for part in message.parts:
-                    if isinstance(part, TextPart) and part.content.strip():
+                    if isinstance(part, TextPart) and self.keeps_text(part.content):
                         items.append(Text(part.content))
                     elif isinstance(part, ToolCallPart):
-                        items.append(Call(part.tool_call_id, part.tool_name, copy.deepcopy(part.args_as_dict()),
+                        wire = self.wire_id(part.tool_call_id, used, call_ids)
+                        used.add(wire)
+                        items.append(Call(wire, part.tool_name, copy.deepcopy(part.args_as_dict()),
                                           part.args_as_json_str()))
-                        stored = results.get(part.tool_call_id)
-                        if self.results_follow_calls and stored:
-                            owed.append(self._result(stored.popleft()))
-                        elif self.results_follow_calls or not stored:
-                            owed.append(Result(part.tool_call_id, part.tool_name, INTERRUPTED_TOOL_RETURN_CONTENT,
-                                               error=False))
+                        if not self.results_follow_calls:
+                            if part.tool_call_id not in results:
+                                owed.append(self._interrupted(part, wire))
+                            continue
+                        stored = self.take_result(results, part.tool_call_id)
+                        owed.append(self._result(stored, wire) if stored else self._interrupted(part, wire))
                 turns.append(Turn("assistant", items))
                 if owed:
                     turns.append(Turn("tool", owed))
         return turns
 
     @staticmethod
-    def _result(part: ToolReturnPart) -> Result:
-        return Result(part.tool_call_id, part.tool_name, _json_copy(part.content), part.outcome in _ERROR_OUTCOMES)
+    def _result(part: ToolReturnPart, wire_id: str) -> Result:
+        return Result(wire_id, part.tool_name, _json_copy(part.content), part.outcome in _ERROR_OUTCOMES)
+
+    @staticmethod
+    def _interrupted(call: ToolCallPart, wire_id: str) -> Result:
+        """The result of a call that has none: what pydantic-ai's repair writes."""
+        return Result(wire_id, call.tool_name, INTERRUPTED_TOOL_RETURN_CONTENT, error=False)
 
     # -- step 2: the system slot ---------------------------------------------------------
     def system_slot(self, turns: list[Turn], instructions: str | None, provider: str) -> tuple[str | None, list[Turn]]:

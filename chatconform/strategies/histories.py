@@ -18,8 +18,10 @@ Everything is valid by construction (no ``.filter``), deterministic (fixed clock
 drawn offsets, UTC) and JSON round-trippable through ``ModelMessagesTypeAdapter``
 (lists, never tuples; JSON-native tool content; ``BinaryImage`` rather than
 ``BinaryContent``). Every non-blank text item carries a unique tag such as ``(u3)`` so a
-check can find each piece in a provider payload, and every tool call id is unique within
-its history. Each example switches some features off (swarm testing), and everything
+check can find each piece in a provider payload. Tool call ids come in providers' shapes
+(``call_7``, ``toolu_…``, 9 and 10+ alphanumerics, 64 characters) and are unique within
+a response; with ``reused_call_ids`` a later round may reuse an earlier round's id, as
+some OpenAI-compatible servers do, each call still answered by the request after it. Each example switches some features off (swarm testing), and everything
 shrinks toward a single plain user prompt: the bulk section goes first, then features,
 then each choice to its first option.
 """
@@ -27,6 +29,7 @@ then each choice to its first option.
 from __future__ import annotations
 
 import json
+from collections import deque
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 
@@ -126,7 +129,14 @@ _TOOLS = {
     "read_file": ("path", ("README.md", "src/app.py")),
     "run_sql": ("sql", ("select count(*) from tickets",)),
 }
-_ID_STYLES = ("call_", "toolu_", "pyd_ai_", "fc-")
+# How call ids are written, n unique per call: OpenAI, Anthropic, pydantic-ai and Gemini
+# style, then the lengths id rules trip on: 9 alphanumerics (Mistral's own), 10
+# alphanumerics (one too many for Mistral), dashes and underscores, 64 characters (the
+# Bedrock maximum).
+_ID_STYLES = ("call_{n}", "toolu_{n}", "pyd_ai_{n}", "fc-{n}", "toolu_01{n:056d}", "aB{n:07d}", "call{n:06d}",
+              "tool-use_{n}-x_y")
+#: How many recently answered ids a reused id is drawn from (servers restart their count).
+_REUSABLE_IDS = 8
 _MODEL_NAMES = ("test-model", "gpt-5-mini", "claude-sonnet-4-5", "gemini-2.5-flash")
 _OUTCOMES = ("success", "failed", "denied")
 _IMAGE_WORDS = ("cat", "chart", "receipt")
@@ -156,6 +166,7 @@ class _Config:
     max_parallel_calls: int
     max_bulk_turns: int
     odd_text: bool
+    reused_call_ids: bool
 
 
 class _Run:
@@ -180,6 +191,8 @@ class _Run:
         # Their results open the next request, as pydantic-ai's repair writes them when
         # the next run starts (unfinished ones synthesized as interrupted).
         self.carry: list[tuple[ToolCallPart, bool]] = []
+        # Ids of recently answered calls: a later round may reuse one.
+        self.answered: deque[str] = deque(maxlen=_REUSABLE_IDS)
 
     # -- small pieces ------------------------------------------------------------------
     def maybe(self, feature: str) -> bool:
@@ -242,21 +255,34 @@ class _Run:
         items = [text, *images] if text_position == "first" else [*images, text]
         return UserPromptPart(self.with_blank(items, str), timestamp=ts)
 
-    def call(self) -> ToolCallPart:
+    def call(self, taken: set[str]) -> ToolCallPart:
+        """One tool call; ``taken`` holds the ids of the calls beside it in the response."""
         name = self.choose.choice(sorted(_TOOLS))
         arg, values = _TOOLS[name]
         args: dict = {arg: self.choose.choice(values)}
         # Streamed calls are stored with the raw JSON string pydantic-ai received.
         as_string = self.choose.boolean()
         n = self.tag()
-        tool_call_id = f"{self.id_style}{n}"
+        tool_call_id = self.reused_id(taken) or self.id_style.format(n=n)
+        taken.add(tool_call_id)
         if as_string:
             return ToolCallPart(name, json.dumps(args), tool_call_id)
         return ToolCallPart(name, args, tool_call_id)
 
     def calls(self) -> list[ToolCallPart]:
         """One response's calls: one, or several run in parallel."""
-        return [self.call() for _ in range(self.choose.integer(1, self.cfg.max_parallel_calls))]
+        taken: set[str] = set()
+        return [self.call(taken) for _ in range(self.choose.integer(1, self.cfg.max_parallel_calls))]
+
+    def reused_id(self, taken: set[str]) -> str | None:
+        """Maybe the id of a call answered in an earlier round, as servers that restart
+        their count each round (``call_1`` again) send it; never one open or beside it."""
+        if not self.on["reused_ids"]:
+            return None
+        free = [i for i in dict.fromkeys(self.answered) if i not in taken]
+        if not free or not self.choose.boolean():
+            return None
+        return self.choose.choice(free)
 
     def retry_feedback(self, cause: str) -> None:
         """The request asking the model to try again after a failed output validation."""
@@ -265,6 +291,7 @@ class _Run:
         self.request([RetryFeedbackPart(self.text("feedback"), retry=retry, timestamp=ts)], ts)
 
     def tool_return(self, call: ToolCallPart, ts: datetime) -> ToolReturnPart:
+        self.answered.append(call.tool_call_id)
         outcomes = _OUTCOMES + (("retried",) if self.on["retries"] else ())
         outcome = self.choose.choice(outcomes) if self.on["bad_outcomes"] else "success"
         common = dict(tool_name=call.tool_name, tool_call_id=call.tool_call_id, timestamp=ts)
@@ -281,6 +308,7 @@ class _Run:
 
     def synthesized_return(self, call: ToolCallPart, ts: datetime) -> ToolReturnPart:
         """What pydantic-ai's repair writes for a call that never got a result."""
+        self.answered.append(call.tool_call_id)
         return ToolReturnPart(
             tool_name=call.tool_name, content=INTERRUPTED_TOOL_RETURN_CONTENT, tool_call_id=call.tool_call_id,
             metadata={SYNTHESIZED_TOOL_RETURN_METADATA_KEY: True}, timestamp=ts, outcome="interrupted",
@@ -438,7 +466,7 @@ class _Run:
 
 
 _FEATURES = ("files", "thinking", "summaries", "retries", "interruptions", "mid_system", "steer", "tools",
-             "bad_outcomes", "odd_text", "blanks")
+             "bad_outcomes", "odd_text", "blanks", "reused_ids")
 
 
 @st.composite
@@ -449,6 +477,7 @@ def _histories(draw, cfg: _Config) -> list[ModelMessage]:
         "files": cfg.files, "thinking": cfg.thinking, "summaries": cfg.summaries, "retries": cfg.retries,
         "interruptions": cfg.interruptions, "mid_system": cfg.system_prompts == "anywhere",
         "steer": True, "tools": cfg.tools, "bad_outcomes": True, "odd_text": cfg.odd_text, "blanks": cfg.odd_text,
+        "reused_ids": cfg.tools and cfg.reused_call_ids,
     }
     # Swarm testing: each example switches some features off, so the others meet often,
     # and switching off is the first thing shrinking does. A dangling tail needs tools.
@@ -476,6 +505,7 @@ def histories(
     max_parallel_calls: int = 3,
     max_bulk_turns: int = 700,
     odd_text: bool = True,
+    reused_call_ids: bool = True,
 ):
     """A strategy for ``list[ModelMessage]`` histories shaped like real agent runs.
 
@@ -510,6 +540,10 @@ def histories(
       whitespace) may sit beside other content: a blank ``TextPart`` in a response, a
       blank item in a list-typed prompt, blank thinking. Blank items carry no tag.
 
+    - ``reused_call_ids``: a tool call may reuse the id of a call answered in an earlier
+      round (llama.cpp sends one constant id, Kimi restarts ``<name>:0`` every round);
+      ids are always unique within one response and never reused while open.
+
     Without a dangling tail every tool call is answered exactly once, by the request
     right after its response.
     """
@@ -527,17 +561,22 @@ def histories(
     check_int("max_parallel_calls", max_parallel_calls, 1)
     check_int("max_bulk_turns", max_bulk_turns, 0)
     check_bool("odd_text", odd_text)
+    check_bool("reused_call_ids", reused_call_ids)
     if dangling_tail and not tools:
         raise InvalidArgument("dangling_tail=True needs tools=True: a dangling tail is unanswered tool calls")
     cfg = _Config(min_turns, max_turns, system_prompts, tools, files, thinking, summaries, retries,
                   interruptions, dangling_tail, ends_with_request, max_tool_rounds, max_parallel_calls,
-                  max_bulk_turns, odd_text)
+                  max_bulk_turns, odd_text, reused_call_ids)
     return _histories(cfg)
 
 
-def instructions():
-    """A strategy for the run's ``instructions``: None, or a short unique-looking string."""
-    return st.none() | st.sampled_from(_PHRASES["instructions"]).map(lambda text: f"{text} (instructions)")
+def instructions(*, blank: bool = True):
+    """A strategy for the run's ``instructions``: None, a short unique-looking string, or
+    (with ``blank``) an empty or whitespace-only one, which an app passes when its
+    instructions field was left empty and which must not become a system message."""
+    check_bool("blank", blank)
+    text = st.sampled_from(_PHRASES["instructions"]).map(lambda phrase: f"{phrase} (instructions)")
+    return st.none() | text | st.sampled_from(_BLANKS) if blank else st.none() | text
 
 
 def expand_history(seed: int, size: int) -> list[ModelMessage]:

@@ -7,12 +7,12 @@ turn view (role, texts, tool calls, tool results), so the checks are written onc
 from __future__ import annotations
 
 import json
-from collections import Counter
+from collections import Counter, deque
 from dataclasses import dataclass
 from typing import Any
 
 from hypothesis import strategies as st
-from pydantic_ai.messages import ModelMessage
+from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, ToolCallPart, ToolReturnPart
 
 from chatconform.conformance.contract import Example, Option
 from chatconform.conformance.history import HistoryContract, Item, visible_items
@@ -179,12 +179,85 @@ def user_led(ex: Example) -> None:
                         expected="user", actual=first.role if first else "no turn at all")
 
 
+@dataclass(frozen=True)
+class _Answer:
+    """A stored tool result and where the payload answers the call it belongs to."""
+
+    stored: ToolReturnPart
+    turn: Any  # the payload turn holding the answer
+    index: int  # its position in ``turn.tool_results``
+
+
+def _stored_results_per_call(history: list[ModelMessage]) -> list[ToolReturnPart | None]:
+    """The stored result of every tool call, calls in history order.
+
+    An id may come back in a later round (servers that reuse ``call_1``), so each call
+    takes the earliest result of its id that no earlier call took.
+    """
+    stored: dict[str, deque[ToolReturnPart]] = {}
+    for message in history:
+        if isinstance(message, ModelRequest):
+            for part in message.parts:
+                if isinstance(part, ToolReturnPart):
+                    stored.setdefault(part.tool_call_id, deque()).append(part)
+    out: list[ToolReturnPart | None] = []
+    for message in history:
+        if isinstance(message, ModelResponse):
+            for part in message.parts:
+                if isinstance(part, ToolCallPart):
+                    queue = stored.get(part.tool_call_id)
+                    out.append(queue.popleft() if queue else None)
+    return out
+
+
+def _answers(ex: Example) -> list[_Answer]:
+    """Each stored result with the payload answer of its call (calls matched by position,
+    results to the open call of their id); empty when the calls do not line up, which
+    ``nothing_lost`` and ``order_preserved`` report."""
+    def compute():
+        wanted = _stored_results_per_call(ex.case.history)
+        open_calls: dict[str, deque[int]] = {}
+        found: dict[int, tuple[Any, int]] = {}
+        position = 0
+        for turn in _turns(ex):
+            for index, (call_id, _) in enumerate(turn.tool_results):
+                queue = open_calls.get(call_id)
+                if queue:
+                    found[queue.popleft()] = (turn, index)
+            for call_id, _ in turn.tool_calls:
+                open_calls.setdefault(call_id, deque()).append(position)
+                position += 1
+        if position != len(wanted):
+            return []
+        return [_Answer(stored, *found[k]) for k, stored in enumerate(wanted) if stored is not None and k in found]
+
+    return ex.once("answers", compute)
+
+
+def _leaves(value: Any) -> list[str]:
+    """The non-blank strings of a tool result's content, edges trimmed."""
+    if isinstance(value, str):
+        return [value.strip()] if value.strip() else []
+    if isinstance(value, dict):
+        value = list(value.values())
+    if isinstance(value, (list, tuple)):
+        return [leaf for item in value for leaf in _leaves(item)]
+    return []
+
+
+def _carried(leaf: str, text: str) -> bool:
+    """``leaf`` is in ``text`` as it is, or as the inside of a JSON string."""
+    return (leaf in text or json.dumps(leaf, ensure_ascii=False)[1:-1] in text
+            or json.dumps(leaf)[1:-1] in text)
+
+
 @CONTRACT.check(
     "tool_pairing",
-    title="every tool call is answered once, right after it, and every result has its call",
+    title="every tool call is answered once, right after it, by its own result; ids are unique",
     rationale="OpenAI 'messages with role tool must be a response to a preceding message with "
               "tool_calls'; Anthropic 'tool_use ids were found without tool_result blocks "
-              "immediately after'",
+              "immediately after' and 'tool_use ids must be unique' (a server reusing call_1); "
+              "results paired through a dict by id answer a reused id with another round's output",
 )
 def tool_pairing(ex: Example) -> None:
     pending: dict[str, str] = {}  # call id -> path of its call
@@ -206,11 +279,47 @@ def tool_pairing(ex: Example) -> None:
             raise Violation(f"new tool calls at {turn.path} while {', '.join(pending)} are open")
         for call_id, _ in turn.tool_calls:
             if call_id in seen_calls:
-                raise Violation(f"tool call id {call_id} is used twice (again at {turn.path})")
+                raise Violation(f"tool call id {call_id} is used twice (again at {turn.path})",
+                                expected="a unique id per call (rewrite a reused one)", actual=call_id)
             seen_calls.add(call_id)
             pending[call_id] = turn.path
     if pending:
         raise Violation(f"tool calls never answered: {', '.join(pending)}")
+    _results_are_their_own(ex)
+
+
+def _results_are_their_own(ex: Example) -> None:
+    """Each call's answer holds the content of the result stored for that call."""
+    texts: dict[int, str] = {}
+    for answer in _answers(ex):
+        text = texts.setdefault(id(answer.turn), "\n".join(answer.turn.texts))
+        missing = next((leaf for leaf in _leaves(answer.stored.content) if not _carried(leaf, text)), None)
+        if missing is not None:
+            raise Violation(f"the answer at {answer.turn.path} to tool call {answer.stored.tool_call_id} "
+                            f"does not hold its own result {missing[:200]!r}",
+                            expected=missing[:200], actual=[t[:200] for t in answer.turn.texts])
+
+
+#: Tool-result outcomes the model must be told are errors.
+_ERROR_OUTCOMES = frozenset({"failed", "retried"})
+
+
+@CONTRACT.check(
+    "error_flag_kept",
+    title="a failed or retried tool result is sent marked as an error, in the dialect's way",
+    rationale="a tool error delivered as a success (senpi hardcoded isError=false) is read as data: "
+              "the model builds on a failure; Anthropic is_error, Bedrock status 'error', "
+              "OpenAI-style and Gemini {'error': ...}",
+)
+def error_flag_kept(ex: Example) -> None:
+    failed = [a for a in _answers(ex) if a.stored.outcome in _ERROR_OUTCOMES]
+    if not failed:
+        raise NotApplicable("the history holds no failed or retried tool result")
+    for answer in failed:
+        if answer.index not in answer.turn.error_results:
+            raise Violation(f"the {answer.stored.outcome} result of tool call {answer.stored.tool_call_id} "
+                            f"at {answer.turn.path} is not marked as an error",
+                            expected="the dialect's error marker", actual="a plain result")
 
 
 def _payload_stream(ex: Example) -> tuple[str, list[str], list[str]]:

@@ -1,0 +1,218 @@
+"""The reference payload policy pinned by hand, one rule at a time, with exact bodies where
+that is clearest: each test here fails for a plausible one-line bug in the reference."""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+
+import pytest
+from pydantic_ai.messages import (
+    ModelRequest,
+    ModelResponse,
+    RetryInfo,
+    TextPart,
+    ToolCallPart,
+    ToolReturnPart,
+    UserPromptPart,
+)
+
+from chatconform.provider_schemas import turn_view, validate
+from chatconform.reference.payload import (
+    GEMINI_THOUGHT_SIGNATURE_PLACEHOLDER,
+    PROVIDERS,
+    mistral_tool_call_id,
+    to_payload,
+)
+
+TS = datetime(2026, 1, 5, tzinfo=timezone.utc)
+
+
+def req(*parts):
+    return ModelRequest(parts=list(parts), timestamp=TS)
+
+
+def resp(*parts):
+    return ModelResponse(parts=list(parts), timestamp=TS, model_name="m")
+
+
+def user(text):
+    return UserPromptPart(text, timestamp=TS)
+
+
+def call(call_id, name="get_weather"):
+    return ToolCallPart(name, {"city": "Paris"}, call_id)
+
+
+def result(call_id, content, outcome="success", name="get_weather"):
+    retry = RetryInfo(cause="validation_error", attempt=1, max_retries=3) if outcome == "retried" else None
+    return ToolReturnPart(name, content, call_id, timestamp=TS, outcome=outcome, retry=retry)
+
+
+def errors(body, provider):
+    return [(p.rule, p.path) for p in validate(body, provider) if p.severity == "error"]
+
+
+# -- error flags of failed and retried results ---------------------------------------------------
+def _outcome_history(outcome):
+    return [req(user("go (u1)")), resp(call("call_2")), req(result("call_2", "boom (r3)", outcome))]
+
+
+@pytest.mark.parametrize("outcome", ["failed", "retried"])
+def test_error_flag_per_dialect(outcome):
+    history = _outcome_history(outcome)
+    assert to_payload(history, provider="anthropic")["messages"][2]["content"] == [
+        {"type": "tool_result", "tool_use_id": "call_2", "content": "boom (r3)", "is_error": True}]
+    assert to_payload(history, provider="bedrock-converse")["messages"][2]["content"] == [
+        {"toolResult": {"toolUseId": "call_2", "content": [{"text": "boom (r3)"}], "status": "error"}}]
+    assert to_payload(history, provider="gemini")["contents"][2]["parts"] == [
+        {"functionResponse": {"id": "call_2", "name": "get_weather", "response": {"error": "boom (r3)"}}}]
+    for provider in ("openai-chat", "qwen-vllm", "glm"):
+        assert to_payload(history, provider=provider)["messages"][2] == {
+            "role": "tool", "tool_call_id": "call_2", "content": '{"error": "boom (r3)"}'}, provider
+    assert to_payload(history, provider="mistral")["messages"][2] == {
+        "role": "tool", "tool_call_id": mistral_tool_call_id("call_2"), "content": '{"error": "boom (r3)"}',
+        "name": "get_weather"}
+
+
+@pytest.mark.parametrize("outcome", ["success", "denied"])
+def test_no_error_flag_otherwise(outcome):
+    history = _outcome_history(outcome)
+    assert to_payload(history, provider="anthropic")["messages"][2]["content"][0]["is_error"] is False
+    assert "status" not in to_payload(history, provider="bedrock-converse")["messages"][2]["content"][0]["toolResult"]
+    assert to_payload(history, provider="gemini")["contents"][2]["parts"][0]["functionResponse"]["response"] == {
+        "output": "boom (r3)"}
+    assert to_payload(history, provider="openai-chat")["messages"][2]["content"] == "boom (r3)"
+
+
+# -- texts of one turn ---------------------------------------------------------------------------
+def test_texts_of_one_turn_joined_with_a_blank_line():
+    history = [req(user("a (u1)"), user("b (u2)")), resp(TextPart("c (a3)"), TextPart("d (a4)"))]
+    assert to_payload(history, provider="openai-chat")["messages"] == [
+        {"role": "user", "content": "a (u1)\n\nb (u2)"}, {"role": "assistant", "content": "c (a3)\n\nd (a4)"}]
+    assert to_payload(history, provider="anthropic")["messages"][1]["content"] == [
+        {"type": "text", "text": "c (a3)"}, {"type": "text", "text": "d (a4)"}]
+
+
+# -- Gemini thought signatures ---------------------------------------------------------------------
+def test_gemini_signature_on_the_first_call_of_each_model_content():
+    history = [req(user("go (u1)")),
+               resp(TextPart("checking (a2)"), call("call_3"), call("call_4"), call("call_5")),
+               req(result("call_3", "x (r6)"), result("call_4", "y (r7)"), result("call_5", "z (r8)")),
+               resp(call("call_9"), call("call_10")),
+               req(result("call_9", "v (r11)"), result("call_10", "w (r12)"))]
+    contents = to_payload(history, provider="gemini")["contents"]
+    signed = [[("thoughtSignature" in part) for part in c["parts"] if "functionCall" in part]
+              for c in contents if c["role"] == "model"]
+    assert signed == [[True, False, False], [True, False]]
+    assert contents[1]["parts"][1]["thoughtSignature"] == GEMINI_THOUGHT_SIGNATURE_PLACEHOLDER
+    assert "thoughtSignature" not in contents[1]["parts"][0]  # text parts carry none
+
+
+# -- Bedrock toolConfig ------------------------------------------------------------------------------
+def test_bedrock_tool_config_only_with_tool_blocks():
+    assert "toolConfig" not in to_payload([req(user("hi (u1)")), resp(TextPart("hello (a2)"))],
+                                          provider="bedrock-converse")
+    body = to_payload(_outcome_history("success"), provider="bedrock-converse")
+    assert body["toolConfig"] == {"tools": [
+        {"toolSpec": {"name": "get_weather", "inputSchema": {"json": {"type": "object"}}}}]}
+
+
+# -- Mistral ids -----------------------------------------------------------------------------------
+@pytest.mark.parametrize("kept", ["aB0000012", "D681PevKs", "123456789"])
+def test_mistral_keeps_nine_alphanumerics(kept):
+    assert mistral_tool_call_id(kept) == kept
+
+
+@pytest.mark.parametrize("rewritten", ["aB00000123", "call000012", "call_12", "tool-use_1-x", "aB00000-1",
+                                       "x" * 64, "aB000001", ""])
+def test_mistral_rewrites_every_other_id(rewritten):
+    new = mistral_tool_call_id(rewritten)
+    assert new != rewritten and len(new) == 9 and new.isalnum() and new.isascii()
+    assert mistral_tool_call_id(new) == new  # stable
+
+
+def test_mistral_body_with_ten_alphanumeric_ids_is_valid():
+    history = [req(user("go (u1)")), resp(call("call000012")), req(result("call000012", "ok (r2)"))]
+    body = to_payload(history, provider="mistral")
+    assert body["messages"][1]["tool_calls"][0]["id"] == body["messages"][2]["tool_call_id"] != "call000012"
+    assert errors(body, "mistral") == []
+
+
+# -- reused ids across rounds ----------------------------------------------------------------------
+REUSED = [
+    req(user("two cities (u1)")),
+    resp(call("call_1"), call("call_2")),
+    req(result("call_2", "Berlin 12 C (r3)"), result("call_1", "Paris 21 C (r4)")),
+    resp(call("call_1")),  # the server restarted its count
+    req(result("call_1", "Tokyo 30 C (r5)", outcome="failed")),
+    resp(TextPart("done (a6)")),
+    req(user("thanks (u7)")),
+]
+
+
+def test_reused_ids_keep_their_pairing_openai_exact():
+    assert to_payload(REUSED, provider="openai-chat")["messages"] == [
+        {"role": "user", "content": "two cities (u1)"},
+        {"role": "assistant", "tool_calls": [
+            {"id": "call_1", "type": "function", "function": {"name": "get_weather", "arguments": '{"city":"Paris"}'}},
+            {"id": "call_2", "type": "function", "function": {"name": "get_weather", "arguments": '{"city":"Paris"}'}}]},
+        {"role": "tool", "tool_call_id": "call_1", "content": "Paris 21 C (r4)"},
+        {"role": "tool", "tool_call_id": "call_2", "content": "Berlin 12 C (r3)"},
+        {"role": "assistant", "tool_calls": [
+            {"id": "call_1_2", "type": "function", "function": {"name": "get_weather", "arguments": '{"city":"Paris"}'}}]},
+        {"role": "tool", "tool_call_id": "call_1_2", "content": '{"error": "Tokyo 30 C (r5)"}'},
+        {"role": "assistant", "content": "done (a6)"},
+        {"role": "user", "content": "thanks (u7)"},
+    ]
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+def test_reused_ids_keep_their_pairing_for_every_provider(provider):
+    body = to_payload(REUSED, provider=provider)
+    view = turn_view(body, provider)
+    assert errors(body, provider) == []
+    calls = [i for t in view for i, _ in t.tool_calls]
+    assert len(calls) == len(set(calls)) == 3  # unique on the wire
+    answers = {call_id: text for t in view for (call_id, _), text in zip(t.tool_results, _per_result(t))}
+    assert [answers[i] for i in calls] == ["Paris 21 C (r4)", "Berlin 12 C (r3)", "Tokyo 30 C (r5)"]
+
+
+def _per_result(turn):
+    """The text of each result of a tool turn (one text per result in every dialect here)."""
+    return [text.removeprefix('{"error": "').removesuffix('"}') for text in turn.texts]
+
+
+def test_a_reused_id_gets_a_fresh_id_that_collides_with_none():
+    history = [req(user("go (u1)")), resp(call("c")), req(result("c", "a (r2)")),
+               resp(call("c_2")), req(result("c_2", "b (r3)")),
+               resp(call("c")), req(result("c", "d (r4)"))]
+    body = to_payload(history, provider="anthropic")
+    assert [b["id"] for m in body["messages"] for b in m["content"] if b["type"] == "tool_use"] == ["c", "c_2", "c_3"]
+    long_id = "t" * 64
+    history = [req(user("go (u1)")), resp(call(long_id)), req(result(long_id, "a (r2)")),
+               resp(call(long_id)), req(result(long_id, "b (r3)"))]
+    body = to_payload(history, provider="bedrock-converse")
+    ids = [b["toolUse"]["toolUseId"] for m in body["messages"] for b in m["content"] if "toolUse" in b]
+    assert ids == [long_id, "t" * 62 + "_2"] and errors(body, "bedrock-converse") == []
+
+
+# -- blank text and instructions are never sent ----------------------------------------------------
+@pytest.mark.parametrize("blank", ["", " ", "  \n", "\t"])
+def test_blank_instructions_are_not_a_system_message(blank):
+    history = [req(user("hi (u1)"))]
+    for provider in PROVIDERS:
+        assert to_payload(history, provider=provider, instructions=blank) == to_payload(history, provider=provider)
+    assert to_payload(history, provider="openai-chat", instructions=blank) == {
+        "messages": [{"role": "user", "content": "hi (u1)"}]}
+
+
+def test_blank_user_and_assistant_text_is_not_sent():
+    history = [req(UserPromptPart(["  \n", "hi (u1)", "\t"], timestamp=TS)),
+               resp(TextPart(" "), TextPart("hello (a2)"), TextPart("\n\n"))]
+    assert to_payload(history, provider="anthropic")["messages"] == [
+        {"role": "user", "content": [{"type": "text", "text": "hi (u1)"}]},
+        {"role": "assistant", "content": [{"type": "text", "text": "hello (a2)"}]}]
+    assert to_payload(history, provider="bedrock-converse")["messages"] == [
+        {"role": "user", "content": [{"text": "hi (u1)"}]}, {"role": "assistant", "content": [{"text": "hello (a2)"}]}]
+    assert to_payload(history, provider="openai-chat")["messages"] == [
+        {"role": "user", "content": "hi (u1)"}, {"role": "assistant", "content": "hello (a2)"}]
