@@ -212,6 +212,8 @@ def tool_pairing_problems(history: Sequence[ModelMessage]) -> list[str]:
     Every ``ToolCallPart`` needs exactly one later result (a ``ToolReturnPart`` or a
     ``RetryPromptPart`` with its id) and every result an earlier call: what every provider
     requires of the payload built from it (OpenAI, Anthropic, Gemini, Bedrock, Mistral).
+    An id may come back in a later round once its earlier call is answered (some
+    OpenAI-compatible servers number calls ``call_1``, ``call_2``, ... afresh each turn).
     """
     problems: list[str] = []
     open_calls: dict[str, int] = {}
@@ -219,9 +221,11 @@ def tool_pairing_problems(history: Sequence[ModelMessage]) -> list[str]:
     for index, message in enumerate(history):
         for part in message.parts:
             if isinstance(message, ModelResponse) and isinstance(part, ToolCallPart):
-                if part.tool_call_id in open_calls or part.tool_call_id in answered:
-                    problems.append(f"message {index}: tool call id {part.tool_call_id} is used twice")
+                if part.tool_call_id in open_calls:
+                    problems.append(f"message {index}: tool call id {part.tool_call_id} is used twice "
+                                    "while its first call is unanswered")
                 open_calls[part.tool_call_id] = index
+                answered.discard(part.tool_call_id)
             elif isinstance(message, ModelRequest) and isinstance(part, (ToolReturnPart, RetryPromptPart)):
                 if isinstance(part, RetryPromptPart) and not part.tool_name:
                     continue  # a retry of the output, not of a tool call
