@@ -31,6 +31,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -327,18 +328,32 @@ def run_module(module: str, args: list[str], workers: list[Worker], jobs: int) -
     found = mutants(module, workers[0].project)  # the copy: edits made meanwhile do not mix in
     print(f"{module}: {len(found)} mutants, tests: {' '.join(args)}", flush=True)
     pending = iter(found)
+    lock, stop = threading.Lock(), threading.Event()
     outcomes: list[Outcome] = []
 
+    def next_mutant() -> Mutant | None:
+        with lock:  # each mutant goes to exactly one worker
+            return None if stop.is_set() else next(pending, None)
+
     def drain(worker: Worker) -> None:
-        for mutant in pending:  # the shared iterator hands each mutant to one worker
+        while (mutant := next_mutant()) is not None:
             outcome = worker.run(mutant, args)
             outcomes.append(outcome)
             mark = {"killed": ".", "timeout": "T", "survived": "S", "error": "E"}[outcome.verdict]
             print(mark, end="", flush=True)
 
     with ThreadPoolExecutor(jobs) as pool:
-        for future in [pool.submit(drain, worker) for worker in workers]:
-            future.result()
+        futures = [pool.submit(drain, worker) for worker in workers]
+        try:
+            for future in futures:
+                future.result()
+        except BaseException:
+            # Ctrl-C: hand out no more mutants and end the running test runs, so leaving
+            # the pool does not wait for the rest of the module.
+            stop.set()
+            for worker in workers:
+                worker.kill()
+            raise
     print()
     outcomes.sort(key=lambda o: (o.mutant.line, o.mutant.column))
     return outcomes
@@ -357,6 +372,10 @@ def report(module: str, outcomes: list[Outcome]) -> None:
         if outcome.verdict in ("survived", "error") or note:
             status = f"equivalent: {note}" if note else outcome.verdict.upper()
             print(f"  {outcome.mutant.where}  {outcome.mutant.description}  [{status}]")
+
+
+def _interrupted(signum, frame) -> None:
+    raise KeyboardInterrupt
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -380,6 +399,7 @@ def main(argv: list[str] | None = None) -> int:
                 note = equivalence(mutant)
                 print(f"{mutant.where}:{mutant.column}  {mutant.description}" + (f"  [equivalent: {note}]" if note else ""))
         return 0
+    signal.signal(signal.SIGTERM, _interrupted)  # a killed terminal cleans up as Ctrl-C does
     workers: list[Worker] = []
     try:
         workers = [Worker(options.timeout or 0, options.memory_mb) for _ in range(max(1, options.jobs))]
