@@ -110,7 +110,28 @@ def test_shrinks_to_a_short_linear_chat():
 
 
 @pytest.mark.parametrize("kwargs", [{"max_bulk_turns": -1}, {"max_bulk_turns": 1.5}, {"min_turns": -1},
-                                    {"min_turns": 3, "max_turns": 2}])
+                                    {"min_turns": 3, "max_turns": 2}, {"corrupt_links": 1}])
 def test_bad_knobs_raise_invalid_argument(kwargs):
     with pytest.raises(InvalidArgument, match=next(iter(kwargs))):
         conversation_rows(**kwargs).example()
+
+
+def test_corrupted_links_hold_every_kind_of_bad_row():
+    """Self-parents, loops (also ones the newest row is not in) and duplicate ids all occur."""
+    seen: set[str] = set()
+
+    @settings(max_examples=300)
+    @given(conversation_rows(min_turns=1, corrupt_links=True))
+    def search(rows):
+        if any(r.parent_message_id == r.id for r in rows):
+            seen.add("self-parent")
+        if len({r.id for r in rows}) < len(rows):
+            seen.add("duplicate id")
+        thread = extract_thread(rows)
+        ids = [r.id for r in thread]
+        closing = thread[-1].parent_message_id
+        if closing in ids:
+            seen.add("loop through the newest row" if closing == ids[0] else "loop below the newest row")
+
+    search()
+    assert {"self-parent", "duplicate id", "loop through the newest row", "loop below the newest row"} - seen == set()

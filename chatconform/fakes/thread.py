@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import threading
+import time
 
-from chatconform.reference.thread import UUID_NIL, extract_thread
+from chatconform.reference.thread import UUID_NIL, distinct_rows, extract_thread
 
 
 class _Fake:
@@ -74,15 +75,20 @@ class KeyErrorAtWindowEdge(_Fake):
         by_id = {row.id: row for row in rows}
         position = {row.id: i for i, row in enumerate(rows)}
         thread = [rows[0]]
+        seen = {rows[0].id}  # ends on corrupted loops: this fake has one bug, not two
         while thread[-1].parent_message_id:
             parent = thread[-1].parent_message_id
             if parent == UUID_NIL:
                 following = position[thread[-1].id] + 1
                 if following >= len(rows):
                     break
-                thread.append(rows[following])
+                row = rows[following]
             else:
-                thread.append(by_id[parent])
+                row = by_id[parent]
+            if row.id in seen:
+                break
+            thread.append(row)
+            seen.add(row.id)
         return thread
 
 
@@ -100,8 +106,10 @@ class LegacyAsMissing(_Fake):
             return []
         by_id = {row.id: row for row in rows}
         thread = [rows[0]]
-        while thread[-1].parent_message_id in by_id:
+        seen = {rows[0].id}  # ends on corrupted loops: this fake has one bug, not two
+        while thread[-1].parent_message_id in by_id and thread[-1].parent_message_id not in seen:
             thread.append(by_id[thread[-1].parent_message_id])
+            seen.add(thread[-1].id)
         return thread
 
 
@@ -149,3 +157,92 @@ class DeadlockOnLegacy(_Fake):
                 with _WALK_LOCK:  # never acquired: the walk hangs here
                     pass
             return extract_thread(rows)
+
+
+class _StoreWalk(_Fake):
+    """A walk that fetches each parent from the store, one lookup per step, as ORM walks
+    do (``message = message.parent``, a query per row).
+
+    The pause stands for the query's round trip. It also keeps a walk that never ends
+    from holding a core, or memory, once the engine has given up on the call.
+    """
+
+    _ROUND_TRIP = 2e-5
+
+    def extract_thread(self, rows):
+        rows = distinct_rows(rows)
+        if not rows:
+            return []
+        position = {row.id: index for index, row in enumerate(rows)}
+        thread, current = [rows[0]], 0
+        while True:
+            parent = rows[current].parent_message_id
+            if not parent:
+                return thread
+            time.sleep(self._ROUND_TRIP)
+            following = current + 1 if parent == UUID_NIL else position.get(parent)
+            if following is None or following >= len(rows) or self.stop(thread, rows[following]):
+                return thread
+            thread.append(rows[following])
+            current = following
+
+    def stop(self, thread, row) -> bool:
+        """Whether the walk ends before ``row`` (its cycle guard)."""
+        raise NotImplementedError
+
+
+class NoCycleGuard(_StoreWalk):
+    """Follows parents until a head, with no record of the rows already visited: rows
+    that are each other's parent keep it going for ever."""
+
+    name = "fake-no-cycle-guard"
+    reproduces = ("a parent walk without a visited set hangs on a cycle in stored links: "
+                  "two rows that are each other's parent hang the reader at 99% CPU "
+                  "(https://github.com/voodoodyne/subetha/issues/42); the same walk over "
+                  "chained conversations (https://github.com/h2oai/h2o-llmstudio/issues/283)")
+    violates = ("thread.no_crash",)
+
+    def stop(self, thread, row) -> bool:
+        return False
+
+
+class GuardsOnlyTheNewest(_StoreWalk):
+    """Stops when the walk comes back to the row it started from, and nowhere else: a
+    loop that the walk enters from outside never brings it back, so it never ends."""
+
+    name = "fake-guard-newest-only"
+    reproduces = ("a cycle check that compares each parent with the starting row only "
+                  "(\"did we come back?\") misses a loop further down the thread, which the "
+                  "walk enters and never leaves")
+    violates = ("thread.no_crash",)
+
+    def stop(self, thread, row) -> bool:
+        return row.id == thread[0].id
+
+
+class GuardAfterAppend(_Fake):
+    """Has a visited set, but tests it after adding the row: the row that closes a loop
+    is returned a second time before the walk stops."""
+
+    name = "fake-guard-after-append"
+    reproduces = ("a visited-set guard placed after the append (the cycle guard suggested "
+                  "in review of https://github.com/uzh-bf/klicker-uzh/pull/4863 adds the "
+                  "message, then checks it) returns the row that closes a loop twice")
+    violates = ("thread.no_duplicates", "thread.matches_reference")
+
+    def extract_thread(self, rows):
+        rows = distinct_rows(rows)
+        if not rows:
+            return []
+        position = {row.id: index for index, row in enumerate(rows)}
+        thread, visited, current = [], set(), 0
+        while True:
+            thread.append(rows[current])
+            if current in visited:
+                return thread
+            visited.add(current)
+            parent = rows[current].parent_message_id
+            following = None if not parent else current + 1 if parent == UUID_NIL else position.get(parent)
+            if following is None or following >= len(rows):
+                return thread
+            current = following

@@ -4,6 +4,18 @@ Rows of one conversation arrive newest first (``created_at`` DESC), possibly onl
 newest N rows of all branches (a LIMIT window). The thread is the chain of ancestors of
 the newest row, found by id, never by position, so ties in ``created_at`` cannot lose
 a parent. Only a legacy parent (``UUID_NIL``) is positional: it means "the next older row".
+
+Stored links can go bad (a botched migration, a client that writes its own ids, two
+writes racing), and a walk over them must still end. The policy for corrupted rows:
+
+- duplicate ids: the first occurrence in the newest-first order stands for its id, and
+  later rows with the same id are dropped before the walk, so neither a parent lookup
+  nor a UUID_NIL step reaches them (the newest write of a row is the one that counts);
+- cycles (a row that is its own parent, two rows that are each other's parent, a longer
+  loop, with or without the newest row in it): the walk stops before returning a row a
+  second time, so the thread is every distinct row up to where the loop closes.
+
+A thread therefore never holds the same id twice, and it is never longer than the input.
 """
 
 from __future__ import annotations
@@ -34,13 +46,22 @@ class Row:
     created_at: datetime
 
 
+def distinct_rows(rows_newest_first: Sequence[RowLike]) -> list[RowLike]:
+    """The rows without later duplicates of an id: the first (newest) occurrence stands."""
+    first: dict[str, RowLike] = {}
+    for row in rows_newest_first:
+        first.setdefault(row.id, row)
+    return list(first.values())
+
+
 def extract_thread(rows_newest_first: Sequence[RowLike]) -> list[RowLike]:
     """Return the thread of the newest row, newest first.
 
-    Stops at a head, or where the parent is not in the window; a UUID_NIL parent
-    continues with the next older row of the input.
+    Stops at a head, where the parent is not in the window, or where the next row is
+    already in the thread (a corrupted, cyclic link); a UUID_NIL parent continues with
+    the next older row of the input.
     """
-    rows = list(rows_newest_first)
+    rows = distinct_rows(rows_newest_first)
     if not rows:
         return []
     position = {row.id: index for index, row in enumerate(rows)}

@@ -15,12 +15,19 @@ so an implementation that stops after a fixed number of rows meets a longer thre
 Everything shrinks toward a short linear conversation with distinct timestamps: the
 bulk section goes first, then each behaviour is switched off, then the actions go to
 "send".
+
+With ``corrupt_links`` the stored links go bad afterwards, as they do in real databases
+(a botched migration, a client that writes its own ids, two writes racing): a row that
+is its own parent, two rows that are each other's parent, a longer loop (with or without
+the newest row in it), a parent link to some unrelated row, a second row with an id
+already used. Generated trees never hold such rows, so without this variant a walk that
+loops forever, or returns a row twice, on a cycle would pass every check.
 """
 
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta, timezone
 
 from hypothesis import strategies as st
@@ -180,9 +187,79 @@ def _newest_first(created: list[Row], bulk_rows: range, choose: Chooser, bulk_ch
     return rows
 
 
+def _walk(rows: list[Row]) -> list[int]:
+    """Positions of the newest row's thread: where a corruption is noticed.
+
+    The generator's own walk, so that what it targets does not depend on the oracle it
+    tests; it stops at the first repeated position, so it also ends on corrupted rows.
+    """
+    position: dict[str, int] = {}
+    for index, row in enumerate(rows):
+        position.setdefault(row.id, index)
+    path: list[int] = []
+    visited: set[int] = set()
+    current: int | None = 0 if rows else None
+    while current is not None and current < len(rows) and current not in visited:
+        path.append(current)
+        visited.add(current)
+        parent = rows[current].parent_message_id
+        current = None if not parent else current + 1 if parent == UUID_NIL else position.get(parent)
+    return path
+
+
+@st.composite
+def _cycle(draw, rows: list[Row]) -> list[Row]:
+    """A row of the thread links back to itself or to a newer row of the thread.
+
+    The loop is every thread row from the target to the source: one row (a self-parent),
+    two (each other's parent) or more; a target other than the newest row makes a loop
+    the walk enters from outside, which a guard on the newest row alone never sees.
+    """
+    path = _walk(rows)
+    source = draw(st.integers(0, len(path) - 1))
+    target = draw(st.integers(0, source))
+    rows = list(rows)
+    rows[path[source]] = replace(rows[path[source]], parent_message_id=rows[path[target]].id)
+    return rows
+
+
+@st.composite
+def _stray_link(draw, rows: list[Row]) -> list[Row]:
+    """A row of the thread points at any row of the window: a loop or a jump elsewhere."""
+    path = _walk(rows)
+    source = path[draw(st.integers(0, len(path) - 1))]
+    target = draw(st.integers(0, len(rows) - 1))
+    rows = list(rows)
+    rows[source] = replace(rows[source], parent_message_id=rows[target].id)
+    return rows
+
+
+@st.composite
+def _duplicate_id(draw, rows: list[Row]) -> list[Row]:
+    """A second row with an id already used, newer or older than the first, inserted at
+    a place where its timestamp keeps the rows newest first."""
+    original = rows[draw(st.integers(0, len(rows) - 1))]
+    at = draw(st.integers(0, len(rows)))
+    stamp = rows[at].created_at if at < len(rows) else rows[-1].created_at
+    parent = draw(st.sampled_from([original.parent_message_id, None, UUID_NIL,
+                                   *(row.id for row in rows[:4])]))
+    return [*rows[:at], Row(original.id, parent, stamp), *rows[at:]]
+
+
+_CORRUPTIONS = (_cycle, _stray_link, _duplicate_id)
+
+
+@st.composite
+def _corrupted(draw, rows: list[Row]) -> list[Row]:
+    """One to three corruptions, each drawn on the rows the previous one left."""
+    for _ in range(draw(st.integers(1, 3))):
+        rows = draw(st.sampled_from(_CORRUPTIONS).flatmap(lambda corrupt: corrupt(rows)))
+    return rows
+
+
 @st.composite
 def _conversation_rows(draw, *, min_turns, max_turns, regenerate, switch_branch, legacy_prefix,
-                       api_turns, timestamp_ties, limit_window, max_bulk_turns):
+                       api_turns, timestamp_ties, limit_window, max_bulk_turns, corrupt_links):
     # A bulk section is drawn first, so shrinking removes it before anything else.
     bulk = bulk_section(draw, max_bulk_turns)
     bulk_choose = bulk.chooser()
@@ -209,6 +286,8 @@ def _conversation_rows(draw, *, min_turns, max_turns, regenerate, switch_branch,
         limit = draw(st.none() | st.integers(1, len(rows)))
         if limit is not None:
             rows = rows[:limit]
+    if corrupt_links and rows:
+        rows = draw(_corrupted(rows))
     return rows
 
 
@@ -224,6 +303,7 @@ def conversation_rows(
     timestamp_ties: bool = True,
     limit_window: bool = True,
     max_bulk_turns: int = 3_000,
+    corrupt_links: bool = False,
 ):
     """Rows of one conversation, newest first, as ``extract_thread`` receives them.
 
@@ -232,6 +312,8 @@ def conversation_rows(
     - ``max_bulk_turns``: about one example in twelve also holds a bulk section of 1 to
       ``max_bulk_turns`` rows, played by a PRNG from one drawn seed, with every behaviour
       switched on for the example (0 turns bulk sections off);
+    - ``corrupt_links``: every non-empty example then also holds one to three corrupted
+      links (cycles, stray parents, duplicate ids), so rows are no longer a tree;
     - each other knob switches one user behaviour on or off.
     """
     check_int("min_turns", min_turns, 0)
@@ -240,12 +322,14 @@ def conversation_rows(
         raise InvalidArgument(f"need 0 <= min_turns <= max_turns, got {min_turns=} {max_turns=}")
     check_int("max_bulk_turns", max_bulk_turns, 0)
     for name, value in (("regenerate", regenerate), ("switch_branch", switch_branch), ("legacy_prefix", legacy_prefix),
-                        ("api_turns", api_turns), ("timestamp_ties", timestamp_ties), ("limit_window", limit_window)):
+                        ("api_turns", api_turns), ("timestamp_ties", timestamp_ties), ("limit_window", limit_window),
+                        ("corrupt_links", corrupt_links)):
         check_bool(name, value)
     return _conversation_rows(
         min_turns=min_turns, max_turns=max_turns, regenerate=regenerate,
         switch_branch=switch_branch, legacy_prefix=legacy_prefix, api_turns=api_turns,
         timestamp_ties=timestamp_ties, limit_window=limit_window, max_bulk_turns=max_bulk_turns,
+        corrupt_links=corrupt_links,
     )
 
 

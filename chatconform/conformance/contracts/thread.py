@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from datetime import datetime
+
+from hypothesis import strategies as st
+
 from chatconform.conformance.contract import Contract, Example
 from chatconform.conformance.registry import NotApplicable, Violation
-from chatconform.reference.thread import UUID_NIL, Row, extract_thread
+from chatconform.reference.thread import UUID_NIL, Row, distinct_rows, extract_thread
 from chatconform.strategies.trees import conversation_rows
 
 
@@ -31,19 +35,46 @@ def _ids(rows) -> list[str]:
     return [row.id for row in rows]
 
 
+def _window(ex: Example) -> list:
+    """The case as the walk sees it: later duplicates of an id dropped (see the reference)."""
+    return ex.once("window", lambda: distinct_rows(ex.case))
+
+
+def _first_places(ex: Example) -> dict[str, int]:
+    """Each id of the result, with the first place it holds there."""
+    def places() -> dict[str, int]:
+        first: dict[str, int] = {}
+        for index, row in enumerate(ex.output):
+            first.setdefault(row.id, index)
+        return first
+    return ex.once("first_places", places)
+
+
+def _closes_loop(ex: Example, index: int, following_id: str) -> bool:
+    """Whether the row after place ``index`` would be one the thread already holds: a
+    corrupted, cyclic link, where the walk ends instead of going round again."""
+    return _first_places(ex).get(following_id, index + 1) <= index
+
+
 class ThreadContract(Contract):
     name = "thread"
     method = "extract_thread"
     signature = "extract_thread(rows_newest_first) -> list[Row]"
     crash_rationale = ("Dify token_buffer_memory: a walk that indexes the id map without a "
-                       "presence check raises KeyError when a LIMIT window cuts the ancestors")
+                       "presence check raises KeyError when a LIMIT window cuts the ancestors; "
+                       "a walk without a visited set never returns on a cycle in stored links "
+                       "(h2o-llmstudio issue #283)")
     mutation_rationale = ("a walk that sorts the caller's rows in place to fix timestamp ties "
                           "reorders the list every later caller reads")
     examples_scale = 5.0  # a case costs microseconds; rare branch shapes need the numbers
     listing_order = 10
 
     def cases(self, variant):
-        return conversation_rows()
+        # Stored links go bad in real databases; one case in four has corrupted links
+        # (cycles, stray parents, duplicate ids), so a walk that never ends on a loop or
+        # returns a row twice is caught by every run. Trees come first: they shrink to one.
+        trees, corrupted = conversation_rows(), conversation_rows(corrupt_links=True)
+        return st.one_of(trees, trees, trees, corrupted)
 
     def call(self, fn, case, variant):
         return fn(case)
@@ -138,21 +169,21 @@ def parent_chain(ex: Example) -> None:
               "loses history and sys.dialogue_count is too small",
 )
 def reaches_root(ex: Example) -> None:
-    rows, out = ex.case, ex.output
+    rows, out = _window(ex), ex.output
     if not out:
         return  # starts_at_newest judges an empty result
     last = out[-1]
     parent = last.parent_message_id
     if not parent:
         return
-    ids = {row.id for row in rows}
     if parent == UUID_NIL:
         position = next((i for i, row in enumerate(rows) if row.id == last.id), None)
-        if position is not None and position + 1 < len(rows):
+        if position is not None and position + 1 < len(rows) \
+                and not _closes_loop(ex, len(out) - 1, rows[position + 1].id):
             raise Violation(f"the thread stops at legacy row {last.id} though older rows follow",
                             expected=rows[position + 1].id, actual="end of thread")
         return
-    if parent in ids:
+    if parent in {row.id for row in rows} and not _closes_loop(ex, len(out) - 1, parent):
         raise Violation(f"the thread stops at {last.id} though its parent {parent} is in the window",
                         expected=_ids(ex.reference), actual=_ids(out))
 
@@ -178,7 +209,7 @@ def ancestors_only(ex: Example) -> None:
               "a walk that treats UUID_NIL as a missing parent drops the legacy history",
 )
 def legacy_linear(ex: Example) -> None:
-    rows, out = ex.case, ex.output
+    rows, out = _window(ex), ex.output
     if not any(row.parent_message_id == UUID_NIL for row in out):
         raise NotApplicable("no legacy row in the thread")
     position = {row.id: index for index, row in enumerate(rows)}
@@ -188,10 +219,27 @@ def legacy_linear(ex: Example) -> None:
         older = position[row.id] + 1
         if older >= len(rows):
             continue
+        expected = None if _closes_loop(ex, index, rows[older].id) else rows[older].id
         following = out[index + 1].id if index + 1 < len(out) else None
-        if following != rows[older].id:
+        if following != expected:
             raise Violation(f"legacy row {row.id} is not followed by the next older row",
-                            expected=rows[older].id, actual=following or "end of thread")
+                            expected=expected or "end of thread (the loop closes)",
+                            actual=following or "end of thread")
+
+
+@CONTRACT.check(
+    "no_duplicates",
+    title="no row is returned twice (the walk ends where corrupted links loop)",
+    rationale="a cycle guard tested after the append (as suggested in review of "
+              "uzh-bf/klicker-uzh PR #4863) returns the row that closes a corrupted loop "
+              "twice, so the model sees that turn twice",
+)
+def no_duplicates(ex: Example) -> None:
+    ids = _ids(ex.output)
+    repeated = sorted(row_id for row_id, count in Counter(ids).items() if count > 1)
+    if repeated:
+        raise Violation(f"rows returned more than once: {', '.join(repeated)}",
+                        expected=_ids(ex.reference), actual=ids)
 
 
 @CONTRACT.check(
