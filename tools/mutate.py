@@ -43,7 +43,7 @@ ROOT = Path(__file__).resolve().parent.parent
 #: The tests that guard each module: fast ones, since they run once per mutant.
 GUARDS: dict[str, list[str]] = {
     "chatconform/reference/thread.py": ["tests/test_thread_reference.py"],
-    "chatconform/reference/payload.py": ["tests/test_reference_payload.py"],
+    "chatconform/reference/payload.py": ["tests/test_reference_payload.py", "tests/test_reference_payload_policy.py"],
 }
 
 #: Mutants that cannot change behaviour, or whose change is accepted, with the reason.
