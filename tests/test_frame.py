@@ -264,3 +264,11 @@ def test_tool_pairing_over_a_history():
     assert tool_pairing_problems([answered]) == ["message 0: tool result c1 has no earlier call",
                                                  "message 0: tool result c2 has no earlier call"]
     assert "answered twice" in tool_pairing_problems([call, answered, answered])[0]
+
+
+def test_without_shrinking_a_failure_is_reported_where_first_seen():
+    from chatconform.fakes.thread import OldestFirst
+
+    verdicts = {v.check: v for v in run_conformance(OldestFirst, checks=["thread.starts_at_newest"], shrink=False)}
+    verdict = verdicts["thread.starts_at_newest"]
+    assert verdict.status == Status.FAIL and not verdict.failures[0].shrunk

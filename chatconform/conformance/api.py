@@ -19,14 +19,17 @@ def run_conformance(
     seed: int | None = None,
     timeout: float = DEFAULT_TIMEOUT,
     examples: int | None = None,
+    shrink: bool = True,
 ) -> list[engine.Verdict]:
     """Run the selected contracts against one implementation; return its verdicts.
 
     ``implementation`` is an entry-point name, ``module:attr``, or the object itself
     (class, instance or zero-argument factory). ``examples`` replaces the profile's
-    example budget: that many examples per search.
+    example budget: that many examples per search. ``shrink=False`` reports failures
+    unshrunk, and stops searching once every selected check has failed.
     """
     impl = discovery.load(implementation) if isinstance(implementation, str) else \
         discovery.wrap(implementation)
     selection = engine.select(contracts, checks)
-    return engine.run([impl], selection, get_profile(profile, examples=examples), seed=seed, timeout=timeout)
+    return engine.run([impl], selection, get_profile(profile, examples=examples), seed=seed, timeout=timeout,
+                      shrink=shrink)

@@ -198,12 +198,15 @@ class _Pass:
         self.seed, self.stream = seed, stream
         self.timeout, self.selected, self.raise_for = timeout, selected, raise_for
         self.tick = tick
+        self.done_when_all_seen = False
         self.result = SearchResult()
         self.observed: dict[str, Failure] = {}
 
     def test(self, case: Any) -> None:
         if self.result.hung is not None or self.result.engine_error is not None:
             return  # an abandoned call may still run: calling again would pile up threads
+        if self.done_when_all_seen and self.selected is not None and self.selected <= self.observed.keys():
+            return  # every selected check has failed: nothing left to learn without shrinking
         if self.profile.steer_to_large:
             hypothesis.target(float(self.contract.size(case)), label="size")
         if self.tick:
@@ -282,21 +285,24 @@ def _leaves(exc: BaseException) -> Iterable[BaseException]:
 
 def search(impl: Implementation, contract: Contract, variant: str | None, profile: Profile, *,
            seed: int | None = None, timeout: float = DEFAULT_TIMEOUT,
-           selected: frozenset[str] | None = None, tick: Callable[[], None] | None = None
-           ) -> SearchResult:
+           selected: frozenset[str] | None = None, tick: Callable[[], None] | None = None,
+           shrink: bool = True) -> SearchResult:
     """Search one (implementation, contract, variant); every distinct failure, shrunk.
 
     Hypothesis stops exploring soon after its first failure, so a rare bug behind a
     common one would go unseen. Instead an exploring pass evaluates every case and raises
     nothing; then each check it saw failing gets a pass of its own, on the same cases,
-    that raises only that check and shrinks it.
+    that raises only that check and shrinks it. ``shrink=False`` skips those passes and
+    reports each failure on the case it was first seen on (enough to know *whether* a
+    check fails, as the project's own tests of its fakes ask).
     """
     stream = random.getrandbits(64) if seed is None and not profile.derandomize else None
     explore = _Pass(impl, contract, variant, profile, seed=seed, stream=stream, timeout=timeout,
                     selected=selected, raise_for=None, tick=tick)
+    explore.done_when_all_seen = not shrink
     result = explore.run()
     for check_id, failure in explore.observed.items():
-        if result.hung is not None or result.aborted or result.engine_error:
+        if not shrink or result.hung is not None or result.aborted or result.engine_error:
             failure.shrunk = False
             result.failures[check_id] = failure
             continue
@@ -317,8 +323,8 @@ def search(impl: Implementation, contract: Contract, variant: str | None, profil
 
 def contract_verdicts(impl: Implementation, contract: Contract, profile: Profile, *,
                       checks: frozenset[str] | None = None, seed: int | None = None,
-                      timeout: float = DEFAULT_TIMEOUT,
-                      progress: Callable[..., None] | None = None) -> list[Verdict]:
+                      timeout: float = DEFAULT_TIMEOUT, progress: Callable[..., None] | None = None,
+                      shrink: bool = True) -> list[Verdict]:
     """All verdicts of one implementation for one contract (one per selected check)."""
     selected = [c for c in contract.ordered_checks() if checks is None or c.id in checks]
     reason = None
@@ -337,7 +343,7 @@ def contract_verdicts(impl: Implementation, contract: Contract, profile: Profile
         started = time.perf_counter()
         tick = (lambda: progress("example")) if progress else None
         result = search(impl, contract, variant, profile, seed=seed, timeout=timeout,
-                        selected=chosen, tick=tick)
+                        selected=chosen, tick=tick, shrink=shrink)
         if progress:
             progress("end", impl=impl, contract=contract, variant=variant, result=result,
                      seconds=time.perf_counter() - started)
@@ -427,13 +433,13 @@ def select(contracts: Iterable[str] | None = None, checks: Iterable[str] | None 
 
 def run(impls: list[Implementation], selection: Selection, profile: str | Profile = "ci", *,
         seed: int | None = None, timeout: float = DEFAULT_TIMEOUT,
-        progress: Callable[..., None] | None = None) -> list[Verdict]:
+        progress: Callable[..., None] | None = None, shrink: bool = True) -> list[Verdict]:
     prof = get_profile(profile) if isinstance(profile, str) else profile
     verdicts: list[Verdict] = []
     for impl in impls:
         for contract in selection.contracts:
-            verdicts.extend(contract_verdicts(impl, contract, prof, checks=selection.checks,
-                                              seed=seed, timeout=timeout, progress=progress))
+            verdicts.extend(contract_verdicts(impl, contract, prof, checks=selection.checks, seed=seed,
+                                              timeout=timeout, progress=progress, shrink=shrink))
     return verdicts
 
 
