@@ -214,7 +214,9 @@ def test_examples_runs_that_many_examples_per_search():
     verdicts = run_conformance(Reference, examples=7)
     assert {v.examples for v in verdicts if v.contract == "thread"} == {7}
     assert {v.examples for v in verdicts if v.contract == "payload"} == {14}  # 7 per provider
-    assert all(v.status == Status.PASS for v in verdicts)
+    # Seven cases may hold none that a narrow check applies to: not evaluated, never a pass.
+    assert all(v.status == Status.PASS or (v.status == Status.NOT_EVALUATED and v.evaluated == 0)
+               for v in verdicts)
 
 
 @pytest.mark.slow
