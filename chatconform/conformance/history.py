@@ -184,25 +184,22 @@ def lost_items(before: Sequence[Item], after: Sequence[Item]) -> list[Item]:
     return out
 
 
-def out_of_order(before: Sequence[Item], after: Sequence[Item]) -> Item | None:
-    """The first item of ``after`` that comes earlier than ``before`` has it, or None.
+def out_of_order(kept: Sequence[Item], result: Sequence[Item]) -> Item | None:
+    """The first item of ``kept`` that does not follow the previous one in ``result``, or None.
 
-    Items only in one list are ignored (:func:`lost_items` reports them); linear time.
+    A greedy subsequence match (linear): ``result`` may hold more than ``kept`` (a summary,
+    a standing prompt, an item equal to a kept one, such as the same image sent twice), so
+    each kept item is matched to its earliest occurrence after the previous match, which
+    finds ``kept`` in order whenever it is there. Report :func:`lost_items` first: an item
+    missing altogether also ends the match.
     """
-    positions: dict[Item, list[int]] = {}
-    for index, item in enumerate(before):
-        positions.setdefault(item, []).append(index)
-    taken: Counter = Counter()
-    last = -1
-    for item in after:
-        seen = positions.get(item)
-        if not seen or taken[item] >= len(seen):
-            continue
-        position = seen[taken[item]]
-        taken[item] += 1
-        if position < last:
+    position = 0
+    for item in kept:
+        while position < len(result) and result[position] != item:
+            position += 1
+        if position == len(result):
             return item
-        last = position
+        position += 1
     return None
 
 

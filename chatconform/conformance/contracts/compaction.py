@@ -28,6 +28,7 @@ from chatconform.conformance.history import (
     HistoryContract,
     Item,
     lost_items,
+    out_of_order,
     tool_pairing_problems,
     visible_items,
 )
@@ -219,24 +220,6 @@ def pairs_intact(ex: Example) -> None:
 
 # -- tail_preserved ----------------------------------------------------------------------------
 
-def _not_in_order(kept: list[Item], result: list[Item]) -> Item | None:
-    """The first kept item that does not follow the previous one in the result, or None.
-
-    A greedy subsequence match (linear): the result may hold more than the tail (the
-    summary, the standing prompt, an item equal to a kept one from before the cut, such as
-    the same image sent twice), so every kept item is matched to its earliest occurrence
-    after the previous match, which finds the tail in order whenever it is there.
-    """
-    position = 0
-    for item in kept:
-        while position < len(result) and result[position] != item:
-            position += 1
-        if position == len(result):
-            return item
-        position += 1
-    return None
-
-
 @CONTRACT.check(
     "tail_preserved",
     title="everything from the cut on survives, in order",
@@ -255,7 +238,7 @@ def tail_preserved(ex: Example) -> None:
         raise Violation(f"{first.kind} {first.value[:200]!r} of the kept tail is missing"
                         + (f" (and {len(lost) - 1} more)" if len(lost) > 1 else ""),
                         expected=[f"{i.kind}: {i.value[:80]}" for i in lost[:5]], actual="not in the result")
-    stray = _not_in_order(kept, result)
+    stray = out_of_order(kept, result)
     if stray is not None:
         raise Violation(f"{stray.kind} {stray.value[:200]!r} of the kept tail comes earlier than it should",
                         expected="tail order")
