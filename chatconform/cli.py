@@ -63,6 +63,8 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--timeout", type=float, default=None, metavar="SECONDS",
                      help="per-call timeout for the implementation (default 10)")
     run.add_argument("--report", metavar="FILE.jsonl", help="write a JSON-lines report")
+    run.add_argument("--strict", action="store_true",
+                     help="exit 1 on warning-level findings too (portability hazards, advice)")
     run.set_defaults(handler=cmd_run)
 
     lst = sub.add_parser("list", help="list implementations, checks and fakes")
@@ -165,7 +167,7 @@ def cmd_run(args, out: Console, err: Console) -> int:
     out.print(", ".join(f"{n} {s}" for s, n in counts.items() if n) + f" in {seconds:.1f}s")
     if args.report:
         out.print(f"report: {args.report}")
-    return engine.exit_code(verdicts)
+    return engine.exit_code(verdicts, strict=args.strict)
 
 
 def _print_matrix(out: Console, results: list[dict]) -> None:
@@ -198,12 +200,13 @@ def _print_failures(out: Console, verdicts) -> None:
         word = "ERROR" if status == Status.ERROR else "NOT EVALUATED"
         out.print(f"\n[{status.style}]{word}[/] {', '.join(checks)} · {escape(impl)}: {escape(message)}")
     for verdict in verdicts:
-        if Status(verdict.status) != Status.FAIL:
+        if Status(verdict.status) not in (Status.FAIL, Status.WARN):
             continue
         for failure in verdict.failures:
             shown = describe(verdict, failure)
             head, _, rest = shown.title.partition(" ")
-            out.print(f"\n[bold red]{head}[/] [bold]{escape(rest)}[/]")
+            style = Status.FAIL.style if failure.level == "error" else Status.WARN.style
+            out.print(f"\n[{style}]{head}[/] [bold]{escape(rest)}[/]")
             for label, text in shown.fields:
                 out.print(f"  {label + ':':<9} {escape(text)}")
             out.print(f"  {shown.input_label}:")

@@ -98,3 +98,28 @@ def test_dev_profile_keeps_failures_in_its_example_database(tmp_path, monkeypatc
                                profile="dev")
     assert verdicts[0].status == "fail"
     assert any((tmp_path / ".chatconform" / "examples").rglob("*"))
+
+
+def test_every_provider_is_judged_on_the_same_histories():
+    """One draw, all providers: a shape one provider trips on is tried on all of them."""
+    from chatconform.conformance import discovery, engine
+    from chatconform.conformance.contracts import get_contract
+    from chatconform.conformance.profiles import get_profile
+    from chatconform.reference.payload import to_payload
+
+    seen: dict[str, list[str]] = {}
+
+    class Recording:
+        name, version = "recording", "0"
+        providers = frozenset({"openai-chat", "anthropic", "bedrock-converse"})
+
+        def to_payload(self, history, *, provider, instructions=None):
+            seen.setdefault(provider, []).append(repr(history))
+            return to_payload(history, provider=provider, instructions=instructions)
+
+    for profile in (get_profile("ci", examples=15), get_profile("dev", examples=15)):
+        seen.clear()
+        profile = type(profile)(**{**profile.__dict__, "use_database": False})
+        engine.contract_verdicts(discovery.wrap(Recording), get_contract("payload"), profile)
+        assert seen["openai-chat"] == seen["anthropic"] == seen["bedrock-converse"], profile.name
+        assert len(set(seen["openai-chat"])) > 5

@@ -22,14 +22,17 @@ def test_reference_passes_every_check():
 def test_fake_is_caught_by_the_checks_it_names(spec):
     fake = FAKES[spec]
     # Whether it is caught, not how small its counterexample shrinks (tested apart).
-    verdicts = {v.check: v for v in run_conformance(spec, checks=fake.violates, profile="ci", timeout=2,
-                                                    shrink=False)}
+    warns = getattr(fake, "warns", ())
+    verdicts = {v.check: v for v in run_conformance(spec, checks=fake.violates + warns, profile="ci",
+                                                    timeout=2, shrink=False)}
     missed = [c for c in fake.violates if verdicts[c].status != "fail"]
     assert missed == [], f"{fake.name} was not caught by {missed}"
+    unwarned = [(c, str(verdicts[c].status)) for c in warns if verdicts[c].status != "warn"]
+    assert unwarned == [], f"{fake.name} was not reported as a warning by {unwarned}"
 
 
 def test_every_check_is_violated_by_some_fake():
-    claimed = {check_id for fake in FAKES.values() for check_id in fake.violates}
+    claimed = {check_id for fake in FAKES.values() for check_id in fake.violates + getattr(fake, "warns", ())}
     assert sorted(c.id for c in all_checks() if c.id not in claimed) == []
 
 
@@ -51,3 +54,18 @@ def test_dify_39031_counterexample_is_small():
               if by_check[c].status == "fail"]
     assert caught
     assert min(len(v.failures[0].case) for v in caught) <= 3
+
+
+def test_pairing_counterexample_of_user_before_results_is_at_most_five_messages():
+    """A user message typed while tools ran, sent before their results: the shrunk case is
+    the turn that holds it, not the turns that came before it."""
+    from chatconform.fakes.payload import ToolResultAfterUser
+
+    class OnOpenAI(ToolResultAfterUser):
+        providers = frozenset({"openai-chat", "glm"})
+
+    verdicts = run_conformance(OnOpenAI, checks=["payload.tool_pairing"], profile="ci")
+    failures = verdicts[0].failures
+    assert {f.variant for f in failures} == {"openai-chat", "glm"}
+    assert all(f.shrunk and len(f.case["history"]) <= 5 for f in failures), \
+        [(f.variant, len(f.case["history"])) for f in failures]

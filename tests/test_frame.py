@@ -157,7 +157,15 @@ def test_providers_option_is_validated_by_its_contract():
     Loose.providers = {"glm"}
     impl = wrap(Loose)
     assert header([impl], version="0", profile="ci", seed=None)["implementations"]["loose"]["options"] == {
-        "providers": ["glm"]}
+        "providers": ["glm"], "models": {}}
+    Loose.models = {"glm": ""}
+    with pytest.raises(ConfigError, match="models must map provider ids to model ids"):
+        wrap(Loose)
+    Loose.models = {"bedrock": "meta.llama3"}
+    with pytest.raises(ConfigError, match="unknown provider.*bedrock"):
+        wrap(Loose)
+    Loose.models = {"glm": "glm-4.6"}
+    assert wrap(Loose).options["models"] == {"glm": "glm-4.6"}
 
 
 # -- a verdict you can trust ----------------------------------------------------------------------
@@ -250,8 +258,10 @@ def test_a_case_the_engine_cannot_copy_is_the_engines_error(monkeypatch):
 
 
 def test_status_values_and_which_fail_a_run():
-    assert [str(s) for s in Status] == ["pass", "fail", "not_evaluated", "error", "skip", "xfail"]
+    assert [str(s) for s in Status] == ["pass", "fail", "warn", "not_evaluated", "error", "skip", "xfail"]
     assert {s for s in Status if s.fails_run} == {Status.FAIL, Status.NOT_EVALUATED, Status.ERROR}
+    assert {s for s in Status if s.fails(strict=True)} == {Status.FAIL, Status.WARN, Status.NOT_EVALUATED,
+                                                           Status.ERROR}
     assert Status.PASS == "pass"
 
 

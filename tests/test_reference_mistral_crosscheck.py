@@ -71,10 +71,14 @@ def test_reference_bodies_accepted_by_both(history, instr):
 
 @settings(max_examples=40)
 @given(histories(ends_with_request=False, max_turns=4))
-def test_final_assistant_rejected_by_both(history):
+def test_final_assistant_is_a_prefix_both_accept(history):
     body = to_payload(history, provider="mistral")
     assert_agree(body)
     if body["messages"][-1]["role"] == "assistant":
+        assert body["messages"][-1]["prefix"] is True
+        assert our_rules(body) == set() and mistral_common_verdict(body) is None
+        # Without the prefix both reject it (M2).
+        del body["messages"][-1]["prefix"]
         assert our_rules(body) == {"M2"} and mistral_common_verdict(body) is not None
 
 

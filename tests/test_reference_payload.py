@@ -43,8 +43,13 @@ TAG = re.compile(r"\(([a-z])(\d+)\)")
 
 
 # -- helpers ---------------------------------------------------------------------------------
+#: Judge Bedrock bodies for the models with the strictest rules (B5: Llama, Mistral).
+STRICT_MODEL = {"bedrock-converse": "meta.llama4-maverick-17b-instruct-v1:0"}
+
+
 def errors(body, provider):
-    return [(p.rule, p.path, p.message) for p in validate(body, provider) if p.severity == "error"]
+    return [(p.rule, p.path, p.message) for p in validate(body, provider, model=STRICT_MODEL.get(provider))
+            if p.severity == "error"]
 
 
 def tags(strings, letters="uacf"):

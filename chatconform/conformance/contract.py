@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, ClassVar
 
-from chatconform.conformance.registry import Check, register
+from chatconform.conformance.registry import ERROR, LEVELS, Check, register
 from chatconform.conformance.snapshot import Frozen
 
 
@@ -100,22 +100,29 @@ class Contract(ABC):
     def check_id(self, short: str) -> str:
         return f"{self.name}.{short}"
 
-    def check(self, short: str, *, title: str, rationale: str) -> Callable:
+    def check(self, short: str, *, title: str, rationale: str, level: str = ERROR,
+              levels: dict[str, str] | None = None, level_note: str = "") -> Callable:
         """Decorator registering ``fn(example)`` as check ``<contract>.<short>``.
 
         The function raises :class:`~chatconform.conformance.registry.Violation` when the
         invariant does not hold, and :class:`~chatconform.conformance.registry.NotApplicable`
-        for a case it has nothing to judge on.
+        for a case it has nothing to judge on. ``level`` is how much a failure weighs
+        (``"error"`` fails the run, ``"warning"`` only with ``--strict``); ``levels`` sets
+        it per variant (a provider id), ``level_note`` says on what evidence.
         """
+        table = tuple(sorted((levels or {}).items()))
+        unknown = {level, *(v for _, v in table)} - set(LEVELS)
+        if unknown:
+            raise ValueError(f"{self.name}.{short}: unknown level(s) {sorted(unknown)}")
 
         def decorate(fn: Callable[[Example], None]) -> Callable[[Example], None]:
-            self._register(short, title, rationale, fn)
+            self._register(short, title, rationale, fn, level=level, levels=table, level_note=level_note)
             return fn
 
         return decorate
 
-    def _register(self, short: str, title: str, rationale: str, fn: Callable | None) -> None:
-        self.checks.append(register(Check(self.check_id(short), self.name, title, rationale, fn)))
+    def _register(self, short: str, title: str, rationale: str, fn: Callable | None, **levels: Any) -> None:
+        self.checks.append(register(Check(self.check_id(short), self.name, title, rationale, fn, **levels)))
 
     def ordered_checks(self) -> list[Check]:
         """Engine order: crash and mutation first, matches_reference last (the catch-all)."""

@@ -26,7 +26,7 @@ from chatconform.conformance.contracts import all_contracts, get_contract
 from chatconform.conformance.discovery import Implementation
 from chatconform.conformance.guard import DEFAULT_TIMEOUT, guarded_call
 from chatconform.conformance.profiles import Profile, get_profile
-from chatconform.conformance.registry import ConfigError, NotApplicable, Violation, get_check
+from chatconform.conformance.registry import ERROR, WARNING, ConfigError, NotApplicable, Violation, get_check
 from chatconform.conformance.status import Status
 
 
@@ -42,6 +42,7 @@ class Failure:
     actual: Any = None
     shrunk: bool = True
     saved: str | None = None  # where the run saved it, once it has
+    level: str = ERROR  # "error" fails the run; "warning" only under --strict
 
 
 @dataclass
@@ -127,8 +128,10 @@ def evaluate_case(impl: Implementation, contract: Contract, case: Any, variant: 
                 raise EngineCaseError("write as JSON", exc, case) from exc
         return as_json[0]
 
-    def fail(check_id: str, message: str, expected: Any = None, actual: Any = None) -> None:
-        result.failures.append(Failure(check_id, message, case_json(), variant, expected, actual))
+    def fail(check_id: str, message: str, expected: Any = None, actual: Any = None,
+             level: str = ERROR) -> None:
+        result.failures.append(Failure(check_id, message, case_json(), variant, expected, actual,
+                                       level=level))
 
     crash, untouched = contract.check_id("no_crash"), contract.check_id("input_untouched")
     result.evaluated.add(crash)
@@ -163,7 +166,8 @@ def evaluate_case(impl: Implementation, contract: Contract, case: Any, variant: 
         except NotApplicable:
             continue
         except Violation as violation:
-            fail(check.id, violation.message, violation.expected, violation.actual)
+            fail(check.id, violation.message, violation.expected, violation.actual,
+                 violation.level or check.level_for(variant))
         except Exception as exc:  # noqa: BLE001 - a check must not take the run down
             result.broken[check.id] = f"the check itself raised {type(exc).__name__}: {exc}"
         result.evaluated.add(check.id)
@@ -197,6 +201,7 @@ class _Pass:
         self.impl, self.contract, self.variant, self.profile = impl, contract, variant, profile
         self.seed, self.stream = seed, stream
         self.timeout, self.selected, self.raise_for = timeout, selected, raise_for
+        self.raise_level = ERROR  # the level of failure the shrinking pass raises
         self.tick = tick
         self.done_when_all_seen = False
         self.result = SearchResult()
@@ -229,9 +234,12 @@ class _Pass:
             return
         for failure in evaluation.failures:
             if self.selected is None or failure.check in self.selected:
-                self.observed.setdefault(failure.check, failure)
+                seen = self.observed.get(failure.check)
+                # An error outranks a warning: the verdict and its shrinking follow the error.
+                if seen is None or (seen.level == WARNING and failure.level == ERROR):
+                    self.observed[failure.check] = failure
         for failure in evaluation.failures:
-            if failure.check == self.raise_for:
+            if failure.check == self.raise_for and failure.level == self.raise_level:
                 error = _failure_type(failure.check)(failure.message)
                 error.failure = failure
                 raise error
@@ -242,9 +250,11 @@ class _Pass:
 
         # The same key in both passes replays the same cases, so the shrinking pass meets
         # the failure the exploring pass saw. Derandomized runs leave the implementation
-        # out of the key: every implementation is judged on the same cases.
+        # out of the key: every implementation is judged on the same cases. The variant
+        # is left out too: every provider is judged on the same histories, so a shape
+        # one provider trips on is tried on all (and a saved failure replays on all).
         owner = "" if self.profile.derandomize and self.seed is None else self.impl.spec
-        key = f"chatconform|{owner}|{self.contract.name}|{self.variant}"
+        key = f"chatconform|{owner}|{self.contract.name}"
         test._hypothesis_internal_add_digest = key.encode()
         if self.stream is not None:
             # Both passes of a random profile draw from one stream. hypothesis.seed()
@@ -286,7 +296,7 @@ def _leaves(exc: BaseException) -> Iterable[BaseException]:
 def search(impl: Implementation, contract: Contract, variant: str | None, profile: Profile, *,
            seed: int | None = None, timeout: float = DEFAULT_TIMEOUT,
            selected: frozenset[str] | None = None, tick: Callable[[], None] | None = None,
-           shrink: bool = True) -> SearchResult:
+           shrink: bool = True, stream: int | None = None) -> SearchResult:
     """Search one (implementation, contract, variant); every distinct failure, shrunk.
 
     Hypothesis stops exploring soon after its first failure, so a rare bug behind a
@@ -296,7 +306,8 @@ def search(impl: Implementation, contract: Contract, variant: str | None, profil
     reports each failure on the case it was first seen on (enough to know *whether* a
     check fails, as the project's own tests of its fakes ask).
     """
-    stream = random.getrandbits(64) if seed is None and not profile.derandomize else None
+    if stream is None:
+        stream = new_stream(profile, seed)
     explore = _Pass(impl, contract, variant, profile, seed=seed, stream=stream, timeout=timeout,
                     selected=selected, raise_for=None, tick=tick)
     explore.done_when_all_seen = not shrink
@@ -306,17 +317,24 @@ def search(impl: Implementation, contract: Contract, variant: str | None, profil
             failure.shrunk = False
             result.failures[check_id] = failure
             continue
-        shrink = _Pass(impl, contract, variant, profile, seed=seed, stream=stream, timeout=timeout,
-                       selected=selected, raise_for=check_id, tick=tick).run()
-        result.replayed += shrink.examples
-        if shrink.hung is not None and result.hung is None:
-            result.hung = shrink.hung  # hung on a case the explore pass never met
-        if check_id in shrink.failures:
-            result.failures[check_id] = shrink.failures[check_id]
+        shrinker = _Pass(impl, contract, variant, profile, seed=seed, stream=stream, timeout=timeout,
+                         selected=selected, raise_for=check_id, tick=tick)
+        shrinker.raise_level = failure.level
+        shrunk = shrinker.run()
+        result.replayed += shrunk.examples
+        if shrunk.hung is not None and result.hung is None:
+            result.hung = shrunk.hung  # hung on a case the explore pass never met
+        if check_id in shrunk.failures:
+            result.failures[check_id] = shrunk.failures[check_id]
         else:  # not met again (a flaky implementation): report the case it was seen on
             failure.shrunk = False
             result.failures[check_id] = failure
     return result
+
+
+def new_stream(profile: Profile, seed: int | None) -> int | None:
+    """The random stream of a search: None where the profile or the seed fixes the cases."""
+    return random.getrandbits(64) if seed is None and not profile.derandomize else None
 
 
 # -- folding searches into verdicts ---------------------------------------------------------
@@ -337,13 +355,14 @@ def contract_verdicts(impl: Implementation, contract: Contract, profile: Profile
 
     chosen = frozenset(c.id for c in selected) if checks is not None else None
     results: list[tuple[str | None, SearchResult]] = []
+    stream = new_stream(profile, seed)  # one per contract: every variant draws the same cases
     for variant in contract.variants(impl):
         if progress:
             progress("start", impl=impl, contract=contract, variant=variant)
         started = time.perf_counter()
         tick = (lambda: progress("example")) if progress else None
         result = search(impl, contract, variant, profile, seed=seed, timeout=timeout,
-                        selected=chosen, tick=tick, shrink=shrink)
+                        selected=chosen, tick=tick, shrink=shrink, stream=stream)
         if progress:
             progress("end", impl=impl, contract=contract, variant=variant, result=result,
                      seconds=time.perf_counter() - started)
@@ -370,9 +389,12 @@ def _fold(impl, contract, check_id, results) -> Verdict:
     if check_id.endswith(".no_crash") and hung:
         failures = failures + hung
     if failures:
-        where = sorted({f.variant for f in failures if f.variant})
+        errors = [f for f in failures if f.level == ERROR]
+        # Errors first: the verdict's message and the first failure shown are the worst.
+        failures = errors + [f for f in failures if f.level != ERROR]
+        where = sorted({f.variant for f in (errors or failures) if f.variant})
         suffix = f" (for {', '.join(where)})" if where else ""
-        return verdict(Status.FAIL, failures[0].message + suffix, failures)
+        return verdict(Status.FAIL if errors else Status.WARN, failures[0].message + suffix, failures)
     broken = [r.broken[check_id] for _, r in results if check_id in r.broken]
     if broken:
         return verdict(Status.ERROR, broken[0])
@@ -401,7 +423,7 @@ def _apply_expectation(impl: Implementation, verdict: Verdict) -> Verdict:
     reason = impl.expected_failures.get(verdict.check)
     if reason is None:
         return verdict
-    if verdict.status == Status.FAIL:
+    if verdict.status in (Status.FAIL, Status.WARN):
         verdict.status, verdict.message = Status.XFAIL, f"expected failure: {reason} ({verdict.message})"
     elif verdict.status == Status.PASS:
         verdict.status = Status.ERROR
@@ -447,7 +469,8 @@ def nothing_ran(verdicts: list[Verdict]) -> bool:
     return all(v.status == Status.SKIP for v in verdicts)
 
 
-def exit_code(verdicts: list[Verdict]) -> int:
+def exit_code(verdicts: list[Verdict], *, strict: bool = False) -> int:
+    """0 all held, 1 something failed (warnings too when ``strict``), 3 nothing ran."""
     if nothing_ran(verdicts):
         return 3
-    return 1 if any(Status(v.status).fails_run for v in verdicts) else 0
+    return 1 if any(Status(v.status).fails(strict=strict) for v in verdicts) else 0

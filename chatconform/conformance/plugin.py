@@ -7,7 +7,13 @@ nothing heavy until a conformance test is collected. Use it with
 
 from __future__ import annotations
 
+import warnings
+
 import pytest
+
+
+class ChatconformWarning(UserWarning):
+    """A warning-level finding: a portability hazard or advice, not a rejection."""
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -20,6 +26,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="run profile (default: ci)")
     group.addoption("--chatconform-timeout", type=float, default=None, metavar="SECONDS",
                     help="per-call timeout for the implementation (default: 10)")
+    group.addoption("--chatconform-strict", action="store_true", default=False,
+                    help="fail on warning-level findings too (default: they pass with a warning)")
 
 
 def pytest_report_header(config: pytest.Config) -> str | None:
@@ -95,7 +103,7 @@ def chatconform_session(request: pytest.FixtureRequest) -> _Session:
     return _Session(request.config)
 
 
-def assert_verdict(verdict) -> None:
+def assert_verdict(verdict, *, strict: bool = False) -> None:
     """Turn a verdict into the pytest outcome of its item."""
     from chatconform.conformance.present import describe
     from chatconform.conformance.status import Status
@@ -105,7 +113,10 @@ def assert_verdict(verdict) -> None:
         pytest.skip(verdict.message)
     if status == Status.XFAIL:
         pytest.xfail(verdict.message)
-    if status == Status.FAIL:
+    if status == Status.WARN and not strict:
+        warnings.warn(ChatconformWarning(f"{verdict.check}: {verdict.message}"), stacklevel=1)
+        return
+    if status in (Status.FAIL, Status.WARN):
         pytest.fail("\n\n".join(describe(verdict, failure).plain() for failure in verdict.failures),
                     pytrace=False)
     if status.fails_run:

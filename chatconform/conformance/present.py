@@ -45,13 +45,16 @@ def _indent(text: str) -> str:
 def describe(verdict: Verdict, failure: Failure) -> FailureReport:
     """The presentation of one failure of one verdict."""
     variant = f" [{failure.variant}]" if failure.variant else ""
-    fields = [("why", get_check(verdict.check).rationale), ("what", failure.message)]
+    check = get_check(verdict.check)
+    fields = [("why", check.rationale), ("what", failure.message)]
+    if failure.level != "error":
+        fields.append(("level", f"{failure.level}: {check.level_note or 'reported, fails the run only under --strict'}"))
     if failure.expected is not None or failure.actual is not None:
         fields += [("expected", short(failure.expected)), ("actual", short(failure.actual))]
     if failure.saved:
         fields.append(("saved", failure.saved))
     return FailureReport(
-        title=f"FAIL {verdict.check}{variant} · {verdict.implementation}",
+        title=f"{'FAIL' if failure.level == 'error' else 'WARN'} {verdict.check}{variant} · {verdict.implementation}",
         fields=fields,
         input_label="minimal input" if failure.shrunk else "input (not shrunk)",
         input_json=json.dumps(failure.case, indent=2, ensure_ascii=False),

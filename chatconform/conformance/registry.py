@@ -16,14 +16,30 @@ class ConfigError(Exception):
     """A usage or configuration problem the user can fix (exit code 2)."""
 
 
-class Violation(Exception):
-    """Raised by a check: what was wrong, with expected vs actual where they exist."""
+#: A failure the provider answers with a rejection, or that silently changes the conversation.
+ERROR = "error"
+#: A portability hazard: accepted where judged, rejected by another widely used server of
+#: the same API, or by some of the provider's models; or advice (``matches_reference``).
+WARNING = "warning"
+LEVELS = (ERROR, WARNING)
 
-    def __init__(self, message: str, *, expected: Any = None, actual: Any = None):
+
+class Violation(Exception):
+    """Raised by a check: what was wrong, with expected vs actual where they exist.
+
+    ``level`` overrides the check's own level for this one failure (``provider_rules``
+    fails at the level of the worst rule broken).
+    """
+
+    def __init__(self, message: str, *, expected: Any = None, actual: Any = None,
+                 level: str | None = None):
         super().__init__(message)
         self.message = message
         self.expected = expected
         self.actual = actual
+        if level is not None and level not in LEVELS:
+            raise ValueError(f"unknown level {level!r}; one of {', '.join(LEVELS)}")
+        self.level = level
 
 
 class NotApplicable(Exception):
@@ -38,6 +54,14 @@ class Check:
     title: str
     rationale: str
     evaluate: Callable[[Any], None] | None  # None: evaluated by the engine itself
+    #: The level of a failure, per variant (a provider id) where it differs from ``level``.
+    level: str = ERROR
+    levels: tuple[tuple[str, str], ...] = ()
+    #: Why a level is what it is: the evidence a user can follow.
+    level_note: str = ""
+
+    def level_for(self, variant: str | None) -> str:
+        return dict(self.levels).get(variant, self.level) if variant is not None else self.level
 
 
 _CHECKS: dict[str, Check] = {}

@@ -46,6 +46,7 @@ def result_line(verdict: Verdict) -> dict:
         "contract": verdict.contract,
         "check": verdict.check,
         "status": str(verdict.status),
+        "level": failure.level if failure else None,
         "message": verdict.message,
         "example": failure.case if failure else None,
         "variant": failure.variant if failure else None,
@@ -127,7 +128,7 @@ class Cell:
 
     @property
     def label(self) -> str:
-        partial = (self.status in (Status.PASS, Status.FAIL) and self.examples and self.evaluated is not None
+        partial = (self.status in (Status.PASS, Status.FAIL, Status.WARN) and self.examples and self.evaluated is not None
                    and self.evaluated < self.examples)
         return f"{self.status.label} {self.evaluated}/{self.examples}" if partial else self.status.label
 
@@ -161,11 +162,13 @@ def markdown(report: Report) -> str:
             "" if c is None else f"**{c.label}**" if c.status.fails_run else c.label for c in row) + " |")
     counts = report.footer.get("counts", {})
     lines += ["", ", ".join(f"{n} {s}" for s, n in counts.items() if n)]
-    failing = [r for r in report.results if status_of(r).fails_run]
-    if failing:
-        lines += ["", "| implementation | check | message |", "|---|---|---|"]
-        lines += [f"| {r['implementation']} | `{r['check']}` | {r['message'].replace('|', '/')} |"
-                  for r in failing]
+    # Errors first, then warnings (reported; they fail a run only under --strict).
+    shown = sorted((r for r in report.results if status_of(r).fails(strict=True)),
+                   key=lambda r: status_of(r) == Status.WARN)
+    if shown:
+        lines += ["", "| implementation | check | status | message |", "|---|---|---|---|"]
+        lines += [f"| {r['implementation']} | `{r['check']}` | {status_of(r).label} | "
+                  f"{r['message'].replace('|', '/')} |" for r in shown]
     return "\n".join(lines) + "\n"
 
 

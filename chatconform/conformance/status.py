@@ -14,8 +14,11 @@ class Status(str, Enum):
 
     #: Evaluated on at least one case, and held on every case where it was evaluated.
     PASS = "pass"
-    #: Failed on some case.
+    #: Failed on some case, at error level: a provider rejects it or the conversation changes.
     FAIL = "fail"
+    #: Failed only at warning level: a portability hazard or advice. Fails the run only
+    #: under ``--strict``.
+    WARN = "warn"
     #: Never evaluated: the implementation produced no output this check could judge
     #: (it raised, hung or returned something malformed on every case), or no case
     #: was one the check applies to. Fails the run: it is not a pass.
@@ -35,6 +38,10 @@ class Status(str, Enum):
         """Whether this status makes the run exit 1."""
         return self in _FAILING
 
+    def fails(self, *, strict: bool = False) -> bool:
+        """Whether this status makes the run exit 1; ``strict`` counts warnings too."""
+        return self in _FAILING or (strict and self is Status.WARN)
+
     @property
     def label(self) -> str:
         """How the matrix shows it."""
@@ -47,9 +54,9 @@ class Status(str, Enum):
 
 
 _FAILING = frozenset({Status.FAIL, Status.NOT_EVALUATED, Status.ERROR})
-_LABELS = {Status.PASS: "pass", Status.FAIL: "FAIL", Status.NOT_EVALUATED: "not evaluated",
+_LABELS = {Status.PASS: "pass", Status.FAIL: "FAIL", Status.WARN: "warn", Status.NOT_EVALUATED: "not evaluated",
            Status.ERROR: "error", Status.SKIP: "skip", Status.XFAIL: "xfail"}
-_STYLES = {Status.PASS: "green", Status.FAIL: "bold red", Status.NOT_EVALUATED: "bold red",
+_STYLES = {Status.PASS: "green", Status.FAIL: "bold red", Status.WARN: "bold yellow", Status.NOT_EVALUATED: "bold red",
            Status.ERROR: "bold magenta", Status.SKIP: "dim", Status.XFAIL: "yellow"}
 
 #: Statuses in report order.

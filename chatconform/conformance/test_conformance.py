@@ -4,4 +4,5 @@ from chatconform.conformance.plugin import assert_verdict
 
 
 def test_conformance(chatconform_impl, chatconform_check, chatconform_session):
-    assert_verdict(chatconform_session.verdict(chatconform_impl, chatconform_check))
+    assert_verdict(chatconform_session.verdict(chatconform_impl, chatconform_check),
+                   strict=chatconform_session.config.getoption("chatconform_strict"))

@@ -24,6 +24,7 @@ from .problems import (
     check_provider,
     sort_problems,
 )
+from .models import apply_model
 from .rules import sequence_problems
 from .schema_check import load_schema, schema_problems
 from .turns import Turn, turn_view
@@ -41,8 +42,12 @@ def _not_a_body(body: Any, provider: str) -> Problem:
     return Problem(GENERIC_RULE[provider], "$", message, provider, source="schema")
 
 
-def validate(body: Any, provider: str) -> list[Problem]:
+def validate(body: Any, provider: str, *, model: str | None = None) -> list[Problem]:
     """Every problem of one request body (schema, then sequence), in body order.
+
+    ``model`` is the model the body goes to when the body does not name it (its ``model``
+    field wins): a model-dependent rule is an error for a model known to reject, dropped
+    for one known to accept, and a warning otherwise (``models.MODEL_DEPENDENT``).
 
     ``body`` is JSON data (dicts with string keys, lists, strings, numbers, booleans, None).
     A bare list is taken as the message array (``contents`` for gemini); paths still read
@@ -57,6 +62,8 @@ def validate(body: Any, provider: str) -> list[Problem]:
     try:
         problems = schema_problems(body, provider)
         problems.extend(sequence_problems(body, provider))
+        named = body.get("model")
+        problems = apply_model(problems, provider, named if isinstance(named, str) and named else model)
     except RecursionError:
         message = GLM_1214 if provider == "glm" else "The request body is nested too deeply to validate."
         return [Problem(GENERIC_RULE[provider], "$", message, provider, source="schema")]

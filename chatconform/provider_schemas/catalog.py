@@ -21,6 +21,7 @@ from dataclasses import dataclass
 
 from chatconform.providers import PROVIDERS as PROVIDER_TABLE
 
+from .models import MODEL_DEPENDENT
 from .problems import GLM_1214
 
 REGENERATE = "python -m chatconform.provider_schemas.catalog > docs/provider-rules.md"
@@ -236,7 +237,8 @@ RULES: dict[str, dict[str, RuleInfo]] = {
             "https://github.com/tailcallhq/forgecode/issues/1872",
         ),
         RuleInfo(
-            "A11", "Opus 4.6-4.8 and Sonnet 4.6 reject a final assistant message (prefill)", C,
+            "A11", "Opus 4.6+ and Sonnet 4.6+ reject a final assistant message (prefill); earlier models "
+            "continue from it", C,
             "This model does not support assistant message prefill. The conversation must end with a user message.",
             "https://github.com/agenticloops-ai/agentic-ai-engineering/issues/43",
         ),
@@ -298,6 +300,11 @@ RULES: dict[str, dict[str, RuleInfo]] = {
             "G10", "the request ends with a user turn", C,
             "Please ensure that multiturn requests ends with a user role or a function response.",
             "https://github.com/songquanpeng/one-api/issues/836", severity="warning",
+        ),
+        RuleInfo(
+            "G11", "a content holding function responses holds nothing else (no text, no inline data)", C,
+            "Requests ending with a model turn are not supported.",
+            "https://github.com/Prism-Shadow/agenthub/pull/189",
         ),
     ),
     "bedrock-converse": _rules(
@@ -403,7 +410,10 @@ def markdown() -> str:
         "breaks, with the rule id, the JSON path of the failing part and the error text shown here.",
         "",
         "* **Level**: an *error* is a body the provider rejects; a *warning* is a body the provider may",
-        "  accept or silently rewrite (the evidence is old or indirect).",
+        "  accept or silently rewrite (the evidence is old or indirect). *by model*: some of the provider's",
+        "  models reject it and others accept it; it is an error for a model known to reject, nothing for",
+        "  one known to accept, and a warning when the model is not known (`validate(..., model=...)`, the",
+        "  body's `model`, or an implementation's `models` setting).",
         "* **Checked in**: *schema* rules are JSON Schema (draft 2020-12) constraints in",
         "  `chatconform/provider_schemas/schemas/<provider>.json`, tagged with `x-rule` and `x-error`;",
         "  *sequence* rules relate two messages, need the last message or match ids across messages, which",
@@ -433,8 +443,11 @@ def markdown() -> str:
             "|---|---|---|---|---|---|---|",
         ]
         for rule in rules.values():
+            level = rule.severity
+            if (provider, rule.id) in MODEL_DEPENDENT:
+                level += f" by model ([evidence]({MODEL_DEPENDENT[(provider, rule.id)].evidence}))"
             lines.append(
-                f"| {rule.id} | {_prose(rule.summary)} | {rule.severity} | {_CHECK_WORDS[rule.check]} "
+                f"| {rule.id} | {_prose(rule.summary)} | {level} | {_CHECK_WORDS[rule.check]} "
                 f"| {_code(rule.error)} | {rule.text} | <{rule.source}> |"
             )
         letter = _letter(next(iter(rules)))

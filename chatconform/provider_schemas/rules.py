@@ -12,7 +12,6 @@ a message or block that cannot be read is skipped here, never raised on.
 
 from __future__ import annotations
 
-import re
 from typing import Any, Callable
 
 from .problems import GLM_1214, Problem, json_path
@@ -266,8 +265,6 @@ A9 = (
 )
 A10 = "messages: final assistant content cannot end with trailing whitespace"
 A11 = "This model does not support assistant message prefill. The conversation must end with a user message."
-# Models reported to reject a final assistant message (A11); later models are not listed.
-A11_MODELS = re.compile(r"^claude-(opus-4-[678]|sonnet-4-6)")
 
 
 def _blocks(message: dict, i: int) -> list[tuple[int, int | None, Any]]:
@@ -349,7 +346,7 @@ def _anthropic(body: dict, report: _Report) -> None:
             if _role(message) == "system":
                 report.error("A2", ["messages", i, "role"], A2.format(i=i))
 
-    if last >= 0 and A11_MODELS.match(model) and _role(messages[last]) == "assistant":
+    if last >= 0 and _role(messages[last]) == "assistant":  # A11: its level depends on the model
         report.error("A11", ["messages", last, "role"], A11)
 
     if last >= 0 and _role(messages[last]) == "assistant":  # A10
@@ -372,6 +369,11 @@ G8 = (
     "parts of the function call turn."
 )
 G10 = "Please ensure that multiturn requests ends with a user role or a function response."
+# Vertex's answer to a content mixing function responses with other parts: the text after
+# them is read as a model turn (https://github.com/Prism-Shadow/agenthub/pull/189,
+# https://github.com/deepnoodle-ai/dive/pull/287); the Gemini API answers gemini-3.5-flash
+# with an empty response (https://github.com/pydantic/pydantic-ai/issues/4210).
+G11 = "Requests ending with a model turn are not supported."
 
 
 def _gemini_turn(content: Any) -> tuple[str | None, list[dict], list[dict]]:
@@ -415,6 +417,11 @@ def _gemini(body: dict, report: _Report) -> None:
                 answer_ids = [_str(r.get("id")) for r in responses]
                 if all(call_ids) and all(answer_ids) and sorted(call_ids) != sorted(answer_ids):  # type: ignore[type-var]
                     report.error("G8", ["contents", i], G8)
+        if kind == "response":  # G11: function responses travel alone in their content
+            parts = _list(contents[i].get("parts"))
+            if any(isinstance(p, dict) and _alias(p, "functionResponse", "function_response") is None
+                   for p in parts):
+                report.error("G11", ["contents", i], G11)
     if turns and turns[-1][0] in ("model", "call"):
         report.warning("G10", ["contents", len(turns) - 1], G10)
 

@@ -88,6 +88,13 @@ class _Names:
 
 # --- OpenAI-compatible: openai-chat, qwen-vllm, glm, mistral --------------------------------
 
+def _system_slot(texts: tuple[str, ...], path: str) -> Iterator[Turn]:
+    """The provider's system slot as a turn; an empty slot (``""``, ``[]``, no parts) sends
+    no system text, so it is no turn at all."""
+    if any(texts):
+        yield Turn("system", texts, (), (), path)
+
+
 _OPENAI_ROLES = {"system": "system", "developer": "system", "user": "user", "assistant": "assistant",
                  "tool": "tool", "function": "tool"}
 
@@ -152,7 +159,7 @@ def _openai_media(content: Any) -> list[str]:
 
 def _anthropic_turns(body: dict) -> Iterator[Turn]:
     if "system" in body and isinstance(body["system"], (str, list)):
-        yield Turn("system", tuple(_text_blocks(body["system"], typed=True)), (), (), "$.system")
+        yield from _system_slot(tuple(_text_blocks(body["system"], typed=True)), "$.system")
     names = _Names()
     for i, message in enumerate(_list(body.get("messages"))):
         if not isinstance(message, dict) or message.get("role") not in ("user", "assistant", "system"):
@@ -212,7 +219,7 @@ def _gemini_turns(body: dict) -> Iterator[Turn]:
     system = body.get(key)
     if isinstance(system, dict):
         texts = [p["text"] for p in _dicts(system.get("parts")) if isinstance(p.get("text"), str)]
-        yield Turn("system", tuple(texts), (), (), f"$.{key}")
+        yield from _system_slot(tuple(texts), f"$.{key}")
     names = _Names()
     for i, content in enumerate(_list(body.get("contents"))):
         if not isinstance(content, dict) or content.get("role", "user") not in ("user", "model"):
@@ -254,7 +261,7 @@ def _gemini_turns(body: dict) -> Iterator[Turn]:
 def _bedrock_turns(body: dict) -> Iterator[Turn]:
     if isinstance(body.get("system"), list):
         texts = [b["text"] for b in _dicts(body["system"]) if isinstance(b.get("text"), str)]
-        yield Turn("system", tuple(texts), (), (), "$.system")
+        yield from _system_slot(tuple(texts), "$.system")
     names = _Names()
     for i, message in enumerate(_list(body.get("messages"))):
         if not isinstance(message, dict) or message.get("role") not in ("user", "assistant"):

@@ -59,9 +59,8 @@ Policy (the README's "reference payload policy"), and why:
   rejects there (A10); nothing else is trimmed.
 - **Mistral.** Tool-call ids are rewritten to 9 ``[a-zA-Z0-9]`` characters by
   :func:`mistral_tool_call_id`, the same for a call and its result (M6). A history that
-  ends in a response gives a payload ending in an assistant message, which Mistral
-  serving (M2) and some models reject; the caller appends the next user turn (a
-  ``prefix`` continuation would change what is asked).
+  ends in a response is a prefill, as on Anthropic: the final assistant message gets
+  ``prefix: true``, the only way Mistral serving takes it (M2, and only there: M3).
 - **Bedrock.** ``toolConfig`` is present when tool blocks are (B6), and only then: Converse
   rejects an empty ``tools`` list (it needs at least one tool). The history holds no
   tool schemas, so each tool seen gets a permissive object schema (the workaround of
@@ -442,6 +441,8 @@ class PayloadMapper:
                     if mistral:
                         message["name"] = result.name
                     messages.append(message)
+        if mistral and len(messages) > 1 and messages[-1]["role"] == "assistant":
+            messages[-1]["prefix"] = True  # a prefill (M2); only the last may say so (M3)
         return {"messages": messages}
 
     @staticmethod

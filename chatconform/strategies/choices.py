@@ -17,7 +17,7 @@ appear inside a bulk section.
 from __future__ import annotations
 
 import random
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Protocol, TypeVar
@@ -37,6 +37,13 @@ class Chooser(Protocol):
     def choice(self, options: Sequence[T]) -> T: ...
 
     def permutation(self, items: Sequence[T]) -> list[T]: ...
+
+    def span(self, play: Callable[[], T]) -> T: ...
+
+
+@st.composite
+def _span(draw, play):
+    return play(draw)
 
 
 @lru_cache(maxsize=256)
@@ -71,6 +78,19 @@ class DrawChooser:
     def permutation(self, items: Sequence[T]) -> list[T]:
         return list(self._draw(st.permutations(items)))
 
+    def span(self, play: Callable[[], T]) -> T:
+        """Run ``play`` (which chooses through this chooser) as one Hypothesis draw, so
+        its choices form one span: the shrinker can delete a whole turn at once, where
+        deleting a few choices at a time would leave the rest misaligned."""
+        def inside(draw):
+            outer, self._draw = self._draw, draw
+            try:
+                return play()
+            finally:
+                self._draw = outer
+
+        return self._draw(_span(inside))
+
 
 class SeededChooser:
     """Every choice comes from ``random.Random(seed)``: deterministic, and free for Hypothesis."""
@@ -91,6 +111,9 @@ class SeededChooser:
         shuffled = list(items)
         self._rng.shuffle(shuffled)
         return shuffled
+
+    def span(self, play: Callable[[], T]) -> T:
+        return play()
 
 
 @dataclass(frozen=True)

@@ -359,6 +359,13 @@ class _Run:
             parts.extend(self.mid_system(ts))  # after the prompt: legal, and it happens
         self.request(parts, ts)
 
+    def maybe_tool_round(self, done: int) -> bool:
+        """Another tool round, if one is chosen: the choice and the round are one span."""
+        if not self.another(done, 0, self.cfg.max_tool_rounds):
+            return False
+        self.kept(self.tool_round)
+        return True
+
     def tool_round(self) -> None:
         calls = self.calls()
         self.response(self.with_blank([*self.lead_parts(), *calls], TextPart))
@@ -402,11 +409,25 @@ class _Run:
         parts += [TextPart(self.text("assistant")) for _ in range(self.choose.integer(1, 2))]
         self.response(self.with_blank(parts, TextPart))
 
+    def another(self, done: int, least: int, most: int) -> bool:
+        """Whether one more of something comes after ``done`` of them (between ``least``
+        and ``most``); three times in four, so runs are long enough."""
+        return done < least or (done < most and self.choose.integer(0, 3) > 0)
+
+    def kept(self, play) -> None:
+        """Play ``play`` (a turn, a tool round) unless a choice skips it.
+
+        Shrinking lowers the choice to 0 and deletes the now-unused span of ``play``'s
+        choices, so a bug in the fifth turn shrinks to a history of that turn alone (a
+        drawn count of turns, or one "another" per turn, can only cut from the end)."""
+        if self.choose.integer(0, 7):
+            self.choose.span(play)
+
     def body(self, *, last: bool) -> None:
         """Everything after the turn's opening request."""
-        rounds = self.choose.integer(0, self.cfg.max_tool_rounds) if self.on["tools"] else 0
-        for _ in range(rounds):
-            self.tool_round()
+        rounds = 0
+        while self.on["tools"] and self.choose.span(lambda: self.maybe_tool_round(rounds)):
+            rounds += 1
         if not last:
             self.answer(may_interrupt_calls=True)
             return
@@ -431,38 +452,61 @@ class _Run:
 
     def play(self) -> list[ModelMessage]:
         cfg = self.cfg
-        n_turns = self.choose.integer(cfg.min_turns, cfg.max_turns)
         n_leading = self.choose.integer(0, 2) if cfg.system_prompts != "none" else 0
-        summary = self.maybe("summaries")
-        keep_task = summary and self.choose.boolean()
+        self.summary = self.maybe("summaries")
+        self.keep_task = self.summary and self.choose.boolean()
         # The harness (and many apps) store the standing prompt in a request of its own.
-        if n_leading and ((summary and not keep_task) or self.choose.boolean()):
+        if n_leading and ((self.summary and not self.keep_task) or self.choose.boolean()):
             ts = self.tick()
             self.request([self.system(ts) for _ in range(n_leading)], ts)
             n_leading = 0
-        # A bulk section is played right after the first turn, by the seeded chooser: the
-        # opening (standing prompt, summary) and the newest turns stay drawn.
-        total = n_turns + self.bulk.size
-        bulk_turns = range(1, 1 + self.bulk.size)
-        bulk_choose = self.bulk.chooser()
-        for turn in range(total):
-            self.choose = bulk_choose if turn in bulk_turns else self.drawn
-            last = turn == total - 1
-            if turn == 0 and summary:
-                # Harness 0.62 after a compaction: [standing prompt], [first user prompt],
-                # [summary], then the kept tail, which may start in the middle of a turn.
-                if keep_task:
-                    self.user_request(n_leading)
-                ts = self.tick()
-                part = CompactionPart(content=self.text("summary"), metadata={SUMMARY_METADATA_KEY: True})
-                self.request([part], ts)
-                must_continue = last and (cfg.dangling_tail or not cfg.ends_with_request)
-                if must_continue or self.choose.boolean():
-                    self.body(last=last)
-                continue
-            self.user_request(n_leading if turn == 0 else 0)
-            self.body(last=last)
+        self.n_leading = n_leading
+        self.played = 0
+        drawn, more = 0, True
+        while more:  # each drawn turn is one span, so shrinking can delete it whole
+            drawn += 1
+            more = self.drawn.span(lambda: self.drawn_turn(drawn))
         return self.messages
+
+    def drawn_turn(self, drawn: int) -> bool:
+        """The ``drawn``-th drawn turn, and whether another follows (asked first). A bulk
+        section is played right after the first one, by the seeded chooser: the opening
+        (standing prompt, summary) and the newest turns stay drawn."""
+        self.choose = self.drawn
+        # Turns count as played (a skipped one does not), and only the first max_turns
+        # drawn may be skipped, so a run ends whatever the skips.
+        more = self.another(self.played + 1, self.cfg.min_turns, self.cfg.max_turns)
+        last = not more and not (drawn == 1 and self.bulk.size)
+        turn = 0 if drawn == 1 else self.bulk.size + drawn - 1
+        if last or drawn > self.cfg.max_turns:  # the last is never skipped: never an empty history
+            self.play_turn(turn, last=last)
+        else:
+            self.kept(lambda: self.play_turn(turn, last=False))
+        if drawn > 1:
+            return more
+        bulk_choose = self.bulk.chooser()
+        for index in range(1, 1 + self.bulk.size):
+            self.choose = bulk_choose
+            self.play_turn(index, last=not more and index == self.bulk.size)
+        self.choose = self.drawn
+        return more
+
+    def play_turn(self, turn: int, *, last: bool) -> None:
+        self.played += turn == 0 or turn > self.bulk.size  # a drawn turn
+        if turn == 0 and self.summary:
+            # Harness 0.62 after a compaction: [standing prompt], [first user prompt],
+            # [summary], then the kept tail, which may start in the middle of a turn.
+            if self.keep_task:
+                self.user_request(self.n_leading)
+            ts = self.tick()
+            part = CompactionPart(content=self.text("summary"), metadata={SUMMARY_METADATA_KEY: True})
+            self.request([part], ts)
+            must_continue = last and (self.cfg.dangling_tail or not self.cfg.ends_with_request)
+            if must_continue or self.choose.boolean():
+                self.body(last=last)
+            return
+        self.user_request(self.n_leading if turn == 0 else 0)
+        self.body(last=last)
 
 
 _FEATURES = ("files", "thinking", "summaries", "retries", "interruptions", "mid_system", "steer", "tools",

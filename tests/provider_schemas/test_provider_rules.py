@@ -427,9 +427,16 @@ CASES = [
         "G8",
         [gu(), gm(fcall()), gu({"text": "never mind"})],
         "Please ensure that the number of function response parts is equal to the number of function call parts of the function call turn.",
-        [gu(), gm(fcall()), gu(fresp(), {"text": "thanks"})],
+        [gu(), gm(fcall()), gu(fresp()), gu({"text": "thanks"})],
     ),
     ("gemini", "G10", [gu(), gm()], "Please ensure that multiturn requests ends with a user role or a function response.", [gu(), gm(), gu()]),
+    (
+        "gemini",
+        "G11",
+        [gu(), gm(fcall()), gu(fresp(), {"text": "and the next one?"})],
+        "Requests ending with a model turn are not supported.",
+        [gu(), gm(fcall()), gu(fresp()), gu({"text": "and the next one?"})],
+    ),
     # Bedrock Converse
     (
         "bedrock-converse",
@@ -532,13 +539,17 @@ CASES = [
 ]
 
 
+REJECTING_MODEL = {("bedrock-converse", "B5"): "meta.llama4-maverick-17b-instruct-v1:0"}
+
+
 def _case_id(case) -> str:
     return f"{case[0]}-{case[1]}"
 
 
 @pytest.mark.parametrize("provider, rule, broken, message, close", CASES, ids=[_case_id(c) for c in CASES])
 def test_breaking_body_reports_rule_with_provider_text(provider, rule, broken, message, close):
-    problems = validate(broken, provider)
+    # A model-dependent rule is judged for a model known to reject it.
+    problems = validate(broken, provider, model=REJECTING_MODEL.get((provider, rule)))
     found = [(p.rule, p.message) for p in problems]
     assert (rule, message) in found, found
     expected_severity = RULES[provider][rule].severity
@@ -547,7 +558,7 @@ def test_breaking_body_reports_rule_with_provider_text(provider, rule, broken, m
 
 @pytest.mark.parametrize("provider, rule, broken, message, close", CASES, ids=[_case_id(c) for c in CASES])
 def test_close_body_is_clean(provider, rule, broken, message, close):
-    problems = validate(close, provider)
+    problems = validate(close, provider, model=REJECTING_MODEL.get((provider, rule)))
     assert [p for p in problems if p.rule == rule] == []
     assert [p for p in problems if p.severity == "error"] == []
 
@@ -564,7 +575,8 @@ def test_a12_message_limit():
     assert [(p.rule, p.path, p.message) for p in problems] == [
         ("A12", "$.messages", "There is a limit of 100,000 messages in a single request.")
     ]
-    assert validate({"messages": messages[:-1]}, "anthropic") == []  # exactly 100,000
+    exactly = validate({"messages": messages[:-1]}, "anthropic")  # 100,000, ending in a prefill
+    assert [p.rule for p in exactly] == ["A11"] and exactly[0].severity == "warning"
 
 
 def test_glm_every_problem_carries_1214():
@@ -596,3 +608,26 @@ def test_interrupted_tool_round_reports_o8_then_o7():
     body = [u(), calls("c1"), u("interrupt"), tool("c1")]
     rules = [p.rule for p in validate(body, "openai-chat")]
     assert rules == ["O8", "O7"]
+
+
+@pytest.mark.parametrize("model, level", [
+    (None, "warning"),  # the model is not known: a portability hazard
+    ("us.anthropic.claude-sonnet-4-5-20250929-v1:0", None),  # Claude takes text beside a result
+    ("amazon.nova-pro-v1:0", None),
+    ("meta.llama4-maverick-17b-instruct-v1:0", "error"),
+    ("mistral.pixtral-large-2502-v1:0", "error"),
+    ("cohere.command-r-v1:0", "warning"),  # not in either list
+])
+def test_b5_level_follows_the_model(model, level):
+    body = TOOLS | {"messages": [bu(), ba(buse("t1")), bu(bres("t1"), {"text": "and?"})]}
+    found = [p.severity for p in validate(body, "bedrock-converse", model=model) if p.rule == "B5"]
+    assert found == ([level] if level else [])
+
+
+@pytest.mark.parametrize("model, level", [
+    (None, "warning"), ("claude-opus-4-8", "error"), ("claude-sonnet-4-6", "error"),
+    ("claude-sonnet-4-5", None), ("claude-3-5-haiku-latest", None),
+])
+def test_a11_level_follows_the_model(model, level):
+    body = {"messages": [u(), a("The answer is")]} | ({"model": model} if model else {})
+    assert [p.severity for p in validate(body, "anthropic") if p.rule == "A11"] == ([level] if level else [])
