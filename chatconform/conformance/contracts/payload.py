@@ -62,6 +62,9 @@ class PayloadContract(HistoryContract):
         return [p for p in PROVIDER_IDS if p in impl.options["providers"]]
 
     def skip_reason(self, impl):
+        if not impl.options["providers"] and "providers" in impl.selected:
+            return (f"{impl.name} declares none of the providers selected with --provider "
+                    f"({', '.join(sorted(impl.selected['providers']))})")
         if not impl.options["providers"]:
             return f"{impl.name} declares no providers (set .providers to the ids it maps to)"
         return None
@@ -443,5 +446,18 @@ def matches_reference(ex: Example) -> None:
         first = next((i for i, (a, b) in enumerate(zip(expected, actual)) if a != b),
                      min(len(expected), len(actual)))
         raise Violation(f"the turns differ from the reference at turn {first}",
-                        expected=[list(s) for s in expected[first:first + 3]],
-                        actual=[list(s) for s in actual[first:first + 3]])
+                        expected=[_labelled(s) for s in expected[first:first + 3]],
+                        actual=[_labelled(s) for s in actual[first:first + 3]])
+
+
+def _labelled(shape: tuple) -> dict[str, Any]:
+    """A turn's shape as labelled data for the failure output (empty parts left out)."""
+    role, texts, calls, results = shape
+    out: dict[str, Any] = {"role": role}
+    if texts:
+        out["texts"] = list(texts)
+    if calls:
+        out["calls"] = list(calls)
+    if results:
+        out["results"] = results
+    return out
