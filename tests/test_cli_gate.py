@@ -334,3 +334,20 @@ def test_version_is_importable():
     import chatconform
 
     assert isinstance(chatconform.__version__, str) and chatconform.__version__
+
+
+# -- 12. validate: complete requests and arrays of bodies -------------------------------------------
+
+def test_validate_a_complete_request_needs_its_request_fields_and_arrays_of_bodies(tmp_path, capsys):
+    user = {"role": "user", "content": "hi"}
+    Path("bodies.json").write_text(json.dumps([{"model": "claude-sonnet-4-5", "messages": [user]},
+                                               {"messages": [user]}], indent=1))
+    assert run("validate", "bodies.json", "--provider", "anthropic") == 1
+    out = capsys.readouterr().out
+    assert "bodies.json: a JSON array of request bodies, read as bodies" in out
+    assert "A14 $.max_tokens  max_tokens: Field required" in out and "in 2 bodies" in out
+    Path("messages.json").write_text(json.dumps([user]))
+    assert run("validate", "messages.json", "--provider", "anthropic") == 0
+    assert "a JSON array of messages, read as one body's messages" in capsys.readouterr().out
+    Path("history_only.json").write_text(json.dumps({"messages": [user]}))  # what to_payload returns
+    assert run("validate", "history_only.json", "--provider", "anthropic") == 0
