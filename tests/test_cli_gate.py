@@ -351,3 +351,49 @@ def test_validate_a_complete_request_needs_its_request_fields_and_arrays_of_bodi
     assert "a JSON array of messages, read as one body's messages" in capsys.readouterr().out
     Path("history_only.json").write_text(json.dumps({"messages": [user]}))  # what to_payload returns
     assert run("validate", "history_only.json", "--provider", "anthropic") == 0
+
+
+# -- 10. the GitHub Action ----------------------------------------------------------------------------
+
+def test_action_yml_is_a_composite_action_running_real_commands():
+    import re
+
+    from chatconform.cli import _parser
+
+    text = (ROOT / "action.yml").read_text()
+    try:
+        import yaml
+    except ImportError:
+        yaml = None
+    if yaml is not None:
+        action = yaml.safe_load(text)
+        assert action["runs"]["using"] == "composite" and "impl" in action["inputs"]
+    assert "using: composite" in text and "$GITHUB_STEP_SUMMARY" in text and "upload-artifact" in text
+    parser = _parser()
+    commands = {name: sub for action in parser._subparsers._group_actions
+                for name, sub in action.choices.items()}
+    used = re.findall(r"^\s+chatconform (\w+)(.*)$", text, re.M) + [("run", " ".join(
+        re.findall(r"\((run [^)]*)\)", text)))]
+    for command, rest in used:
+        assert command in commands, command
+        known = {o for a in commands[command]._actions for o in a.option_strings}
+        assert set(re.findall(r"(--[a-z-]+)", rest)) <= known, (command, rest)
+    assert "--junitxml=chatconform-junit.xml" in (ROOT / "docs" / "ci.md").read_text()
+
+
+# -- 11. help for every option --------------------------------------------------------------------------
+
+def test_every_option_has_help_and_the_description_says_what_it_does():
+    import argparse
+
+    from chatconform.cli import _parser
+
+    parser = _parser()
+    assert "conformance checks" in parser.description
+    for action in parser._subparsers._group_actions:
+        for name, sub in action.choices.items():
+            for option in sub._actions:
+                assert option.help and option.help != argparse.SUPPRESS, (name, option.dest)
+    readme = (ROOT / "README.md").read_text()
+    for words in ("max_tokens", "UUID_NIL", "LIMIT window", "--fail-on-failure", "created_at"):
+        assert words in readme, words
