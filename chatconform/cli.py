@@ -1,21 +1,29 @@
-"""The ``chatconform`` command: a thin front end over the engine.
+"""Check chat-history code (thread rebuilding, provider payloads, compaction) against property-based conformance checks.
 
-Exit codes: 0 pass (expected failures included), 1 a check failed, 2 usage or
-configuration error, 3 nothing was selected to run.
+chatconform generates conversations, runs the named checks against your implementation,
+and prints each failure shrunk to a minimal input with a regression test to paste. It also
+summarises and compares JSON-lines reports, and lints recorded provider request bodies.
+
+Exit codes: 0 pass (expected failures included), 1 a check failed or was not evaluated
+(summary only with --fail-on-failure), 2 usage or configuration error, 3 nothing was
+selected to run.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 import time
 from typing import Any
 
 from rich.console import Console
-from rich.markup import escape
 from rich.table import Table
+from rich.text import Text
 
+from chatconform.conformance.argtypes import positive_int, positive_seconds
 from chatconform.conformance.registry import ConfigError
+
 
 def _version() -> str:
     from chatconform.version import __version__
@@ -29,66 +37,114 @@ def main(argv: list[str] | None = None) -> int:
     if not getattr(args, "command", None):
         parser.print_help()
         return 2
-    out = Console(highlight=False, soft_wrap=False, width=_width())
-    err = Console(stderr=True, highlight=False, width=_width())
+    out, err = console(sys.stdout), console(sys.stderr, stderr=True)
     try:
         return args.handler(args, out, err)
     except ConfigError as exc:
-        err.print(f"[bold red]error:[/] {escape(str(exc))}")
+        err.print(Text.assemble(("error:", "bold red"), f" {exc}"))
+        return 2
+    except OSError as exc:  # a path the checks above missed: one line, never a traceback
+        where = f"{exc.filename}: " if exc.filename else ""
+        err.print(Text.assemble(("error:", "bold red"), f" {where}{exc.strerror or exc}"))
         return 2
     except KeyboardInterrupt:
         err.print("interrupted")
         return 130
 
 
-def _width() -> int | None:
-    return None if sys.stdout.isatty() else 120
+def console(stream, *, stderr: bool = False) -> Console:
+    """A console that prints text literally (no markup, emoji codes or highlighting) and,
+    writing to a pipe or file, never wraps a line: logs and step summaries keep whole lines."""
+    return Console(stderr=stderr, markup=False, emoji=False, highlight=False, soft_wrap=True,
+                   width=None if stream.isatty() else 100_000)
+
+
+class _Parser(argparse.ArgumentParser):
+    """Usage errors in one line, exit 2."""
+
+    def error(self, message: str):
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="chatconform", description=__doc__.splitlines()[0])
-    parser.add_argument("--version", action="version", version=f"chatconform {_version()}")
-    sub = parser.add_subparsers(dest="command")
+    from chatconform.providers import PROVIDER_IDS
 
-    run = sub.add_parser("run", help="run the conformance checks against implementations")
-    run.add_argument("--impl", action="append", default=[], metavar="NAME|module:attr",
+    parser = _Parser(prog="chatconform", description=__doc__.split("\n\n")[0] + "\n\n" +
+                     __doc__.split("\n\n")[1], formatter_class=argparse.RawDescriptionHelpFormatter,
+                     epilog=__doc__.split("\n\n")[2].strip())
+    parser.add_argument("--version", action="version", version=f"chatconform {_version()}",
+                        help="print the version and exit")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    run = sub.add_parser("run", help="run the conformance checks against implementations",
+                         description="Run the conformance checks against implementations; exit 0 when "
+                                     "every check passes, 1 when one fails.")
+    run.add_argument("--impl", action="append", default=[], metavar="NAME|module:attr|file.py:attr",
                      help="implementation to test (repeatable; default: every registered one)")
-    run.add_argument("--contract", action="append", default=[], help="contract to run (repeatable)")
+    run.add_argument("--contract", action="append", default=[], metavar="NAME",
+                     help="contract to run: thread, payload, compaction (repeatable; default: all)")
     run.add_argument("--check", action="append", default=[], metavar="ID",
-                     help="only this check (repeatable)")
-    run.add_argument("--profile", default="ci", choices=["ci", "dev", "deep"])
-    run.add_argument("--seed", type=int, default=None, help="random seed (overrides derandomize)")
-    run.add_argument("--examples", type=int, default=None, metavar="N",
+                     help="only this check, such as thread.reaches_root (repeatable)")
+    run.add_argument("--provider", action="append", default=[], choices=PROVIDER_IDS, metavar="ID",
+                     help="run the payload-bound checks only for this provider (repeatable): "
+                          + ", ".join(PROVIDER_IDS))
+    run.add_argument("--profile", default="ci", choices=["ci", "dev", "deep"],
+                     help="ci: derandomized, the same cases every run (default); dev: random, with an "
+                          "example database; deep: ten times the examples")
+    run.add_argument("--seed", type=int, default=None, metavar="N",
+                     help="random but repeatable cases from this seed")
+    run.add_argument("--examples", type=positive_int, default=None, metavar="N",
                      help="examples per search instead of the profile's (a quick look, not a gate)")
-    run.add_argument("--timeout", type=float, default=None, metavar="SECONDS",
+    run.add_argument("--timeout", type=positive_seconds, default=None, metavar="SECONDS",
                      help="per-call timeout for the implementation (default 10)")
-    run.add_argument("--report", metavar="FILE.jsonl", help="write a JSON-lines report")
+    run.add_argument("--report", metavar="FILE.jsonl",
+                     help="write a JSON-lines report (checked writable before the run)")
     run.add_argument("--strict", action="store_true",
                      help="exit 1 on warning-level findings too (portability hazards, advice)")
+    run.add_argument("--verbose", "-v", action="store_true",
+                     help="print every counterexample in full (default: the smallest per check)")
     run.set_defaults(handler=cmd_run)
 
-    lst = sub.add_parser("list", help="list implementations, checks and fakes")
+    lst = sub.add_parser("list", help="list implementations, checks and fakes",
+                         description="List the registered implementations, every check with the bug "
+                                     "it guards, and the bundled fakes.")
+    lst.add_argument("--format", default="pretty", choices=["pretty", "json"],
+                     help="pretty tables (default) or one JSON object")
     lst.set_defaults(handler=cmd_list)
 
-    replay = sub.add_parser("replay", help="re-run a failure saved under .chatconform/failures/")
-    replay.add_argument("files", nargs="+", metavar="FILE")
-    replay.add_argument("--impl", default=None, help="run the case against another implementation")
+    replay = sub.add_parser("replay", help="re-run failures saved under .chatconform/failures/",
+                            description="Re-run saved failures; exit 1 while one still fails.")
+    replay.add_argument("files", nargs="+", metavar="FILE|DIR",
+                        help="a saved case, or a folder of them (every *.json in it)")
+    replay.add_argument("--impl", default=None, metavar="NAME|module:attr|file.py:attr",
+                        help="run the cases against this implementation instead of the saved one")
     replay.set_defaults(handler=cmd_replay)
 
-    summary = sub.add_parser("summary", help="summarise a JSON-lines report")
-    summary.add_argument("report")
-    summary.add_argument("--format", default="pretty", choices=["pretty", "markdown", "json"])
+    summary = sub.add_parser("summary", help="summarise a JSON-lines report",
+                             description="Summarise a JSON-lines report; exit 0 unless --fail-on-failure "
+                                         "is given and a check failed.")
+    summary.add_argument("report", metavar="REPORT.jsonl", help="a report written by run --report")
+    summary.add_argument("--format", default="pretty", choices=["pretty", "markdown", "json"],
+                         help="pretty (default), markdown (for a CI step summary) or json")
+    summary.add_argument("--fail-on-failure", action="store_true",
+                         help="exit 1 when the report holds a failing check (a gate on a stored report)")
     summary.set_defaults(handler=cmd_summary)
 
-    diff = sub.add_parser("diff", help="compare two reports by check id")
-    diff.add_argument("old")
-    diff.add_argument("new")
+    diff = sub.add_parser("diff", help="compare two reports by check id",
+                          description="Compare two reports by check id; exit 1 when a check regressed.")
+    diff.add_argument("old", metavar="OLD.jsonl", help="the baseline report")
+    diff.add_argument("new", metavar="NEW.jsonl", help="the report to compare with it")
     diff.set_defaults(handler=cmd_diff)
 
-    validate = sub.add_parser("validate", help="lint recorded provider request bodies")
-    validate.add_argument("files", nargs="+", metavar="FILE", help="JSON or JSON-lines file, or -")
-    validate.add_argument("--provider", required=True)
-    validate.add_argument("--format", default="pretty", choices=["pretty", "json"])
+    validate = sub.add_parser("validate", help="lint recorded provider request bodies",
+                              description="Lint recorded request bodies against a provider's schema and "
+                                          "sequence rules; exit 1 for any error.")
+    validate.add_argument("files", nargs="+", metavar="FILE",
+                          help="a JSON body, a JSON array of bodies, JSON lines of bodies, or - for stdin")
+    validate.add_argument("--provider", required=True, metavar="ID",
+                          help="the provider the bodies were sent to: " + ", ".join(PROVIDER_IDS))
+    validate.add_argument("--format", default="pretty", choices=["pretty", "json"],
+                          help="pretty (default) or one JSON object per problem")
     validate.set_defaults(handler=cmd_validate)
     return parser
 
@@ -110,23 +166,23 @@ class _Progress:
             variant = f" [{info['variant']}]" if info["variant"] else ""
             self.label = f"{info['impl'].name} · {info['contract'].name}{variant}"
             if self.err.is_terminal:
-                self.status = self.err.status(f"{escape(self.label)}: starting")
+                self.status = self.err.status(Text(f"{self.label}: starting"))
                 self.status.start()
         elif event == "example":
             self.count += 1
             if self.status is not None and self.count % 10 == 0:
-                self.status.update(f"{escape(self.label)}: {self.count} examples")
+                self.status.update(Text(f"{self.label}: {self.count} examples"))
         elif event == "end":
             if self.status is not None:
                 self.status.stop()
                 self.status = None
             result = info["result"]
             failing = len(result.failures) + (result.hung is not None)
-            note = f"[red]{failing} failing[/]" if failing else "[green]ok[/]"
+            note = (f"{failing} failing", "red") if failing else ("ok", "green")
             if result.aborted:
-                note = "[magenta]stopped[/]"
-            self.err.print(f"  {escape(self.label)}: {result.examples} examples, "
-                           f"{info['seconds']:.1f}s, {note}")
+                note = ("stopped", "magenta")
+            self.err.print(Text.assemble(f"  {self.label}: {result.examples} examples, "
+                                         f"{info['seconds']:.1f}s, ", note))
 
 
 def cmd_run(args, out: Console, err: Console) -> int:
@@ -143,31 +199,51 @@ def cmd_run(args, out: Console, err: Console) -> int:
         err.print("nothing to run: no implementation is registered; pass --impl")
         return 3
     impls = [discovery.load(spec) for spec in specs]
+    for impl in impls if args.provider else ():
+        impl.select("providers", set(args.provider))
     seed_note = args.seed if args.seed is not None else (
         "derandomized" if profile.derandomize else "random")
+    providers = f" · providers {', '.join(args.provider)}" if args.provider else ""
     err.print(f"chatconform {_version()} · profile {profile.name} · seed {seed_note} · "
               f"{len(impls)} implementation(s) · contracts "
-              f"{', '.join(c.name for c in selection.contracts)}")
+              f"{', '.join(c.name for c in selection.contracts)}{providers}")
     started = time.perf_counter()
     verdicts = engine.run(impls, selection, profile, seed=args.seed,
                           timeout=args.timeout or DEFAULT_TIMEOUT, progress=_Progress(err))
     seconds = time.perf_counter() - started
     repro.save_failures(verdicts)
     head = report.header(impls, version=_version(), profile=profile.name, seed=args.seed)
+    if args.provider:
+        head["providers"] = list(args.provider)
     foot = report.footer(verdicts, seconds)
-    if args.report:
-        report.write(args.report, head, verdicts, foot)
     if engine.nothing_ran(verdicts):
+        _write_report(args.report, head, verdicts, foot, err)
         reasons = sorted({v.message for v in verdicts})
         err.print("nothing to run: every selected check was skipped (" + "; ".join(reasons) + ")")
         return 3
     _print_matrix(out, [report.result_line(v) for v in verdicts])
-    _print_failures(out, verdicts)
+    _print_failures(out, verdicts, verbose=args.verbose)
     counts = foot["counts"]
     out.print(", ".join(f"{n} {s}" for s, n in counts.items() if n) + f" in {seconds:.1f}s")
+    if not _write_report(args.report, head, verdicts, foot, err):
+        return 2
     if args.report:
         out.print(f"report: {args.report}")
     return engine.exit_code(verdicts, strict=args.strict)
+
+
+def _write_report(path, head, verdicts, foot, err: Console) -> bool:
+    """Write the report after the results are shown, so a late write error loses nothing."""
+    from chatconform.conformance import report
+
+    if not path:
+        return True
+    try:
+        report.write(path, head, verdicts, foot)
+    except ConfigError as exc:
+        err.print(Text.assemble(("error:", "bold red"), f" {exc}"))
+        return False
+    return True
 
 
 def _print_matrix(out: Console, results: list[dict]) -> None:
@@ -182,13 +258,22 @@ def _print_matrix(out: Console, results: list[dict]) -> None:
         row = []
         for impl in impls:
             cell = cells.get((check, impl))
-            row.append(f"[{cell.status.style}]{escape(cell.label)}[/]" if cell else "")
+            row.append(Text(cell.label, style=cell.status.style) if cell else Text(""))
         table.add_row(check, *row)
     out.print(table)
 
 
-def _print_failures(out: Console, verdicts) -> None:
-    from chatconform.conformance.present import describe
+#: A minimal input longer than this is cut short unless --verbose (the saved case holds all of it).
+MAX_INPUT_LINES = 30
+
+
+def _print_failures(out: Console, verdicts, *, verbose: bool = False) -> None:
+    """One block per failing check with its smallest counterexample; the others summarised.
+
+    A case already printed for an earlier check is named, not printed again, and a very
+    long one is cut short (``verbose`` prints every counterexample in full).
+    """
+    from chatconform.conformance.present import TEST_BANNER, describe
     from chatconform.conformance.status import Status
 
     grouped: dict[tuple[Status, str, str], list[str]] = {}
@@ -198,29 +283,61 @@ def _print_failures(out: Console, verdicts) -> None:
             grouped.setdefault((status, verdict.implementation, verdict.message), []).append(verdict.check)
     for (status, impl, message), checks in grouped.items():
         word = "ERROR" if status == Status.ERROR else "NOT EVALUATED"
-        out.print(f"\n[{status.style}]{word}[/] {', '.join(checks)} · {escape(impl)}: {escape(message)}")
+        out.print(Text.assemble("\n", (word, status.style), f" {', '.join(checks)} · {impl}: {message}"))
+    shown: dict[tuple[str, str], str] = {}  # (implementation spec, case) -> the block that printed it
+    elided = False
     for verdict in verdicts:
         if Status(verdict.status) not in (Status.FAIL, Status.WARN):
             continue
-        for failure in verdict.failures:
-            shown = describe(verdict, failure)
-            head, _, rest = shown.title.partition(" ")
-            style = Status.FAIL.style if failure.level == "error" else Status.WARN.style
-            out.print(f"\n[{style}]{head}[/] [bold]{escape(rest)}[/]")
-            for label, text in shown.fields:
-                out.print(f"  {label + ':':<9} {escape(text)}")
-            out.print(f"  {shown.input_label}:")
-            _print_block(out, shown.input_json)
-            if failure.saved and not failure.saved.startswith("not saved"):
-                out.print(f"  re-run:   chatconform replay {escape(failure.saved)}")
-            out.print("  regression test:")
-            _print_block(out, shown.test)
+        reports = [describe(verdict, failure) for failure in verdict.failures]
+        order = sorted(range(len(reports)), key=lambda i: len(reports[i].input_json))
+        for index in order if verbose else order[:1]:
+            failure, shown_report = verdict.failures[index], reports[index]
+            elided |= _print_failure(out, verdict, failure, shown_report, shown, verbose)
+        others = [verdict.failures[i] for i in order[1:]]
+        if others and not verbose:
+            where = sorted({f.variant for f in others if f.variant})
+            out.print(f"  also fails on {len(others)} other case(s)"
+                      + (f" (for {', '.join(where)})" if where else "") + "; --verbose prints them")
+            elided = True
+    if elided:
+        out.print("\n(cut short above; run again with --verbose for every counterexample in full)")
 
 
-def _print_block(out: Console, text: str) -> None:
-    """Indented, unstyled and unwrapped, so it can be copied as it is."""
-    for line in text.rstrip("\n").splitlines():
-        out.print(("    " + line).rstrip(), markup=False, highlight=False, soft_wrap=True)
+def _print_failure(out: Console, verdict, failure, shown_report, shown: dict, verbose: bool) -> bool:
+    """Print one failure block; True when part of it was cut short."""
+    from chatconform.conformance.present import TEST_BANNER, indent
+    from chatconform.conformance.status import Status
+
+    head, _, rest = shown_report.title.partition(" ")
+    style = Status.FAIL.style if failure.level == "error" else Status.WARN.style
+    out.print(Text.assemble("\n", (head, style), " ", (rest, "bold")))
+    for label, text in shown_report.fields:
+        if label == "saved":
+            saved = failure.saved or ""
+            label, text = ("saved", text) if saved.startswith("not saved") else (
+                "re-run", f"chatconform replay {saved}")
+        out.print(f"  {label + ':':<9} {text}")
+    key = (verdict.spec, shown_report.input_json)
+    earlier = shown.get(key)
+    if earlier is not None and not verbose:
+        out.print(f"  {shown_report.input_label}: the same as for {earlier} above")
+        out.print(f"  regression test: the one above, ending in  {shown_report.call}")
+        return False
+    shown.setdefault(key, shown_report.title.partition(" ")[2])
+    lines = shown_report.input_json.splitlines()
+    if len(lines) > MAX_INPUT_LINES and not verbose:
+        out.print(f"  {shown_report.input_label} ({len(lines)} lines, the first {MAX_INPUT_LINES // 2}):")
+        out.print(indent("\n".join(lines[:MAX_INPUT_LINES // 2])))
+        out.print(f"    … {len(lines) - MAX_INPUT_LINES // 2} more lines (the whole case is saved; "
+                  "--verbose prints it)")
+        out.print("  regression test: not printed for a case this long (--verbose prints it)")
+        return True
+    out.print(f"  {shown_report.input_label}:")
+    out.print(indent(shown_report.input_json))
+    out.print(TEST_BANNER)
+    out.print(shown_report.test.rstrip("\n"))
+    return False
 
 
 # -- list, replay, summary, diff, validate ----------------------------------------------------
@@ -230,53 +347,75 @@ def cmd_list(args, out: Console, err: Console) -> int:
     from chatconform.conformance.contracts import all_contracts
     from chatconform.fakes import all_fakes
 
-    table = Table(title="implementations", title_justify="left")
-    for column in ("name", "version", "loads from", "contracts"):
-        table.add_column(column)
+    impls = []
     for name, ep in sorted(discovery.registered().items()):
         try:
             impl = discovery.load(name)
-            table.add_row(impl.name, impl.version, ep.value, ", ".join(impl.contracts()))
+            impls.append({"name": impl.name, "version": impl.version, "loads_from": ep.value,
+                          "contracts": impl.contracts(), "error": None})
         except ConfigError as exc:
-            table.add_row(name, "?", ep.value, f"[red]{escape(str(exc))}[/]")
-    out.print(table)
-
+            impls.append({"name": name, "version": None, "loads_from": ep.value, "contracts": [],
+                          "error": str(exc)})
     fakes = all_fakes()
     caught_by: dict[str, list[str]] = {}
     for spec, fake in fakes.items():
         for check_id in fake.violates:
             caught_by.setdefault(check_id, []).append(fake.name)
+    checks = [{"id": check.id, "contract": contract.name, "title": check.title, "guards": check.rationale,
+               "violated_by": caught_by.get(check.id, [])}
+              for contract in all_contracts().values() for check in contract.ordered_checks()]
+    fake_rows = [{"spec": spec, "name": fake.name, "reproduces": fake.reproduces,
+                  "violates": list(fake.violates)} for spec, fake in fakes.items()]
+    if args.format == "json":
+        _write(json.dumps({"version": _version(), "implementations": impls, "checks": checks,
+                           "fakes": fake_rows}, indent=2, ensure_ascii=False) + "\n")
+        return 0
+
+    table = Table(title="implementations", title_justify="left")
+    for column in ("name", "version", "loads from", "contracts"):
+        table.add_column(column)
+    for impl in impls:
+        if impl["error"]:
+            table.add_row(impl["name"], "?", impl["loads_from"], Text(impl["error"], style="red"))
+        else:
+            table.add_row(impl["name"], impl["version"], impl["loads_from"], ", ".join(impl["contracts"]))
+    out.print(table)
     table = Table(title="checks", title_justify="left")
     for column in ("id", "title", "guards", "fakes that violate it"):
         table.add_column(column)
-    for contract in all_contracts().values():
-        for check in contract.ordered_checks():
-            table.add_row(check.id, check.title, check.rationale, ", ".join(caught_by.get(check.id, [])))
+    for check in checks:
+        table.add_row(check["id"], check["title"], check["guards"], ", ".join(check["violated_by"]))
     out.print(table)
-
     table = Table(title="fakes (use with --impl)", title_justify="left")
     for column in ("spec", "reproduces"):
         table.add_column(column)
-    for spec, fake in fakes.items():
-        table.add_row(spec, fake.reproduces)
+    for fake in fake_rows:
+        table.add_row(fake["spec"], fake["reproduces"])
     out.print(table)
     return 0
+
+
+def _write(text: str) -> None:
+    """Machine-readable output, written as it is (no console, no wrapping)."""
+    sys.stdout.write(text)
+    sys.stdout.flush()
 
 
 def cmd_replay(args, out: Console, err: Console) -> int:
     from chatconform.conformance import repro
 
+    files = [case for path in args.files for case in repro.saved_cases(path)]
+    records = [(path, repro.load_record(path)) for path in files]  # every file checked before any runs
     status = 0
-    for path in args.files:
-        record = repro.load_record(path)
+    for path, record in records:
         impl = args.impl or record["implementation"]
         try:
             repro.check_case(impl, record["check"], record["case"], variant=record.get("variant"))
         except AssertionError as exc:
-            out.print(f"[bold red]FAIL[/] {escape(path)}: {escape(str(exc))}")
+            out.print(Text.assemble(("FAIL", "bold red"), f" {path}: {exc}"))
             status = 1
         else:
-            out.print(f"[green]pass[/] {escape(path)}: {record['check']} now holds for {escape(impl)}")
+            out.print(Text.assemble(("pass", "green"), f" {path}: {record['check']} now holds for {impl}"))
     return status
 
 
@@ -285,14 +424,15 @@ def cmd_summary(args, out: Console, err: Console) -> int:
 
     parsed = report.read(args.report)
     if args.format == "markdown":
-        out.print(report.markdown(parsed), markup=False, end="")
+        _write(report.markdown(parsed))
     elif args.format == "json":
-        out.print_json(data=report.summary_json(parsed))
+        _write(json.dumps(report.summary_json(parsed), indent=2, ensure_ascii=False) + "\n")
     else:
         _print_matrix(out, parsed.results)
         counts = parsed.footer.get("counts", {})
         out.print(", ".join(f"{n} {s}" for s, n in counts.items() if n))
-    return 1 if any(report.status_of(r).fails_run for r in parsed.results) else 0
+    failed = any(report.status_of(r).fails_run for r in parsed.results)
+    return 1 if failed and args.fail_on_failure else 0
 
 
 def cmd_diff(args, out: Console, err: Console) -> int:
@@ -303,11 +443,11 @@ def cmd_diff(args, out: Console, err: Console) -> int:
                 ("changed", result.changed)]
     for title, rows in sections:
         for impl, check, old, new in rows:
-            out.print(f"{title:11} {check}  {escape(impl)}: {old} -> {new}")
+            out.print(f"{title:11} {check}  {impl}: {old} -> {new}")
     for impl, check, status in result.appeared:
-        out.print(f"{'appeared':11} {check}  {escape(impl)}: {status}")
+        out.print(f"{'appeared':11} {check}  {impl}: {status}")
     for impl, check, status in result.disappeared:
-        out.print(f"{'disappeared':11} {check}  {escape(impl)}: was {status}")
+        out.print(f"{'disappeared':11} {check}  {impl}: was {status}")
     if not any([result.regressed, result.improved, result.changed, result.appeared,
                 result.disappeared]):
         out.print("no differences")

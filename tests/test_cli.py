@@ -133,10 +133,10 @@ def test_printed_regression_test_runs_and_fails_on_the_bug(tmp_path):
     (["run", "--impl", "json:dumps"], "the factory raised TypeError"),
     (["run", "--impl", "reference", "--check", "thread.reaches_rot"], "did you mean thread.reaches_root"),
     (["run", "--impl", "reference", "--contract", "nope"], "unknown contract 'nope'"),
-    (["run", "--impl", "reference", "--examples", "0"], "--examples must be at least 1"),
+    (["replay", "."], "no saved cases"),
     (["replay", "missing.json"], "no such file"),
     (["run", "--impl", "reference", "--report", "no/such/dir/r.jsonl"], "cannot write the report"),
-    (["summary", "missing.jsonl"], "cannot read"),
+    (["summary", "missing.jsonl"], "no such file"),
 ])
 def test_configuration_errors_exit_2(args, message, capsys):
     assert run(*args) == 2
@@ -214,7 +214,9 @@ def test_summary_and_diff(tmp_path, capsys):
     capsys.readouterr()
     assert run("summary", "old.jsonl", "--format", "markdown") == 0
     assert "| `thread.reaches_root` | pass |" in capsys.readouterr().out
-    assert run("summary", "new.jsonl", "--format", "json") == 1
+    assert run("summary", "new.jsonl", "--format", "json") == 0
+    assert json.loads(capsys.readouterr().out)["failures"][0]["check"] == "thread.reaches_root"
+    assert run("summary", "new.jsonl", "--format", "json", "--fail-on-failure") == 1
     assert json.loads(capsys.readouterr().out)["matrix"]["reference"]["thread.reaches_root"] == "fail"
     assert run("diff", "old.jsonl", "same.jsonl") == 0
     assert "no differences" in capsys.readouterr().out

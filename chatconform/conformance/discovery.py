@@ -33,6 +33,14 @@ class Implementation:
     obj: Any
     options: dict[str, Any] = field(default_factory=dict)  # settings the contracts read
     expected_failures: dict[str, str] = field(default_factory=dict)
+    #: What a run narrowed a set-valued option to (``run --provider``), by option name.
+    selected: dict[str, frozenset[str]] = field(default_factory=dict)
+
+    def select(self, option: str, allowed: set[str] | frozenset[str]) -> None:
+        """Narrow the set-valued ``option`` (e.g. ``providers``) to ``allowed`` for this run."""
+        self.selected[option] = frozenset(allowed)
+        if isinstance(self.options.get(option), frozenset):
+            self.options[option] = self.options[option] & self.selected[option]
 
     def method(self, contract: Contract):
         fn = getattr(self.obj, contract.method, None)
@@ -48,8 +56,13 @@ def registered() -> dict[str, Any]:
 
 
 def load(spec: str) -> Implementation:
-    """Load ``spec``: an entry-point name, ``module:attr`` or ``path/to/file.py:attr``."""
+    """Load ``spec``: an entry-point name, ``module:attr`` or ``path/to/file.py:attr``.
+
+    A file spec is kept with the file's absolute path, so the spec a failure records (and
+    the regression test it prints) loads the same file from any working directory.
+    """
     if ":" in spec:
+        spec = absolute_spec(spec)
         target = _resolve_attr(spec)
     else:
         eps = registered()
@@ -63,6 +76,18 @@ def load(spec: str) -> Implementation:
             raise ConfigError(f"implementation {spec!r} ({eps[spec].value}) failed to import: "
                               f"{type(exc).__name__}: {exc}") from None
     return wrap(target, spec)
+
+
+def absolute_spec(spec: str, base: str | Path | None = None) -> str:
+    """``spec`` with a relative ``file.py`` path made absolute (against ``base``, else the
+    working directory); any other spec unchanged."""
+    module, sep, attr = spec.rpartition(":")
+    if not sep or not module.endswith(".py"):
+        return spec
+    path = Path(module).expanduser()
+    if not path.is_absolute():
+        path = Path(base or os.getcwd()) / path
+    return f"{os.path.normpath(path)}:{attr}"
 
 
 def _contract_methods() -> list[str]:
@@ -143,6 +168,9 @@ def _resolve_attr(spec: str) -> Any:
 def _import_file(path: Path, spec: str) -> Any:
     if not path.is_file():
         raise ConfigError(f"{spec}: no such file {path}")
+    folder = str(path.resolve().parent)
+    if folder not in sys.path:
+        sys.path.insert(0, folder)  # as for a script: its sibling modules are importable
     name = f"chatconform_user_{path.stem}"
     module_spec = importlib.util.spec_from_file_location(name, path)
     module = importlib.util.module_from_spec(module_spec)

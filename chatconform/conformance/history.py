@@ -47,9 +47,128 @@ ItemKind = Literal["system", "user", "summary", "feedback", "assistant", "thinki
 
 # -- JSON ---------------------------------------------------------------------------------------
 
+#: The timestamp a history's first message has when its JSON gives none (the clock the
+#: bundled strategies start from). Later messages default to the one before, parts to their
+#: message, so a history written by :func:`history_to_json` carries only the times that change.
+DEFAULT_TIMESTAMP = "2026-01-05T09:00:00Z"
+
+#: The keys pydantic-ai reads to tell message and part types apart: always written, first.
+_TAGS = ("kind", "part_kind")
+
+
+def _kinds() -> dict[str, type]:
+    """Message and part classes of pydantic-ai by their ``kind`` / ``part_kind`` tag."""
+    import pydantic_ai.messages as messages
+
+    found: dict[str, type] = {}
+    for obj in vars(messages).values():
+        if isinstance(obj, type) and dataclasses.is_dataclass(obj):
+            for field in dataclasses.fields(obj):
+                if field.name in _TAGS and isinstance(field.default, str):
+                    found[f"{field.name}:{field.default}"] = obj
+    return found
+
+
+_KINDS = _kinds()
+_DEFAULTS: dict[type, dict[str, Any]] = {}
+
+
+def _defaults(cls: type) -> dict[str, Any]:
+    """The JSON of each field default of ``cls`` that loading fills in by itself."""
+    if cls not in _DEFAULTS:
+        from pydantic import TypeAdapter
+
+        found: dict[str, Any] = {}
+        for field in dataclasses.fields(cls):
+            if field.name in _TAGS:
+                continue
+            if field.default is not dataclasses.MISSING:
+                found[field.name] = TypeAdapter(Any).dump_python(field.default, mode="json")
+            elif field.default_factory is not dataclasses.MISSING and field.name != "timestamp":
+                try:  # plain value factories (usage, dict, list); not ids or clocks
+                    if isinstance(field.default_factory, type):
+                        value = field.default_factory()
+                        found[field.name] = TypeAdapter(type(value)).dump_python(value, mode="json")
+                except Exception:  # noqa: BLE001 - a factory that needs arguments has no default
+                    pass
+        _DEFAULTS[cls] = found
+    return _DEFAULTS[cls]
+
+
+def _slim(obj: dict[str, Any], inherited_time: Any) -> dict[str, Any]:
+    """``obj`` without the fields loading would fill in anyway, its tag first."""
+    cls = next((_KINDS.get(f"{tag}:{obj.get(tag)}") for tag in _TAGS if tag in obj), None)
+    defaults = _defaults(cls) if cls else {}
+    out = {tag: obj[tag] for tag in _TAGS if tag in obj}
+    for key, value in obj.items():
+        if key in _TAGS:
+            continue
+        if key == "timestamp":
+            if value != inherited_time:
+                out[key] = value
+        elif key in defaults:
+            if value != defaults[key]:
+                out[key] = _drop_none(value)
+        elif value is not None:
+            out[key] = _drop_none(value)
+    return out
+
+
+def _drop_none(value: Any) -> Any:
+    """Nested objects (file contents, usage details) lose their None fields, as before."""
+    if isinstance(value, dict):
+        return {k: _drop_none(v) for k, v in value.items() if v is not None}
+    if isinstance(value, list):
+        return [_drop_none(v) for v in value]
+    return value
+
+
 def history_to_json(history: Sequence[ModelMessage]) -> list[Any]:
-    """JSON for people to read: fields left at None are omitted (they load back as None)."""
-    return ModelMessagesTypeAdapter.dump_python(list(history), mode="json", exclude_none=True)
+    """The smallest JSON that :func:`history_from_json` loads back to an equal history.
+
+    pydantic-ai's own JSON, less what loading fills in: fields at their defaults (zero
+    usage, ``state: complete``, ``scope: conversation``, None), and timestamps equal to
+    the one they default to (:data:`DEFAULT_TIMESTAMP`, then the message before, then the
+    part's message). The ``kind``/``part_kind`` tags stay, and come first.
+    """
+    out = []
+    previous = DEFAULT_TIMESTAMP
+    for message in ModelMessagesTypeAdapter.dump_python(list(history), mode="json"):
+        stamp = message.get("timestamp")
+        slim = _slim(message, previous)
+        if stamp is not None:
+            previous = stamp
+        elif "timestamp" in message:  # a request without a time: say so, or it would inherit one
+            slim["timestamp"] = None
+        slim["parts"] = [_slim(part, previous) for part in message.get("parts", [])]
+        out.append(slim)
+    return out
+
+
+def _with_defaults(data: list[Any]) -> list[Any]:
+    """The timestamps :func:`history_to_json` left out, put back."""
+    out = []
+    previous: Any = DEFAULT_TIMESTAMP
+    for message in data:
+        if not isinstance(message, dict):
+            out.append(message)
+            continue
+        message = dict(message)
+        message.setdefault("timestamp", previous)
+        if message["timestamp"] is not None:
+            previous = message["timestamp"]
+        if isinstance(message.get("parts"), list):
+            message["parts"] = [_part_with_time(part, previous) for part in message["parts"]]
+        out.append(message)
+    return out
+
+
+def _part_with_time(part: Any, stamp: Any) -> Any:
+    if not isinstance(part, dict) or "timestamp" in part:
+        return part
+    cls = _KINDS.get(f"part_kind:{part.get('part_kind')}")
+    has_time = cls is not None and any(f.name == "timestamp" for f in dataclasses.fields(cls))
+    return dict(part, timestamp=stamp) if has_time else part
 
 
 def history_from_json(data: Any, where: str) -> History:
@@ -57,7 +176,7 @@ def history_from_json(data: Any, where: str) -> History:
     if not isinstance(data, list):
         raise ValueError(f"{where} must be a JSON array of pydantic-ai messages, got {type(data).__name__}")
     try:
-        return ModelMessagesTypeAdapter.validate_python(data)
+        return ModelMessagesTypeAdapter.validate_python(_with_defaults(data))
     except ValidationError as exc:
         first = exc.errors()[0]
         location = ".".join(str(step) for step in first["loc"])
@@ -78,8 +197,15 @@ class HistoryContract(Contract):
     history_fields: ClassVar[tuple[str, ...]] = ("history",)
 
     def case_to_json(self, case: Any) -> dict[str, Any]:
-        return {f.name: history_to_json(getattr(case, f.name)) if f.name in self.history_fields
-                else getattr(case, f.name) for f in dataclasses.fields(case)}
+        """The case as JSON; a field left at its default is omitted (it loads back the same)."""
+        out: dict[str, Any] = {}
+        for spec in dataclasses.fields(case):
+            value = getattr(case, spec.name)
+            if spec.name in self.history_fields:
+                out[spec.name] = history_to_json(value)
+            elif spec.default is dataclasses.MISSING or value != spec.default:
+                out[spec.name] = value
+        return out
 
     def case_from_json(self, data: Any) -> Any:
         fields = {f.name: f for f in dataclasses.fields(self.case_type)}

@@ -17,17 +17,45 @@ class ChatconformWarning(UserWarning):
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
+    from chatconform.conformance.argtypes import positive_int, positive_seconds
+
     group = parser.getgroup("chatconform", "chatconform conformance checks")
     group.addoption("--chatconform-impl", action="append", default=[], metavar="NAME|module:attr",
                     help="implementation to check (repeatable; default: every registered one)")
     group.addoption("--chatconform-contract", action="append", default=[], metavar="NAME",
                     help="contract to check (repeatable; default: all)")
+    group.addoption("--chatconform-check", action="append", default=[], metavar="ID",
+                    help="only this check, such as thread.reaches_root (repeatable)")
     group.addoption("--chatconform-profile", default="ci", choices=["ci", "dev", "deep"],
                     help="run profile (default: ci)")
-    group.addoption("--chatconform-timeout", type=float, default=None, metavar="SECONDS",
+    group.addoption("--chatconform-seed", type=int, default=None, metavar="N",
+                    help="random but repeatable cases from this seed")
+    group.addoption("--chatconform-examples", type=positive_int, default=None, metavar="N",
+                    help="examples per search instead of the profile's (a quick look, not a gate)")
+    group.addoption("--chatconform-timeout", type=positive_seconds, default=None, metavar="SECONDS",
                     help="per-call timeout for the implementation (default: 10)")
     group.addoption("--chatconform-strict", action="store_true", default=False,
                     help="fail on warning-level findings too (default: they pass with a warning)")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """A bad implementation, contract or check is a usage error (exit 4), found before collection."""
+    options = ("chatconform_impl", "chatconform_contract", "chatconform_check")
+    if not any(config.getoption(name, None) for name in options):
+        return
+    from chatconform.conformance import discovery, engine
+    from chatconform.conformance.registry import ConfigError
+
+    try:
+        selection = engine.select(config.getoption("chatconform_contract") or None,
+                                  config.getoption("chatconform_check") or None)
+        impls = {spec: discovery.load(spec) for spec in config.getoption("chatconform_impl")}
+    except ConfigError as exc:
+        raise pytest.UsageError(f"chatconform: {exc}") from None
+    config.stash[_LOADED] = (selection, impls)
+
+
+_LOADED = pytest.StashKey[tuple]()
 
 
 def pytest_report_header(config: pytest.Config) -> str | None:
@@ -35,8 +63,10 @@ def pytest_report_header(config: pytest.Config) -> str | None:
         return None
     from chatconform.version import __version__
 
-    return (f"chatconform {__version__}, profile {config.getoption('chatconform_profile')}, "
-            f"implementations: {', '.join(config.getoption('chatconform_impl'))}")
+    seed = config.getoption("chatconform_seed")
+    return (f"chatconform {__version__}, profile {config.getoption('chatconform_profile')}"
+            + (f", seed {seed}" if seed is not None else "")
+            + f", implementations: {', '.join(config.getoption('chatconform_impl'))}")
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
@@ -47,15 +77,19 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 
     config = metafunc.config
     specs = config.getoption("chatconform_impl") or sorted(discovery.registered())
-    try:
-        selection = engine.select(config.getoption("chatconform_contract") or None)
-    except ConfigError as exc:
-        raise pytest.UsageError(f"chatconform: {exc}") from None
+    if _LOADED in config.stash:
+        selection = config.stash[_LOADED][0]
+    else:
+        try:
+            selection = engine.select(None)
+        except ConfigError as exc:
+            raise pytest.UsageError(f"chatconform: {exc}") from None
     params = [
         pytest.param(spec, check.id, id=f"{spec}::{check.id}")
         for spec in specs
         for contract in selection.contracts
         for check in contract.ordered_checks()
+        if selection.checks is None or check.id in selection.checks
     ]
     if not params:
         raise pytest.UsageError("chatconform: nothing selected to run")
@@ -77,6 +111,9 @@ class _Session:
         from chatconform.conformance.profiles import get_profile
         from chatconform.conformance.registry import get_check
 
+        loaded = self.config.stash.get(_LOADED, (None, {}))[1]
+        if spec not in self.impls and spec in loaded:
+            self.impls[spec] = loaded[spec]
         if spec not in self.impls:
             try:
                 self.impls[spec] = discovery.load(spec)
@@ -88,11 +125,15 @@ class _Session:
         contract = get_contract(get_check(check_id).contract)
         key = (spec, contract.name)
         if key not in self.verdicts:
-            profile = get_profile(self.config.getoption("chatconform_profile"))
+            profile = get_profile(self.config.getoption("chatconform_profile"),
+                                  examples=self.config.getoption("chatconform_examples"))
             timeout = self.config.getoption("chatconform_timeout") or DEFAULT_TIMEOUT
+            checks = self.config.getoption("chatconform_check")
             from chatconform.conformance.repro import save_failures
 
-            found = engine.contract_verdicts(impl, contract, profile, timeout=timeout)
+            found = engine.contract_verdicts(
+                impl, contract, profile, timeout=timeout, seed=self.config.getoption("chatconform_seed"),
+                checks=frozenset(get_check(c).id for c in checks) if checks else None)
             save_failures(found)
             self.verdicts[key] = {v.check: v for v in found}
         return self.verdicts[key][check_id]

@@ -8,10 +8,10 @@ test to paste.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from typing import Any
 
+from chatconform.conformance.compact import render
 from chatconform.conformance.engine import Failure, Verdict
 from chatconform.conformance.registry import get_check
 from chatconform.conformance.repro import failure_record, regression_test
@@ -19,8 +19,12 @@ from chatconform.conformance.repro import failure_record, regression_test
 
 def short(value: Any, limit: int = 400) -> str:
     """A one-line rendering of an expected/actual value, cut at ``limit`` characters."""
-    text = value if isinstance(value, str) else json.dumps(value, default=str, ensure_ascii=False)
+    text = value if isinstance(value, str) else render(value, width=10**9)
     return text if len(text) <= limit else text[:limit] + " …"
+
+
+#: The line a printed regression test starts under; itself a comment, so the block pastes as it is.
+TEST_BANNER = "# regression test: paste into your test suite"
 
 
 @dataclass(frozen=True)
@@ -29,17 +33,18 @@ class FailureReport:
     fields: list[tuple[str, str]]  # (label, one-line text): why, what, expected, actual, saved
     input_label: str  # "minimal input" or "input (not shrunk)"
     input_json: str
-    test: str  # the regression test, ready to paste
+    test: str  # the regression test, ready to paste at column 0
+    call: str = ""  # the test's last line, the check_case(...) call
 
     def plain(self) -> str:
         lines = [self.title]
         lines += [f"  {label + ':':<9} {text}" for label, text in self.fields]
-        lines += [f"  {self.input_label}:", _indent(self.input_json), "  regression test:", _indent(self.test)]
+        lines += [f"  {self.input_label}:", indent(self.input_json), TEST_BANNER, self.test.rstrip("\n")]
         return "\n".join(lines)
 
 
-def _indent(text: str) -> str:
-    return "\n".join(("    " + line).rstrip() for line in text.rstrip("\n").splitlines())
+def indent(text: str, by: int = 4) -> str:
+    return "\n".join((" " * by + line).rstrip() for line in text.rstrip("\n").splitlines())
 
 
 def describe(verdict: Verdict, failure: Failure) -> FailureReport:
@@ -53,10 +58,12 @@ def describe(verdict: Verdict, failure: Failure) -> FailureReport:
         fields += [("expected", short(failure.expected)), ("actual", short(failure.actual))]
     if failure.saved:
         fields.append(("saved", failure.saved))
+    test = regression_test(failure_record(verdict, failure))
     return FailureReport(
         title=f"{'FAIL' if failure.level == 'error' else 'WARN'} {verdict.check}{variant} · {verdict.implementation}",
         fields=fields,
         input_label="minimal input" if failure.shrunk else "input (not shrunk)",
-        input_json=json.dumps(failure.case, indent=2, ensure_ascii=False),
-        test=regression_test(failure_record(verdict, failure)),
+        input_json=render(failure.case),
+        test=test,
+        call=test.rstrip("\n").splitlines()[-1].strip(),
     )

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
+from chatconform.conformance.argtypes import read_input
 from chatconform.conformance.discovery import Implementation
 from chatconform.conformance.engine import Verdict
 from chatconform.conformance.registry import ConfigError
@@ -62,11 +63,21 @@ def footer(verdicts: list[Verdict], seconds: float) -> dict:
 
 
 def check_writable(path: str | Path) -> None:
-    folder = Path(path).resolve().parent
+    """Fail before a run, not after it, when the report cannot be written."""
+    target = Path(path)
+    folder = target.resolve().parent
+    if target.is_dir():
+        raise ConfigError(f"cannot write the report {path}: it is a folder")
     if not folder.is_dir():
         raise ConfigError(f"cannot write the report {path}: no folder {folder}")
-    if Path(path).is_dir():
-        raise ConfigError(f"cannot write the report {path}: it is a folder")
+    existed = target.exists()
+    try:
+        with open(target, "a"):
+            pass
+    except OSError as exc:
+        raise ConfigError(f"cannot write the report {path}: {exc.strerror or exc}") from None
+    if not existed:
+        target.unlink(missing_ok=True)
 
 
 def write(path: str | Path, head: dict, verdicts: list[Verdict], foot: dict) -> None:
@@ -87,10 +98,7 @@ class Report:
 
 def read(path: str | Path) -> Report:
     """Parse a report; any damage is a ConfigError naming the file and line."""
-    try:
-        lines = Path(path).read_text().splitlines()
-    except OSError as exc:
-        raise ConfigError(f"{path}: cannot read ({exc.strerror})") from None
+    lines = read_input(path, "a chatconform report").splitlines()
     records: list[dict] = []
     for number, text in enumerate(lines, 1):
         if not text.strip():
@@ -102,7 +110,9 @@ def read(path: str | Path) -> Report:
         if not isinstance(record, dict) or "type" not in record:
             raise ConfigError(f"{path}:{number}: not a report line (no \"type\")")
         records.append(record)
-    if not records or records[0]["type"] != "header":
+    if not records:
+        raise ConfigError(f"{path}: the file is empty; is this a chatconform report?")
+    if records[0]["type"] != "header":
         raise ConfigError(f"{path}: no header line; is this a chatconform report?")
     if records[-1]["type"] != "footer":
         raise ConfigError(f"{path}: no footer line: the report is truncated")
@@ -179,6 +189,8 @@ def summary_json(report: Report) -> dict:
         "profile": report.header.get("profile"),
         "counts": report.footer.get("counts", {}),
         "matrix": {i: {c: str(cells[(c, i)].status) for c in checks if (c, i) in cells} for i in impls},
+        "failures": [{key: r.get(key) for key in ("implementation", "check", "status", "variant", "message")}
+                     for r in report.results if status_of(r).fails_run],
     }
 
 

@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import hashlib
 import json
-import pprint
 import re
 from pathlib import Path
 from typing import Any
 
 from chatconform.conformance import discovery
+from chatconform.conformance.argtypes import read_input
+from chatconform.conformance.compact import string_literal, render
 from chatconform.conformance.contracts import get_contract
 from chatconform.conformance.engine import EngineCaseError, Failure, Verdict, evaluate_case
 from chatconform.conformance.status import Status
@@ -38,7 +39,8 @@ def save_failure(record: dict[str, Any], directory: Path = FAILURES_DIR) -> Path
     directory.mkdir(parents=True, exist_ok=True)
     digest = hashlib.sha256(json.dumps(record["case"], sort_keys=True).encode()).hexdigest()[:10]
     variant = f"--{record['variant']}" if record.get("variant") else ""
-    slug = re.sub(r"[^A-Za-z0-9_.-]+", "_", f"{record['implementation']}--{record['check']}{variant}")
+    label = re.split(r"[\\/]", record["implementation"])[-1]  # a file spec: its file name and attribute
+    slug = re.sub(r"[^A-Za-z0-9_.-]+", "_", f"{label}--{record['check']}{variant}")
     path = directory / f"{slug}--{digest}.json"
     path.write_text(json.dumps(record, indent=2) + "\n")
     return path
@@ -57,16 +59,15 @@ def save_failures(verdicts: list[Verdict], directory: Path = FAILURES_DIR) -> No
 
 
 def regression_test(record: dict[str, Any]) -> str:
-    """A pytest test to paste into the implementation's own suite."""
+    """A pytest test to paste, at column 0, into the implementation's own suite."""
     name = re.sub(r"\W+", "_", record["check"]).strip("_")
-    case = pprint.pformat(record["case"], indent=1, width=88, sort_dicts=False)
-    case = "\n".join(" " * 11 + line if i else line for i, line in enumerate(case.splitlines()))
-    variant = f", variant={record['variant']!r}" if record.get("variant") else ""
+    case = render(record["case"], python=True, step=4, indent=4)
+    variant = f", variant={string_literal(record['variant'])}" if record.get("variant") else ""
     return (
         "from chatconform import check_case\n\n\n"
         f"def test_{name}_regression():\n"
         f"    case = {case}\n"
-        f"    check_case({record['implementation']!r}, {record['check']!r}, case{variant})\n"
+        f"    check_case({string_literal(record['implementation'])}, {string_literal(record['check'])}, case{variant})\n"
     )
 
 
@@ -77,10 +78,13 @@ def check_case(implementation: Any, check_id: str, case: Any, *, variant: str | 
     ``implementation`` is a spec (entry-point name or ``module:attr``) or the object itself.
     """
     __tracebackhide__ = True  # pytest shows the caller's line, not chatconform's frames
-    impl = discovery.load(implementation) if isinstance(implementation, str) else \
-        discovery.wrap(implementation)
-    check = get_check(check_id)
-    contract = get_contract(check.contract)
+    try:
+        impl = discovery.load(implementation) if isinstance(implementation, str) else \
+            discovery.wrap(implementation)
+        check = get_check(check_id)
+        contract = get_contract(check.contract)
+    except ConfigError as exc:
+        raise ConfigError(str(exc)) from None  # raised here, so pytest hides chatconform's frames
     if impl.method(contract) is None:
         raise ConfigError(f"{impl.name} has no {contract.method}()")
     try:
@@ -106,13 +110,35 @@ def check_case(implementation: Any, check_id: str, case: Any, *, variant: str | 
 
 
 def load_record(path: str | Path) -> dict[str, Any]:
+    """A saved failure; a ConfigError in one line for anything else.
+
+    A relative file spec in it (``impl.py:X``, as written by hand or by an older
+    chatconform) is read relative to the saved case when it is not found from here.
+    """
+    path = Path(path)
+    text = read_input(path, "a saved chatconform failure")
     try:
-        record = json.loads(Path(path).read_text())
-    except FileNotFoundError:
-        raise ConfigError(f"{path}: no such file") from None
+        record = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise ConfigError(f"{path}:{exc.lineno}:{exc.colno}: not JSON ({exc.msg})") from None
-    missing = [k for k in ("implementation", "check", "case") if k not in (record or {})]
-    if not isinstance(record, dict) or missing:
+        empty = " (the file is empty)" if not exc.doc.strip() else ""
+        raise ConfigError(f"{path}:{exc.lineno}:{exc.colno}: not JSON ({exc.msg}){empty}") from None
+    missing = [k for k in ("implementation", "check", "case") if not isinstance(record, dict) or k not in record]
+    if missing:
         raise ConfigError(f"{path}: not a saved chatconform failure (missing {', '.join(missing)})")
+    spec = record["implementation"]
+    if isinstance(spec, str) and discovery.absolute_spec(spec) != spec:
+        here = discovery.absolute_spec(spec)
+        if not Path(here.rpartition(":")[0]).is_file():
+            record["implementation"] = discovery.absolute_spec(spec, path.resolve().parent)
     return record
+
+
+def saved_cases(path: str | Path) -> list[Path]:
+    """The saved cases to replay for ``path``: the file itself, or every ``*.json`` in a folder."""
+    path = Path(path)
+    if not path.is_dir():
+        return [path]
+    found = sorted(p for p in path.glob("*.json") if p.is_file())
+    if not found:
+        raise ConfigError(f"{path}: no saved cases (*.json) in this folder")
+    return found

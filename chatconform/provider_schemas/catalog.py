@@ -250,6 +250,10 @@ RULES: dict[str, dict[str, RuleInfo]] = {
             "A13", "content block types and shapes; tool ids ^[a-zA-Z0-9_-]+$", S,
             "{loc}: {detail}", _ANTHROPIC_SDK + "message_param.py", text="synthesized",
         ),
+        RuleInfo(
+            "A14", "a complete request (it names its model) sets max_tokens", S,
+            "max_tokens: Field required", _ANTHROPIC_SDK + "message_create_params.py", text="synthesized",
+        ),
     ),
     "gemini": _rules(
         RuleInfo(

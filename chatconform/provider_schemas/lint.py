@@ -1,7 +1,8 @@
 """``chatconform validate``: lint recorded request bodies against one provider's rules.
 
-A file holds one JSON body (pretty-printed or not) or JSON lines of many bodies. The format is
-told by the first non-blank line: if it is a whole JSON value the file is JSON lines and is
+A file holds one JSON body (pretty-printed or not), a JSON array of bodies, or JSON lines of
+many bodies; a bare array whose items are messages, not bodies, is one body's messages. The
+format is told by the first non-blank line: if it is a whole JSON value the file is JSON lines and is
 read one line at a time (a large log is never held in memory), otherwise the file is one
 document. Exit status: 0 clean (warnings allowed), 1 an error-severity problem, 2 a file that
 cannot be read or parsed, or a usage error (unknown provider or format).
@@ -16,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import IO, Any, Iterable, Iterator
 
 from . import validate
-from .problems import PROVIDERS, Problem, UnknownProvider, check_provider
+from .problems import MESSAGES_KEY, PROVIDERS, Problem, UnknownProvider, check_provider
 
 FORMATS = ("pretty", "json")
 
@@ -85,6 +86,34 @@ def read_bodies(lines: Iterable[str]) -> Iterator[_Body | _BadJSON]:
     yield _BadJSON(len(skipped) + 1, None, "no JSON body in the file")
 
 
+def looks_like_bodies(value: Any, provider: str) -> bool:
+    """A JSON array whose items are request bodies (objects holding the conversation, or
+    naming a model), not messages (objects with a ``role``)."""
+    key = MESSAGES_KEY[provider]
+    return (isinstance(value, list) and bool(value)
+            and all(isinstance(v, dict) and "role" not in v and (key in v or "model" in v) for v in value))
+
+
+def _spread(name: str, items: Iterable[_Body | _BadJSON], provider: str, fmt: str, out: IO[str],
+            err: IO[str]) -> Iterator[_Body | _BadJSON]:
+    """A JSON array (a whole file, or a line of JSON lines) is read as request bodies when its
+    items look like bodies, else as the messages of one body; the output says, once per file,
+    which reading was taken (on stderr for ``--format json``)."""
+    said: set[bool] = set()
+    for item in items:
+        if isinstance(item, _Body) and isinstance(item.value, list):
+            as_bodies = looks_like_bodies(item.value, provider)
+            if as_bodies not in said:
+                said.add(as_bodies)
+                reading = ("a JSON array of request bodies, read as bodies" if as_bodies else
+                           f"a JSON array of messages, read as one body's {MESSAGES_KEY[provider]}")
+                (out if fmt == "pretty" else err).write(f"{name}: {reading}\n")
+            if as_bodies:
+                yield from (_Body(item.line, index, body) for index, body in enumerate(item.value))
+                continue
+        yield item
+
+
 def _problem_line(name: str, line: int | None, problem: Problem) -> str:
     where = f"{name}:{line}" if line is not None else name
     severity = "(warning) " if problem.severity == "warning" else ""
@@ -110,7 +139,7 @@ def _lint_stream(
     name: str, lines: Iterable[str], provider: str, fmt: str, out: IO[str], err: IO[str], tally: _Tally
 ) -> None:
     """Validate every body of one file, writing its problems and counting them in ``tally``."""
-    for item in read_bodies(lines):
+    for item in _spread(name, read_bodies(lines), provider, fmt, out, err):
         if isinstance(item, _BadJSON):
             where = f"{name}:{item.line}" + (f":{item.column}" if item.column is not None else "")
             err.write(f"{where}: {item.message}\n")

@@ -293,9 +293,9 @@ CASES = [
     (
         "anthropic",
         "A2",
-        {"model": "claude-sonnet-4-5", "messages": [u(), {"role": "system", "content": "x"}, u("b")]},
+        {"model": "claude-sonnet-4-5", "max_tokens": 1024, "messages": [u(), {"role": "system", "content": "x"}, u("b")]},
         "messages.1.role: Input should be 'user' or 'assistant'",
-        {"model": "claude-opus-4-8", "messages": [u(), {"role": "system", "content": "x"}, u("b")]},
+        {"model": "claude-opus-4-8", "max_tokens": 1024, "messages": [u(), {"role": "system", "content": "x"}, u("b")]},
     ),
     ("anthropic", "A2", [u(), {"role": "tool", "content": "x"}], "messages.1.role: Input should be 'user' or 'assistant'", [u(), a()]),
     (
@@ -343,9 +343,9 @@ CASES = [
     (
         "anthropic",
         "A11",
-        {"model": "claude-opus-4-6", "messages": [u(), a("The answer is")]},
+        {"model": "claude-opus-4-6", "max_tokens": 1024, "messages": [u(), a("The answer is")]},
         "This model does not support assistant message prefill. The conversation must end with a user message.",
-        {"model": "claude-sonnet-4-5", "messages": [u(), a("The answer is")]},
+        {"model": "claude-sonnet-4-5", "max_tokens": 1024, "messages": [u(), a("The answer is")]},
     ),
     (
         "anthropic",
@@ -354,6 +354,8 @@ CASES = [
         "messages.1.content.0.id: String should match pattern '^[a-zA-Z0-9_-]+$'",
         [u(), aa(use("call_1")), au(result("call_1"))],
     ),
+    ("anthropic", "A14", {"model": "claude-sonnet-4-5", "messages": [u()]}, "max_tokens: Field required",
+     {"model": "claude-sonnet-4-5", "max_tokens": 1024, "messages": [u()]}),
     ("anthropic", "A13", [au({"type": "bogus"})], "messages.0.content.0.type: 'bogus' is not one of 'text', 'image', 'document', "
      "'search_result', 'thinking', 'redacted_thinking', 'tool_use', 'tool_result', 'server_tool_use', 'web_search_tool_result', "
      "'web_fetch_tool_result', 'code_execution_tool_result', 'bash_code_execution_tool_result', "

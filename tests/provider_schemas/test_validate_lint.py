@@ -35,7 +35,8 @@ def test_late_system_on_qwen_exits_1(write):
     path = write("late.json", LATE_SYSTEM)
     code, out, err = run([path], "qwen-vllm")
     assert code == 1 and err == ""
-    first, summary = out.splitlines()
+    reading, first, summary = out.splitlines()
+    assert reading == f"{path}: a JSON array of messages, read as one body's messages"
     assert first == f"{path}:1 Q3 $.messages[1].role  System message must be at the beginning."
     assert summary == "1 error, 0 warnings in 1 body from 1 file (qwen-vllm)"
 
@@ -91,7 +92,7 @@ def test_json_lines_bad_line_in_the_middle(write):
     code, out, err = run([path], "qwen-vllm")
     assert code == 2
     assert err == f"{path}:3:31: Expecting property name enclosed in double quotes\n"
-    reported = out.splitlines()
+    reported = [line for line in out.splitlines() if "read as one body's messages" not in line]
     assert reported[0] == f"{path}:2 Q3 $.messages[1].role  System message must be at the beginning."
     assert reported[1] == f"{path}:5 Q2 $.messages  No user query found in messages."
     assert reported[2].startswith("2 errors, 0 warnings in 3 bodies from 1 file; 1 file could not be read or parsed")
@@ -120,7 +121,8 @@ def test_json_format_records(write):
 
 def test_stdin_dash(write):
     code, out, _ = run(["-"], "qwen-vllm", stdin=io.StringIO(LATE_SYSTEM + "\n"))
-    assert code == 1 and out.startswith("<stdin>:1 Q3 $.messages[1].role  System message must be at the beginning.")
+    assert code == 1 and out.startswith("<stdin>: a JSON array of messages, read as one body's messages\n"
+                                        "<stdin>:1 Q3 $.messages[1].role  System message must be at the beginning.")
     code, out, _ = run(["-", write("ok.json", CLEAN)], "openai-chat", stdin=io.StringIO(CLEAN))
     assert code == 0 and "in 2 bodies from 2 files" in out
 

@@ -105,13 +105,16 @@ def _texts(items: list[Item]) -> list[str]:
 
 def _mapper(ex: Example):
     """(how to map, which providers, a description): the implementation's own ``to_payload``
-    for the providers it declares, else the reference's for every provider."""
+    for the providers it declares, else the reference's for every provider (of those the
+    run selected, with ``run --provider``)."""
     impl = ex.impl
     own = impl.method(PAYLOAD_CONTRACT) if impl is not None else None
     providers = impl.options.get("providers") if impl is not None else None
     if own is not None and providers:
         return own, [p for p in PROVIDER_IDS if p in providers], f"{impl.name}'s own to_payload"
-    return to_payload, list(PROVIDER_IDS), "the reference to_payload"
+    selected = getattr(impl, "selected", {}).get("providers") if impl is not None else None
+    return (to_payload, [p for p in PROVIDER_IDS if selected is None or p in selected],
+            "the reference to_payload")
 
 
 #: How many opening messages of the result the reference mapper is first given.

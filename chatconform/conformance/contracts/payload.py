@@ -82,6 +82,9 @@ class PayloadContract(HistoryContract):
         return [p for p in PROVIDER_IDS if p in impl.options["providers"]]
 
     def skip_reason(self, impl):
+        if not impl.options["providers"] and "providers" in impl.selected:
+            return (f"{impl.name} declares none of the providers selected with --provider "
+                    f"({', '.join(sorted(impl.selected['providers']))})")
         if not impl.options["providers"]:
             return f"{impl.name} declares no providers (set .providers to the ids it maps to)"
         return None
@@ -502,9 +505,17 @@ def system_voice(ex: Example) -> None:
 
 
 def _structure(turns) -> list[dict]:
-    """A turn as labelled data: role, texts, tool calls by name, results by count."""
-    return [{"role": t.role, "texts": [x[:80] for x in t.texts], "calls": [n for _, n in t.tool_calls],
-             "results": len(t.tool_results)} for t in turns]
+    """Turns as labelled data for the failure output: role, texts, tool calls by name,
+    results by count (empty ones left out)."""
+    out = []
+    for t in turns:
+        shown: dict[str, Any] = {"role": t.role}
+        for key, value in (("texts", [x[:80] for x in t.texts]), ("calls", [n for _, n in t.tool_calls]),
+                           ("results", len(t.tool_results))):
+            if value:
+                shown[key] = value
+        out.append(shown)
+    return out
 
 
 def _same_turn(expected, actual) -> bool:

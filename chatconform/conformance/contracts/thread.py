@@ -97,8 +97,10 @@ class ThreadContract(Contract):
         return None
 
     def case_to_json(self, case):
+        # A head's missing parent is left out: it loads back as None.
         return [
-            {"id": row.id, "parent_message_id": row.parent_message_id,
+            {"id": row.id, **({"parent_message_id": row.parent_message_id}
+                              if row.parent_message_id is not None else {}),
              "created_at": row.created_at.isoformat()}
             for row in case
         ]

@@ -1,0 +1,47 @@
+"""Inputs the command line and the pytest plugin check before anything runs: argparse
+types for option values, and reading an input file with a one-line error."""
+
+from __future__ import annotations
+
+import argparse
+import math
+from pathlib import Path
+
+
+def positive_int(text: str) -> int:
+    """A whole number of at least 1 (``--examples``)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number of at least 1, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
+def positive_seconds(text: str) -> float:
+    """A positive, finite number of seconds (``--timeout``)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") from None
+    if not math.isfinite(value) or value <= 0:
+        raise argparse.ArgumentTypeError(f"must be a positive, finite number of seconds, got {text}")
+    return value
+
+
+def read_input(path: str | Path, what: str) -> str:
+    """The text of an input file; a one-line ConfigError for a missing file, a folder or bytes
+    that are not UTF-8 text. ``what`` names what the file should be ("a report")."""
+    from chatconform.conformance.registry import ConfigError
+
+    try:
+        return Path(path).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ConfigError(f"{path}: no such file (cannot read {what})") from None
+    except IsADirectoryError:
+        raise ConfigError(f"{path} is a folder, not {what}") from None
+    except UnicodeDecodeError:
+        raise ConfigError(f"{path}: not {what} (not UTF-8 text)") from None
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read ({exc.strerror or exc})") from None

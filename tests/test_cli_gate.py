@@ -1,0 +1,399 @@
+"""The CLI and the pytest plugin as a CI gate: output a person can read and paste, errors
+up front, and what a CI user expects (one test or more per point of the CI-gate issue)."""
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+
+from chatconform.cli import _print_failures, console, main
+from chatconform.conformance.compact import render
+from chatconform.conformance.engine import Failure, Verdict
+from chatconform.conformance.history import history_from_json, history_to_json
+from chatconform.conformance.present import TEST_BANNER
+from chatconform.conformance.repro import check_case, regression_test
+from chatconform.conformance.status import Status
+from chatconform.strategies import histories
+
+ROOT = Path(__file__).resolve().parent.parent
+MANY_BUGS = ROOT / "tests" / "data" / "many_bugs.py"
+QUICK = ("--examples", "60")
+
+
+@pytest.fixture(autouse=True)
+def _in_tmp(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+
+
+def run(*args):
+    return main([str(a) for a in args])
+
+
+def cli(*args, cwd, env=None, timeout=300):
+    """The command in a child process, its stdout a pipe (as in CI)."""
+    environ = dict(os.environ, PYTHONPATH=str(ROOT), **(env or {}))
+    return subprocess.run([sys.executable, "-m", "chatconform.cli", *map(str, args)], cwd=cwd,
+                          capture_output=True, text=True, timeout=timeout, env=environ)
+
+
+SYSTEM_TWICE = {"history": [{"kind": "request", "parts": [
+    {"part_kind": "system-prompt", "content": "You are a helpful assistant. (s1)"},
+    {"part_kind": "system-prompt", "content": "You are a helpful assistant. (s2)"},
+    {"part_kind": "user-prompt", "content": "Hello (u3)"}]}]}
+
+
+# -- 1. the smallest JSON that loads back ------------------------------------------------------
+
+@settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
+@given(histories())
+def test_history_json_loads_back_equal_and_leaves_defaults_out(history):
+    data = history_to_json(history)
+    assert history_from_json(json.loads(json.dumps(data)), "history") == history
+    for message in data:
+        assert list(message)[0] == "kind" and message.get("state") != "complete"
+        assert "usage" not in message or any(message["usage"].values())
+        for part in message["parts"]:
+            assert list(part)[0] == "part_kind" and part.get("scope") != "conversation"
+
+
+def test_payload_regression_test_is_a_dozen_lines_and_expected_actual_are_labelled():
+    record = {"implementation": "chatconform.fakes.payload:DifyAgentPre39136",
+              "check": "payload.matches_reference", "variant": "qwen-vllm", "case": SYSTEM_TWICE}
+    test = regression_test(record)
+    assert len(test.splitlines()) <= 12, test
+    compile(test, "test_pasted.py", "exec")
+    assert render(SYSTEM_TWICE).splitlines()[1] == '  {"kind": "request", "parts": ['
+    with pytest.raises(AssertionError) as raised:
+        check_case(record["implementation"], record["check"], SYSTEM_TWICE, variant="qwen-vllm")
+    assert 'expected: [{"role": "system", "texts": ["You are a helpful assistant. (s1)\\n\\n' in str(raised.value)
+
+
+def test_compact_layout_is_json_or_python_and_keeps_long_records_whole():
+    value = {"rows": [{"id": "r" * 60, "parent_message_id": None, "created_at": "2026-01-01T00:00:01"}],
+             "flag": True}
+    assert json.loads(render(value)) == value
+    assert eval(render(value, python=True)) == value  # noqa: S307 - our own literal
+    assert len(render(value).splitlines()) == 6  # one line per row, however long
+
+
+# -- 2. many failures stay readable ---------------------------------------------------------------
+
+def _verdicts(count: int) -> list[Verdict]:
+    from chatconform.conformance.contracts import get_contract
+
+    checks = [c.id for c in get_contract("payload").ordered_checks()]
+    shared = {"history": [{"kind": "request", "parts": [{"part_kind": "user-prompt", "content": "hi"}]}]}
+    long = [{"id": f"{i:04}", "created_at": "2026-01-01T00:00:00"} for i in range(200)]
+    out = []
+    for number in range(count):
+        case = long if number == 0 else shared
+        failures = [Failure(checks[number], "wrong", case, "anthropic", "a", "b")]
+        if number == 1:
+            failures += [Failure(checks[number], "wrong", dict(shared, instructions="x" * n), p)
+                         for n, p in ((40, "mistral"), (80, "gemini"))]
+        out.append(Verdict("impl", "pkg:Impl", "payload", checks[number], Status.FAIL, "wrong", failures))
+    return out
+
+
+def test_one_block_per_failing_check_and_the_rest_summarised(capsys):
+    _print_failures(console(sys.stdout), _verdicts(10))
+    short = capsys.readouterr().out
+    assert short.count("\nFAIL ") == 10
+    assert short.count(TEST_BANNER) == 1  # not for the long case; once for the case nine checks share
+    assert "also fails on 2 other case(s) (for gemini, mistral); --verbose prints them" in short
+    assert "minimal input (202 lines, the first 15)" in short
+    _print_failures(console(sys.stdout), _verdicts(10), verbose=True)
+    verbose = capsys.readouterr().out
+    assert verbose.count(TEST_BANNER) == 12 and len(verbose.splitlines()) > 3 * len(short.splitlines())
+
+
+@pytest.mark.slow
+def test_ten_failing_checks_print_a_few_hundred_lines(tmp_path):
+    done = cli("run", "--impl", MANY_BUGS.relative_to(ROOT).as_posix() + ":ManyBugs", cwd=ROOT)
+    assert done.returncode == 1
+    assert done.stdout.count("\nFAIL ") == 10 and len(done.stdout.splitlines()) < 300
+
+
+# -- 3. the printed test pastes at column 0 and runs from anywhere --------------------------------
+
+def test_printed_regression_test_pastes_and_runs_from_another_folder(tmp_path, capsys):
+    (tmp_path / "impl").mkdir()
+    (tmp_path / "impl" / "helpers.py").write_text("from chatconform.fakes.thread import UnscopedHeadCheck\n")
+    (tmp_path / "impl" / "mine.py").write_text("from helpers import UnscopedHeadCheck as Mine\n")
+    assert run("run", "--impl", "impl/mine.py:Mine", "--check", "thread.ancestors_only", *QUICK) == 1
+    out = capsys.readouterr().out
+    after = out.split(TEST_BANNER + "\n", 1)[1].splitlines()
+    end = next(i for i, line in enumerate(after) if line.startswith("    check_case("))
+    test = "\n".join(after[:end + 1]) + "\n"  # as a reader copies it: from the banner to check_case
+    assert str(tmp_path / "impl" / "mine.py") + ":Mine" in test
+    (tmp_path / "elsewhere").mkdir()
+    (tmp_path / "elsewhere" / "test_pasted.py").write_text(test)
+    done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "test_pasted.py"],
+                          cwd=tmp_path / "elsewhere", capture_output=True, text=True, timeout=120,
+                          env=dict(os.environ, PYTHONPATH=str(ROOT)))
+    assert done.returncode == 1, done.stdout[-2000:]
+    assert "FAIL thread.ancestors_only" in done.stdout
+    assert "chatconform/conformance/" not in done.stdout  # check_case hides its own frames
+    saved = next((tmp_path / ".chatconform" / "failures").glob("*.json"))
+    assert json.loads(saved.read_text())["implementation"] == str(tmp_path / "impl" / "mine.py") + ":Mine"
+
+
+# -- 4. text is printed literally ----------------------------------------------------------------
+
+def test_names_messages_and_paths_print_literally(tmp_path, capsys):
+    assert run("run", "--impl", "nonexist.py:X") == 2
+    assert "nonexist.py:X" in capsys.readouterr().err
+    (tmp_path / "odd.py").write_text(textwrap.dedent("""
+        from chatconform.fakes.thread import UnscopedHeadCheck
+
+        class Odd(UnscopedHeadCheck):
+            name = "[/] [bold]odd:x: :smile:"
+    """))
+    assert run("run", "--impl", "odd.py:Odd", "--check", "thread.ancestors_only", *QUICK) == 1
+    captured = capsys.readouterr()
+    assert "[/] [bold]odd:x: :smile:" in captured.out and "[/] [bold]odd:x: :smile:" in captured.err
+
+
+# -- 5. never hard-wrapped in a pipe -----------------------------------------------------------------
+
+def _report(path: Path, checks: int = 4) -> None:
+    lines = [{"type": "header", "suite": "chatconform", "version": "1", "profile": "ci", "implementations": {}}]
+    lines += [{"type": "result", "implementation": "an-implementation-with-a-long-name", "contract": "payload",
+               "check": f"payload.a_rather_long_check_name_{n}", "status": "fail" if n % 2 else "pass",
+               "message": "a message that goes on for well over forty columns, and then some more " * 2,
+               "examples": 100, "evaluated": 100} for n in range(checks)]
+    lines += [{"type": "footer", "counts": {"pass": 2, "fail": 2}, "seconds": 1.0}]
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+
+
+def test_markdown_summary_in_a_narrow_pipe_has_one_row_per_line(tmp_path):
+    _report(tmp_path / "r.jsonl")
+    done = cli("summary", "r.jsonl", "--format", "markdown", cwd=tmp_path, env={"COLUMNS": "40"})
+    assert done.returncode == 0, done.stderr
+    rows = [line for line in done.stdout.splitlines() if line.startswith("|")]
+    matrix = [r for r in rows if r.count("|") == 3]  # | check | implementation |
+    failures = [r for r in rows if r.count("|") == 5]  # | implementation | check | status | message |
+    assert len(matrix) == 2 + 4 and len(failures) == 2 + 2 and len(rows) == len(matrix) + len(failures)
+    assert all(line.endswith("|") for line in rows)
+    pretty = cli("summary", "r.jsonl", cwd=tmp_path, env={"COLUMNS": "40"})
+    assert any(len(line) > 40 for line in pretty.stdout.splitlines())
+
+
+# -- 6. bad values fail before the search, in one line ----------------------------------------------
+
+@pytest.mark.parametrize("args", [
+    ["--timeout", "0"], ["--timeout", "-1"], ["--timeout", "nan"], ["--timeout", "inf"], ["--timeout", "x"],
+    ["--examples", "0"], ["--examples", "-3"], ["--examples", "1.5"], ["--examples", "many"],
+    ["--report", "/proc/chatconform-report.jsonl"], ["--report", "."], ["--report", "no/such/r.jsonl"],
+    ["--provider", "openai-responses"],
+])
+def test_bad_values_are_one_line_and_exit_2(args, capsys):
+    try:
+        code = run("run", "--impl", "reference", *args)
+    except SystemExit as exc:
+        code = exc.code
+    assert code == 2
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1 and "Traceback" not in err, err
+
+
+def test_a_report_that_fails_to_write_after_the_run_keeps_the_results(monkeypatch, capsys):
+    from chatconform.conformance import report
+    from chatconform.conformance.registry import ConfigError
+
+    def fail(*args):
+        raise ConfigError("cannot write the report r.jsonl: disk full")
+
+    monkeypatch.setattr(report, "write", fail)
+    assert run("run", "--impl", "reference", "--check", "thread.no_crash", "--report", "r.jsonl", *QUICK) == 2
+    captured = capsys.readouterr()
+    assert "thread.no_crash" in captured.out and "1 pass" in captured.out
+    assert "disk full" in captured.err
+
+
+# -- 7. every path: a folder, an empty file, a binary file, a missing file ----------------------
+
+def _paths(tmp_path: Path) -> dict[str, Path]:
+    (tmp_path / "folder.py").mkdir()
+    (tmp_path / "empty.py").write_text("")
+    (tmp_path / "binary.py").write_bytes(b"\x00\xff\xfe\x89PNG\x00" * 20)
+    return {"folder": tmp_path / "folder.py", "empty": tmp_path / "empty.py",
+            "binary": tmp_path / "binary.py", "missing": tmp_path / "missing.py"}
+
+
+@pytest.mark.parametrize("kind", ["folder", "empty", "binary", "missing"])
+def test_every_subcommand_on_odd_paths_exits_cleanly(kind, tmp_path, capsys):
+    path = _paths(tmp_path)[kind]
+    commands = [
+        ["run", "--impl", f"{path}:X"], ["replay", path], ["summary", path],
+        ["summary", path, "--format", "json"], ["diff", path, path],
+        ["validate", path, "--provider", "openai-chat"],
+        ["run", "--impl", "reference", "--check", "thread.no_crash", "--report", path, *QUICK],  # last: writes
+    ]
+    for command in commands:
+        code = run(*command)
+        err = capsys.readouterr().err
+        assert "Traceback" not in err
+        if command[1] == "--impl" and command[2] == "reference":
+            assert code == (2 if kind == "folder" else 0), (command, err)
+        else:
+            assert code == 2 and len(err.strip().splitlines()) == 1, (command, err)
+
+
+def test_replay_a_folder_replays_every_saved_case(tmp_path, capsys):
+    folder = tmp_path / "cases"
+    folder.mkdir()
+    for number in (1, 2):
+        (folder / f"c{number}.json").write_text(json.dumps({
+            "implementation": "reference", "check": "thread.reaches_root",
+            "case": [{"id": "a", "created_at": "2026-01-01T00:00:00"}]}))
+    assert run("replay", folder) == 0
+    assert capsys.readouterr().out.count("now holds for reference") == 2
+    (tmp_path / "none").mkdir()
+    assert run("replay", tmp_path / "none") == 2
+    assert "no saved cases" in capsys.readouterr().err
+
+
+def test_replay_reads_a_relative_file_spec_from_the_saved_case(tmp_path, capsys):
+    (tmp_path / "saved").mkdir()
+    (tmp_path / "saved" / "impl.py").write_text("from chatconform.reference import ReferenceImplementation as R\n")
+    (tmp_path / "saved" / "case.json").write_text(json.dumps({
+        "implementation": "impl.py:R", "check": "thread.reaches_root",
+        "case": [{"id": "a", "created_at": "2026-01-01T00:00:00"}]}))
+    assert run("replay", "saved") == 0, capsys.readouterr().err
+
+
+# -- 8. the pytest plugin ------------------------------------------------------------------------
+
+def _pytest(*args, cwd):
+    return subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--pyargs",
+                           "chatconform.conformance", *args], cwd=cwd, capture_output=True, text=True,
+                          timeout=300, env=dict(os.environ, PYTHONPATH=str(ROOT)))
+
+
+def test_plugin_bad_implementation_is_a_usage_error(tmp_path):
+    done = _pytest("--chatconform-impl", "no_such_module:Impl", cwd=tmp_path)
+    assert done.returncode == 4
+    assert (done.stdout + done.stderr).count("cannot import module 'no_such_module'") == 1
+    done = _pytest("--chatconform-impl", "reference", "--chatconform-examples", "0", cwd=tmp_path)
+    assert done.returncode == 4 and "must be at least 1" in done.stderr
+
+
+def test_plugin_check_seed_examples_and_profile(tmp_path):
+    done = _pytest("--chatconform-impl", "reference", "--chatconform-check", "thread.reaches_root",
+                   "--chatconform-check", "thread.no_crash", "--chatconform-seed", "7",
+                   "--chatconform-examples", "30", "--chatconform-profile", "dev", "-v", cwd=tmp_path)
+    assert done.returncode == 0, done.stdout[-2000:]
+    assert "2 passed" in done.stdout and "seed 7" in done.stdout
+
+
+# -- 9. what a CI user expects ----------------------------------------------------------------------
+
+def test_provider_limits_the_payload_searches(tmp_path, capsys):
+    assert run("run", "--impl", "reference", "--contract", "payload", "--provider", "anthropic",
+               "--provider", "glm", "--report", "r.jsonl", *QUICK) == 0
+    err = capsys.readouterr().err
+    assert "[anthropic]" in err and "[glm]" in err and "[openai-chat]" not in err
+    head = json.loads(Path("r.jsonl").read_text().splitlines()[0])
+    assert head["providers"] == ["anthropic", "glm"]
+    assert head["implementations"]["reference"]["options"]["providers"] == ["anthropic", "glm"]
+
+
+def test_provider_an_implementation_does_not_map_is_a_skip(tmp_path, capsys):
+    (tmp_path / "qwen_only.py").write_text(textwrap.dedent("""
+        from chatconform.reference import ReferenceImplementation
+
+        class QwenOnly(ReferenceImplementation):
+            providers = {"qwen-vllm"}
+    """))
+    assert run("run", "--impl", "qwen_only.py:QwenOnly", "--contract", "payload", "--provider", "glm") == 3
+    assert "declares none of the providers selected with --provider (glm)" in capsys.readouterr().err
+
+
+def test_list_json_summary_json_and_the_summary_gate(tmp_path, capsys):
+    assert run("list", "--format", "json") == 0
+    listing = json.loads(capsys.readouterr().out)
+    assert {"implementations", "checks", "fakes"} <= set(listing)
+    assert any(c["id"] == "thread.reaches_root" and c["violated_by"] for c in listing["checks"])
+    _report(tmp_path / "r.jsonl")
+    assert run("summary", "r.jsonl", "--format", "json") == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert [f["check"] for f in summary["failures"]] == ["payload.a_rather_long_check_name_1",
+                                                         "payload.a_rather_long_check_name_3"]
+    assert summary["failures"][0]["message"].startswith("a message that goes on")
+    assert run("summary", "r.jsonl", "--fail-on-failure") == 1
+    assert run("summary", "r.jsonl", "--format", "markdown") == 0
+
+
+def test_version_is_importable():
+    import chatconform
+
+    assert isinstance(chatconform.__version__, str) and chatconform.__version__
+
+
+# -- 12. validate: complete requests and arrays of bodies -------------------------------------------
+
+def test_validate_a_complete_request_needs_its_request_fields_and_arrays_of_bodies(tmp_path, capsys):
+    user = {"role": "user", "content": "hi"}
+    Path("bodies.json").write_text(json.dumps([{"model": "claude-sonnet-4-5", "messages": [user]},
+                                               {"messages": [user]}], indent=1))
+    assert run("validate", "bodies.json", "--provider", "anthropic") == 1
+    out = capsys.readouterr().out
+    assert "bodies.json: a JSON array of request bodies, read as bodies" in out
+    assert "A14 $.max_tokens  max_tokens: Field required" in out and "in 2 bodies" in out
+    Path("messages.json").write_text(json.dumps([user]))
+    assert run("validate", "messages.json", "--provider", "anthropic") == 0
+    assert "a JSON array of messages, read as one body's messages" in capsys.readouterr().out
+    Path("history_only.json").write_text(json.dumps({"messages": [user]}))  # what to_payload returns
+    assert run("validate", "history_only.json", "--provider", "anthropic") == 0
+
+
+# -- 10. the GitHub Action ----------------------------------------------------------------------------
+
+def test_action_yml_is_a_composite_action_running_real_commands():
+    import re
+
+    from chatconform.cli import _parser
+
+    text = (ROOT / "action.yml").read_text()
+    try:
+        import yaml
+    except ImportError:
+        yaml = None
+    if yaml is not None:
+        action = yaml.safe_load(text)
+        assert action["runs"]["using"] == "composite" and "impl" in action["inputs"]
+    assert "using: composite" in text and "$GITHUB_STEP_SUMMARY" in text and "upload-artifact" in text
+    parser = _parser()
+    commands = {name: sub for action in parser._subparsers._group_actions
+                for name, sub in action.choices.items()}
+    used = re.findall(r"^\s+chatconform (\w+)(.*)$", text, re.M) + [("run", " ".join(
+        re.findall(r"\((run [^)]*)\)", text)))]
+    for command, rest in used:
+        assert command in commands, command
+        known = {o for a in commands[command]._actions for o in a.option_strings}
+        assert set(re.findall(r"(--[a-z-]+)", rest)) <= known, (command, rest)
+    assert "--junitxml=chatconform-junit.xml" in (ROOT / "docs" / "ci.md").read_text()
+
+
+# -- 11. help for every option --------------------------------------------------------------------------
+
+def test_every_option_has_help_and_the_description_says_what_it_does():
+    import argparse
+
+    from chatconform.cli import _parser
+
+    parser = _parser()
+    assert "conformance checks" in parser.description
+    for action in parser._subparsers._group_actions:
+        for name, sub in action.choices.items():
+            for option in sub._actions:
+                assert option.help and option.help != argparse.SUPPRESS, (name, option.dest)
+    readme = (ROOT / "README.md").read_text()
+    for words in ("max_tokens", "UUID_NIL", "LIMIT window", "--fail-on-failure", "created_at"):
+        assert words in readme, words
