@@ -359,13 +359,15 @@ def cmd_list(args, out: Console, err: Console) -> int:
     fakes = all_fakes()
     caught_by: dict[str, list[str]] = {}
     for spec, fake in fakes.items():
-        for check_id in fake.violates:
+        for check_id in (*fake.violates, *getattr(fake, "warns", ())):
             caught_by.setdefault(check_id, []).append(fake.name)
     checks = [{"id": check.id, "contract": contract.name, "title": check.title, "guards": check.rationale,
+               "level": _levels(check), "level_note": check.level_note,
                "violated_by": caught_by.get(check.id, [])}
               for contract in all_contracts().values() for check in contract.ordered_checks()]
     fake_rows = [{"spec": spec, "name": fake.name, "reproduces": fake.reproduces,
-                  "violates": list(fake.violates)} for spec, fake in fakes.items()]
+                  "violates": list(fake.violates), "warns": list(getattr(fake, "warns", ()))}
+                 for spec, fake in fakes.items()]
     if args.format == "json":
         _write(json.dumps({"version": _version(), "implementations": impls, "checks": checks,
                            "fakes": fake_rows}, indent=2, ensure_ascii=False) + "\n")
@@ -381,10 +383,10 @@ def cmd_list(args, out: Console, err: Console) -> int:
             table.add_row(impl["name"], impl["version"], impl["loads_from"], ", ".join(impl["contracts"]))
     out.print(table)
     table = Table(title="checks", title_justify="left")
-    for column in ("id", "title", "guards", "fakes that violate it"):
+    for column in ("id", "title", "level", "guards", "fakes that violate it"):
         table.add_column(column)
     for check in checks:
-        table.add_row(check["id"], check["title"], check["guards"], ", ".join(check["violated_by"]))
+        table.add_row(check["id"], check["title"], check["level"], check["guards"], ", ".join(check["violated_by"]))
     out.print(table)
     table = Table(title="fakes (use with --impl)", title_justify="left")
     for column in ("spec", "reproduces"):
@@ -393,6 +395,15 @@ def cmd_list(args, out: Console, err: Console) -> int:
         table.add_row(fake["spec"], fake["reproduces"])
     out.print(table)
     return 0
+
+
+def _levels(check) -> str:
+    """``error``, ``warning``, or the default with the providers where it differs."""
+    if not check.levels:
+        return check.level
+    others = sorted({level for _, level in check.levels})
+    return check.level + "; " + "; ".join(
+        f"{level} for {', '.join(p for p, lv in check.levels if lv == level)}" for level in others)
 
 
 def _write(text: str) -> None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from chatconform.provider_schemas import Turn, turn_view
 
 
@@ -170,3 +172,20 @@ def test_media_of_every_dialect_by_url_or_base64():
         {"document": {"format": "pdf", "name": "a", "source": {"s3Location": {"uri": "s3://b/a.pdf"}}}},
     ]}]
     assert turn_view(bedrock, "bedrock-converse")[0].media == (png, "s3://b/a.pdf")
+
+
+@pytest.mark.parametrize("provider, body", [
+    ("anthropic", {"system": "", "messages": [{"role": "user", "content": "hi"}]}),
+    ("anthropic", {"system": [], "messages": [{"role": "user", "content": "hi"}]}),
+    ("bedrock-converse", {"system": [], "messages": [{"role": "user", "content": [{"text": "hi"}]}]}),
+    ("gemini", {"systemInstruction": {"parts": []}, "contents": [{"role": "user", "parts": [{"text": "hi"}]}]}),
+    ("gemini", {"system_instruction": {"parts": [{"text": ""}]},
+                "contents": [{"role": "user", "parts": [{"text": "hi"}]}]}),
+])
+def test_an_empty_system_slot_is_no_system_turn(provider, body):
+    assert [t.role for t in turn_view(body, provider)] == ["user"]
+
+
+def test_a_blank_but_present_system_text_is_still_a_turn():
+    body = {"system": [{"text": "  "}], "messages": [{"role": "user", "content": [{"text": "hi"}]}]}
+    assert [t.role for t in turn_view(body, "bedrock-converse")] == ["system", "user"]

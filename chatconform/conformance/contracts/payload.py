@@ -185,6 +185,8 @@ def schema_valid(ex: Example) -> None:
     title="the provider's sequence rules hold (role order, tool ids, last message)",
     rationale="Qwen3.5+/vLLM 'System message must be at the beginning.', GLM 1214, Bedrock "
               "'A conversation must alternate between user and assistant roles', Mistral role order",
+    level_note="at the level of the worst rule broken (docs/provider-rules.md); a warning-level rule "
+               "the reference's body breaks too is about the history and not reported",
 )
 def provider_rules(ex: Example) -> None:
     _problems(ex, "sequence")

@@ -1,0 +1,124 @@
+"""Errors fail a run, warnings are reported and fail it only under --strict."""
+
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from chatconform import run_conformance
+from chatconform.conformance import engine
+from chatconform.conformance.status import Status
+from chatconform.fakes.payload import SortSystemFirst39372
+
+
+class TwoSystemMessagesOnOpenAI(SortSystemFirst39372):
+    """Several leading system messages: OpenAI takes them, Qwen on vLLM would not."""
+
+    providers = frozenset({"openai-chat"})
+
+
+def test_a_hazard_the_provider_accepts_is_a_warning():
+    verdicts = {v.check: v for v in run_conformance(TwoSystemMessagesOnOpenAI, checks=["payload.system_first"],
+                                                    examples=30, shrink=False)}
+    verdict = verdicts["payload.system_first"]
+    assert verdict.status == Status.WARN and verdict.failures[0].level == "warning"
+    assert engine.exit_code(list(verdicts.values())) == 0
+    assert engine.exit_code(list(verdicts.values()), strict=True) == 1
+
+
+def test_the_same_bug_where_the_provider_rejects_it_is_an_error():
+    class OnQwenToo(SortSystemFirst39372):
+        providers = frozenset({"openai-chat", "qwen-vllm"})
+
+    verdict = run_conformance(OnQwenToo, checks=["payload.system_first"], examples=30, shrink=False)[0]
+    assert verdict.status == Status.FAIL
+    assert verdict.failures[0].level == "error" and verdict.failures[0].variant == "qwen-vllm"
+    assert "(for qwen-vllm)" in verdict.message
+
+
+def test_cli_strict_turns_warnings_into_a_failing_exit(tmp_path):
+    (tmp_path / "impl.py").write_text(textwrap.dedent("""
+        from chatconform.fakes.payload import SortSystemFirst39372
+
+        class Impl(SortSystemFirst39372):
+            providers = frozenset({"openai-chat"})
+    """))
+    base = [sys.executable, "-m", "chatconform.cli", "run", "--impl", "impl.py:Impl",
+            "--check", "payload.system_first", "--examples", "20", "--report", "r.jsonl"]
+    lenient = subprocess.run(base, cwd=tmp_path, capture_output=True, text=True)
+    assert lenient.returncode == 0, lenient.stdout + lenient.stderr
+    assert "WARN payload.system_first [openai-chat]" in lenient.stdout
+    assert "level:" in lenient.stdout and "Qwen" in lenient.stdout
+    strict = subprocess.run(base + ["--strict"], cwd=tmp_path, capture_output=True, text=True)
+    assert strict.returncode == 1
+    report = (tmp_path / "r.jsonl").read_text()
+    assert '"status": "warn"' in report and '"level": "warning"' in report
+
+
+@pytest.mark.parametrize("check, expected", [
+    ("payload.system_first", "error; warning for glm, mistral, openai-chat"),
+    ("payload.matches_reference", "warning"),
+    ("thread.matches_reference", "error"),
+])
+def test_list_shows_each_checks_levels(check, expected):
+    import json
+
+    done = subprocess.run([sys.executable, "-m", "chatconform.cli", "list", "--format", "json"],
+                          capture_output=True, text=True, check=True)
+    levels = {c["id"]: c["level"] for c in json.loads(done.stdout)["checks"]}
+    assert levels[check] == expected
+
+
+# -- what the payload checks call lost, voiced and different ------------------------------
+
+from pydantic_ai.messages import ModelRequest, ModelResponse, SystemPromptPart, TextPart, UserPromptPart  # noqa: E402
+
+from chatconform.conformance.contracts import get_contract  # noqa: E402
+from chatconform.conformance.contracts.payload import PayloadCase  # noqa: E402
+from chatconform.conformance.discovery import wrap  # noqa: E402
+from chatconform.conformance.engine import evaluate_case  # noqa: E402
+from chatconform.fakes.payload import WrapsLaterSystemPrompts  # noqa: E402
+from chatconform.reference.payload import to_payload  # noqa: E402
+
+HISTORY = [ModelRequest([SystemPromptPart("Answer in French. (s1)"), UserPromptPart("hi (u1)")]),
+           ModelResponse([TextPart("bonjour (a1)")]),
+           ModelRequest([SystemPromptPart("Be brief. (s2)"), UserPromptPart("and now? (u2)")])]
+
+
+def _failures(impl, provider):
+    evaluation = evaluate_case(wrap(impl), get_contract("payload"), PayloadCase(list(HISTORY)), provider, timeout=5)
+    return {f.check: f.level for f in evaluation.failures}
+
+
+def test_a_system_prompt_sent_as_user_text_is_sent_not_lost():
+    assert _failures(WrapsLaterSystemPrompts, "anthropic") == {
+        "payload.system_voice": "warning", "payload.matches_reference": "warning"}
+
+
+class _Edited:
+    name, version, providers = "edited", "0", frozenset({"openai-chat"})
+
+    def __init__(self, edit):
+        self.edit = edit
+
+    def to_payload(self, history, *, provider, instructions=None):
+        body = to_payload(history, provider=provider, instructions=instructions)
+        self.edit(body["messages"])
+        return body
+
+
+def test_framing_around_a_text_matches_the_reference():
+    def frame(messages):
+        messages[1]["content"] = "The user says:\n" + messages[1]["content"]
+
+    assert _failures(_Edited(frame), "openai-chat") == {}
+
+
+def test_a_turn_missing_differs_from_the_reference_as_advice_and_is_lost_as_an_error():
+    def drop_answer(messages):
+        del messages[2]
+
+    failures = _failures(_Edited(drop_answer), "openai-chat")
+    assert failures["payload.matches_reference"] == "warning"
+    assert failures["payload.nothing_lost"] == "error"
