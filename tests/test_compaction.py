@@ -146,3 +146,31 @@ def test_system_role_summary_shrinks_to_the_glm_shape():
     users = [i for i, m in enumerate(history) if any(isinstance(p, UserPromptPart) for p in m.parts)]
     assert len(users) == 1 and case["cut"] == users[0] + 1
     assert "the reference to_payload" in verdict.message
+
+
+@pytest.mark.slow
+def test_system_role_summary_with_a_tail_shrinks_to_user_then_tail():
+    """The empty tail is the smallest failure (a payload of the summary alone); among cuts
+    that keep a tail, the smallest is the GLM report's shape: one user message, an
+    assistant/tool tail, the cut right after the user message."""
+    from hypothesis import find, settings
+
+    from chatconform.conformance.contracts import get_contract
+    from chatconform.conformance.discovery import wrap
+    from chatconform.conformance.engine import evaluate_case
+    from chatconform.fakes.compaction import SystemRoleSummary
+
+    contract, fake = get_contract("compaction"), wrap(SystemRoleSummary)
+
+    def fails_with_a_tail(case) -> bool:
+        if case.cut >= len(case.history):
+            return False
+        evaluation = evaluate_case(fake, contract, case, None, timeout=5, only=frozenset({"compaction.user_led"}))
+        return any(f.check == "compaction.user_led" for f in evaluation.failures)
+
+    case = find(contract.cases(None), fails_with_a_tail,
+                settings=settings(max_examples=2000, derandomize=True, database=None, deadline=None))
+    kinds = [m.kind for m in case.history]
+    users = [i for i, m in enumerate(case.history) if any(isinstance(p, UserPromptPart) for p in m.parts)]
+    assert users == [0] and case.cut == 1, (kinds, case.cut)
+    assert kinds[1] == "response" and len(kinds) <= 4, kinds  # the tail: assistant turns and tool results

@@ -71,9 +71,11 @@ class WindowedPairCheck(_Fake):
     name = "fake-windowed-pair-check"
     window = 5
     reproduces = ("pydantic-ai-harness compaction keeps tool pairs together only within a ±5-message window "
-                  "(_is_safe_cutoff), so a call whose result comes more than 5 messages later is cut from it "
-                  "and the kept tail holds an orphaned result (https://github.com/pydantic/pydantic-ai-harness, "
-                  "compaction; the 400 an orphan causes: https://github.com/vellum-ai/vellum-assistant/pull/39919)")
+                  "(compaction/_shared.py _is_safe_cutoff(search_range=5), "
+                  "https://github.com/pydantic/pydantic-ai-harness), so a call whose result comes more than 5 "
+                  "messages later is cut from it and the kept tail holds an orphaned result; the same split "
+                  "pair in AutoGPT's messages[-15:] slice, answered by Anthropic with 'unexpected tool_use_id "
+                  "found in tool_result blocks' (https://github.com/Significant-Gravitas/AutoGPT/issues/11861)")
     violates = ("compaction.pairs_intact", "compaction.matches_reference")
 
     def compact(self, history, *, cut, summary):
@@ -125,8 +127,9 @@ class NeverCompacts(_Fake):
 
     name = "fake-never-compacts"
     reproduces = ("a compaction whose result is never applied keeps the whole history, so the context keeps "
-                  "growing (adk-utils-go: safeSplitIndex could regress the split to 0, 'nullifying "
-                  "compaction', https://github.com/achetronic/adk-utils-go)")
+                  "growing until the provider rejects it: 'compaction failed: empty summary, history unchanged' "
+                  "(https://github.com/justrach/codegraff/issues/379); a documented summarizing strategy that "
+                  "never compacted (https://github.com/MervinPraison/PraisonAI/issues/1843)")
     violates = ("compaction.cut_respected", "compaction.summary_once", "compaction.matches_reference")
 
     def compact(self, history, *, cut, summary):
