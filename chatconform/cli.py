@@ -136,11 +136,13 @@ def cmd_run(args, out: Console, err: Console) -> int:
     if args.report:
         report.check_writable(args.report)  # fail now, not after a long run
     selection = engine.select(args.contract, args.check)
-    specs = args.impl or sorted(discovery.registered())
-    if not specs:
+    if args.impl:
+        impls = [discovery.load(spec) for spec in args.impl]
+    else:
+        impls = discovery.load_installed(lambda line: err.print(escape(line)))
+    if not impls:
         err.print("nothing to run: no implementation is registered; pass --impl")
         return 3
-    impls = [discovery.load(spec) for spec in specs]
     seed_note = args.seed if args.seed is not None else (
         "derandomized" if profile.derandomize else "random")
     err.print(f"chatconform {_version()} · profile {profile.name} · seed {seed_note} · "

@@ -38,7 +38,7 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     from chatconform.conformance.registry import ConfigError
 
     config = metafunc.config
-    specs = config.getoption("chatconform_impl") or sorted(discovery.registered())
+    specs = config.getoption("chatconform_impl") or discovery.registered_order()
     try:
         selection = engine.select(config.getoption("chatconform_contract") or None)
     except ConfigError as exc:
@@ -67,7 +67,7 @@ class _Session:
         from chatconform.conformance.contracts import get_contract
         from chatconform.conformance.guard import DEFAULT_TIMEOUT
         from chatconform.conformance.profiles import get_profile
-        from chatconform.conformance.registry import get_check
+        from chatconform.conformance.registry import MissingDependency, get_check
 
         if spec not in self.impls:
             try:
@@ -75,6 +75,8 @@ class _Session:
             except Exception as exc:  # noqa: BLE001 - reported on this implementation's items
                 self.impls[spec] = exc
         impl = self.impls[spec]
+        if isinstance(impl, MissingDependency) and not self.config.getoption("chatconform_impl"):
+            pytest.skip(f"skipped {impl}")  # a registered adapter whose extra is not installed
         if isinstance(impl, Exception):
             pytest.fail(f"cannot load implementation {spec}: {impl}", pytrace=False)
         contract = get_contract(get_check(check_id).contract)

@@ -16,6 +16,11 @@ class ConfigError(Exception):
     """A usage or configuration problem the user can fix (exit code 2)."""
 
 
+class MissingDependency(ConfigError):
+    """An implementation whose libraries are not installed; the message names the extra that
+    installs them. A run over every registered implementation skips it with this message."""
+
+
 class Violation(Exception):
     """Raised by a check: what was wrong, with expected vs actual where they exist."""
 
