@@ -194,11 +194,13 @@ def cmd_run(args, out: Console, err: Console) -> int:
     if args.report:
         report.check_writable(args.report)  # fail now, not after a long run
     selection = engine.select(args.contract, args.check)
-    specs = args.impl or sorted(discovery.registered())
-    if not specs:
+    if args.impl:
+        impls = [discovery.load(spec) for spec in args.impl]
+    else:
+        impls = discovery.load_installed(err.print)
+    if not impls:
         err.print("nothing to run: no implementation is registered; pass --impl")
         return 3
-    impls = [discovery.load(spec) for spec in specs]
     for impl in impls if args.provider else ():
         impl.select("providers", set(args.provider))
     seed_note = args.seed if args.seed is not None else (

@@ -13,6 +13,7 @@ import importlib.util
 import inspect
 import os
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from importlib.metadata import entry_points
 from pathlib import Path
@@ -20,7 +21,7 @@ from typing import Any
 
 from chatconform.conformance.contract import Contract
 from chatconform.conformance.contracts import all_contracts
-from chatconform.conformance.registry import ConfigError, get_check
+from chatconform.conformance.registry import ConfigError, MissingDependency, get_check
 
 GROUP = "chatconform.implementations"
 
@@ -55,6 +56,23 @@ def registered() -> dict[str, Any]:
     return {ep.name: ep for ep in entry_points(group=GROUP)}
 
 
+def registered_order() -> list[str]:
+    """Registered names as runs list them: the reference first, then the rest by name."""
+    return sorted(registered(), key=lambda name: (name != "reference", name))
+
+
+def load_installed(note: Callable[[str], None]) -> list[Implementation]:
+    """Every registered implementation that loads; ``note`` gets one line per one that does not
+    (an adapter whose extra is not installed), so a default run goes on without it."""
+    loaded = []
+    for name in registered_order():
+        try:
+            loaded.append(load(name))
+        except MissingDependency as exc:
+            note(f"skipped {exc}")
+    return loaded
+
+
 def load(spec: str) -> Implementation:
     """Load ``spec``: an entry-point name, ``module:attr`` or ``path/to/file.py:attr``.
 
@@ -72,6 +90,8 @@ def load(spec: str) -> Implementation:
                               "give an entry-point name or module:attr")
         try:
             target = eps[spec].load()
+        except ConfigError as exc:  # the module says what is wrong (say, what to install)
+            raise type(exc)(f"implementation {spec!r}: {exc}") from None
         except Exception as exc:  # noqa: BLE001 - any import failure is the user's to fix
             raise ConfigError(f"implementation {spec!r} ({eps[spec].value}) failed to import: "
                               f"{type(exc).__name__}: {exc}") from None

@@ -76,7 +76,7 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     from chatconform.conformance.registry import ConfigError
 
     config = metafunc.config
-    specs = config.getoption("chatconform_impl") or sorted(discovery.registered())
+    specs = config.getoption("chatconform_impl") or discovery.registered_order()
     if _LOADED in config.stash:
         selection = config.stash[_LOADED][0]
     else:
@@ -109,7 +109,7 @@ class _Session:
         from chatconform.conformance.contracts import get_contract
         from chatconform.conformance.guard import DEFAULT_TIMEOUT
         from chatconform.conformance.profiles import get_profile
-        from chatconform.conformance.registry import get_check
+        from chatconform.conformance.registry import MissingDependency, get_check
 
         loaded = self.config.stash.get(_LOADED, (None, {}))[1]
         if spec not in self.impls and spec in loaded:
@@ -120,6 +120,8 @@ class _Session:
             except Exception as exc:  # noqa: BLE001 - reported on this implementation's items
                 self.impls[spec] = exc
         impl = self.impls[spec]
+        if isinstance(impl, MissingDependency) and not self.config.getoption("chatconform_impl"):
+            pytest.skip(f"skipped {impl}")  # a registered adapter whose extra is not installed
         if isinstance(impl, Exception):
             pytest.fail(f"cannot load implementation {spec}: {impl}", pytrace=False)
         contract = get_contract(get_check(check_id).contract)

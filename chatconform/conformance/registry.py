@@ -24,6 +24,11 @@ WARNING = "warning"
 LEVELS = (ERROR, WARNING)
 
 
+class MissingDependency(ConfigError):
+    """An implementation whose libraries are not installed; the message names the extra that
+    installs them. A run over every registered implementation skips it with this message."""
+
+
 class Violation(Exception):
     """Raised by a check: what was wrong, with expected vs actual where they exist.
 

@@ -1,0 +1,331 @@
+"""pydantic-ai's own provider mappers as a ``to_payload`` implementation, run offline.
+
+Each call maps the history the way an agent run does right before its request
+(``pydantic_ai._agent_graph``, ``ModelRequestNode``)::
+
+    settings, params = model.prepare_request(None, params)
+    messages = _clean_message_history(history, repair_last_response=True)
+    messages = _clean_message_history(model.prepare_messages(messages, params), repair_last_response=True)
+    body = <the model's own message mapper>(messages, params, ...)
+
+then turns the SDK objects into the JSON the real request carries. Nothing is fixed up:
+what pydantic-ai's mapper returns is the body, bugs included (a user text stored before
+the tool results of the same request is sent before them; Mistral keeps a system prompt
+from mid-conversation in place). No request is ever sent: the models get dummy keys, the
+mappers never touch their clients, and ``pydantic_ai.models.ALLOW_MODEL_REQUESTS`` is off
+for the duration of each call.
+
+Provider id → pydantic-ai model (model name), and whose API serves it:
+
+============================  =====================================================================
+``openai-chat``               ``OpenAIChatModel('gpt-4o')`` with ``OpenAIProvider``
+``qwen-vllm``                 ``OpenAIChatModel('Qwen/Qwen3.5-35B-A3B')`` with ``VLLMProvider``:
+                              served through the OpenAI Chat Completions API of a vLLM server
+``glm``                       ``ZaiModel('glm-4.7')`` with ``ZaiProvider``: an ``OpenAIChatModel``
+                              subclass, served through Z.ai's OpenAI-compatible API
+``mistral``                   ``MistralModel('mistral-large-latest')`` with ``MistralProvider``
+``anthropic``                 ``AnthropicModel('claude-sonnet-4-5')`` with ``AnthropicProvider``
+``gemini``                    ``GoogleModel('gemini-2.5-flash')`` with ``GoogleProvider`` (Gemini API)
+``bedrock-converse``          ``BedrockConverseModel('us.anthropic.claude-sonnet-4-5-20250929-v1:0')``
+                              with ``BedrockProvider``: Claude on Bedrock's Converse API
+============================  =====================================================================
+
+The model picks the pydantic-ai profile, and the profile changes the body: with a Qwen
+name, ``VLLMProvider`` merges leading system messages into one
+(https://github.com/pydantic/pydantic-ai/issues/5812); ``claude-sonnet-4-5`` does not take
+system prompts mid-conversation, so ``prepare_messages`` wraps them in ``<system>`` user
+text; Claude on Bedrock may put text beside a ``toolResult``.
+
+The run context a real agent has is supplied as an agent supplies it: the ``instructions``
+as one ``InstructionPart`` (none when empty, as an agent drops empty instructions), and
+one tool definition (an object schema open to any arguments) for each tool the history
+calls, since the agent that made those calls had those tools. Bedrock's ``toolConfig``
+comes from pydantic-ai's own ``_map_tool_config``.
+
+The bodies, per dialect (the same keys as the reference ``to_payload``):
+
+- OpenAI style (``openai-chat``, ``qwen-vllm``, ``glm``, ``mistral``): ``{"messages": [...]}``;
+  Mistral's SDK messages dumped as its client serializes them (by alias, no nulls).
+- ``anthropic``: ``{"system": ..., "messages": [...]}``, ``system`` left out when empty, as
+  pydantic-ai leaves it out.
+- ``gemini``: ``{"systemInstruction": ..., "contents": [...]}`` in the Gemini API's JSON
+  (camelCase, bytes as base64), built by google-genai's own request converter.
+- ``bedrock-converse``: ``{"system": [...], "messages": [...], "toolConfig": ...}``;
+  ``system`` always present (pydantic-ai sends ``[]`` when there is none), bytes as base64
+  as botocore sends them.
+
+A file given by URL that a mapper downloads to send inline (Gemini for URLs outside
+Google's storage, Bedrock for every URL, OpenAI for some media) is not downloaded: while
+the adapter maps, pydantic-ai's downloader answers with stand-in bytes naming the URL, so
+the body has the real shape with other bytes. Outside the adapter's calls the downloader
+is pydantic-ai's own, untouched.
+
+The mappers are coroutines; each call runs them on an event loop of its own, so the
+adapter can be called from any thread, including one that already runs a loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import concurrent.futures
+import contextvars
+import importlib
+import importlib.util
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from importlib.metadata import version
+from typing import Any
+
+from chatconform.conformance.registry import MissingDependency
+from chatconform.providers import PROVIDER_IDS, get_provider
+
+__all__ = ["DISTRIBUTION", "EXTRA", "MODELS", "PydanticAIAdapter"]
+
+#: The extra that installs what the provider models import.
+EXTRA = "pydantic-ai"
+#: The distribution whose version the adapter reports.
+DISTRIBUTION = "pydantic-ai-slim"
+#: The SDKs pydantic-ai's provider models import (Bedrock's is boto3).
+_SDKS = ("openai", "anthropic", "google.genai", "mistralai", "boto3")
+
+
+def _missing_sdks() -> list[str]:
+    missing = []
+    for module in _SDKS:
+        try:
+            found = importlib.util.find_spec(module) is not None
+        except ModuleNotFoundError:  # its parent package (``google``) is missing
+            found = False
+        if not found:
+            missing.append(module)
+    return missing
+
+
+if _missing_sdks():
+    raise MissingDependency(f"the pydantic-ai adapter needs {', '.join(_missing_sdks())}: "
+                            f"pip install 'chatconform[{EXTRA}]'")
+
+from pydantic_ai import models as _models  # noqa: E402
+from pydantic_ai.messages import (  # noqa: E402
+    InstructionPart,
+    ModelMessage,
+    ModelResponse,
+    ToolCallPart,
+    _clean_message_history,  # private: the agent's own history normalizer
+)
+from pydantic_ai.models import ModelRequestParameters  # noqa: E402
+from pydantic_ai.tools import ToolDefinition  # noqa: E402
+
+
+@dataclass(frozen=True)
+class ModelChoice:
+    """Which pydantic-ai model serves a provider id."""
+
+    model: str  # "module:Class" under pydantic_ai.models
+    provider: str  # "module:Class" under pydantic_ai.providers
+    model_name: str
+    provider_kwargs: tuple[tuple[str, str], ...]
+
+
+#: Provider id -> the pydantic-ai model that maps its bodies (see the module docstring).
+MODELS: dict[str, ModelChoice] = {
+    "openai-chat": ModelChoice("openai:OpenAIChatModel", "openai:OpenAIProvider", "gpt-4o",
+                               (("api_key", "sk-dummy"),)),
+    "qwen-vllm": ModelChoice("openai:OpenAIChatModel", "vllm:VLLMProvider", "Qwen/Qwen3.5-35B-A3B",
+                             (("api_key", "dummy"), ("base_url", "http://vllm.invalid/v1"))),
+    "glm": ModelChoice("zai:ZaiModel", "zai:ZaiProvider", "glm-4.7", (("api_key", "dummy"),)),
+    "mistral": ModelChoice("mistral:MistralModel", "mistral:MistralProvider", "mistral-large-latest",
+                           (("api_key", "dummy"),)),
+    "anthropic": ModelChoice("anthropic:AnthropicModel", "anthropic:AnthropicProvider", "claude-sonnet-4-5",
+                             (("api_key", "dummy"),)),
+    "gemini": ModelChoice("google:GoogleModel", "google:GoogleProvider", "gemini-2.5-flash",
+                          (("api_key", "dummy"),)),
+    "bedrock-converse": ModelChoice(
+        "bedrock:BedrockConverseModel", "bedrock:BedrockProvider",
+        "us.anthropic.claude-sonnet-4-5-20250929-v1:0",
+        (("aws_access_key_id", "dummy"), ("aws_secret_access_key", "dummy"), ("region_name", "us-east-1"))),
+}
+assert set(MODELS) == set(PROVIDER_IDS)
+
+
+def _class(package: str, spec: str) -> Any:
+    module, _, name = spec.partition(":")
+    return getattr(importlib.import_module(f"{package}.{module}"), name)
+
+
+# -- JSON as the SDKs send it --------------------------------------------------------------------
+
+def _jsonable(value: Any) -> Any:
+    """Plain JSON values; bytes as base64 (how every one of these APIs carries them in JSON).
+
+    SDK "not given" sentinels (``Omit``, ``NotGiven``, Mistral's ``UNSET``) are left out, as
+    the clients leave them out of the request.
+    """
+    if hasattr(value, "model_dump"):
+        return _jsonable(value.model_dump(mode="json", by_alias=True, exclude_none=True))
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items() if not _sentinel(v)}
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value if not _sentinel(v)]
+    if isinstance(value, (bytes, bytearray)):
+        return base64.b64encode(value).decode("ascii")
+    return value
+
+
+def _sentinel(value: Any) -> bool:
+    return type(value).__name__ in ("Omit", "NotGiven", "Unset")
+
+
+# -- no downloads ------------------------------------------------------------------------------
+
+#: Set while the adapter maps: pydantic-ai's downloader then returns stand-in bytes.
+_OFFLINE: contextvars.ContextVar[bool] = contextvars.ContextVar("chatconform_pai_offline", default=False)
+
+
+@dataclass(frozen=True)
+class _StandInResponse:
+    """What ``download_item`` reads of a response: no content type (the URL's or the
+    item's own media type is used), and bytes naming the URL."""
+
+    content: bytes
+    headers: dict[str, str]
+
+
+def _offline_downloads() -> None:
+    """Wrap ``pydantic_ai._ssrf.safe_download`` (the one function every downloader calls)
+    once: inside the adapter's calls it answers with stand-in bytes, elsewhere it is the
+    original function."""
+    from pydantic_ai import _ssrf
+
+    original = _ssrf.safe_download
+    if getattr(original, "_chatconform_wrapped", False):
+        return
+
+    async def safe_download(url: str, *args: Any, **kwargs: Any) -> Any:
+        if _OFFLINE.get():
+            return _StandInResponse(f"offline stand-in for {url}".encode(), {})
+        return await original(url, *args, **kwargs)
+
+    safe_download._chatconform_wrapped = True  # type: ignore[attr-defined]
+    _ssrf.safe_download = safe_download
+
+
+# -- the adapter -------------------------------------------------------------------------------
+
+def _run(coro_fn: Callable[[], Any]) -> Any:
+    """Run a coroutine offline on an event loop of its own (on a helper thread if this one
+    already runs a loop)."""
+    def offline() -> Any:
+        token = _OFFLINE.set(True)
+        try:
+            with _models.override_allow_model_requests(False):
+                return asyncio.run(coro_fn())
+        finally:
+            _OFFLINE.reset(token)
+
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return offline()
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        return pool.submit(offline).result()
+
+
+def _tool_definitions(history: Sequence[ModelMessage]) -> list[ToolDefinition]:
+    names: dict[str, None] = {}
+    for message in history:
+        if isinstance(message, ModelResponse):
+            for part in message.parts:
+                if isinstance(part, ToolCallPart):
+                    names.setdefault(part.tool_name, None)
+    return [ToolDefinition(name=name, parameters_json_schema={"type": "object", "additionalProperties": True})
+            for name in names]
+
+
+class PydanticAIAdapter:
+    """``to_payload`` through pydantic-ai's own provider models (see the module docstring)."""
+
+    name = "pydantic-ai"
+    providers = frozenset(PROVIDER_IDS)
+
+    def __init__(self) -> None:
+        self.version = version(DISTRIBUTION)
+        _offline_downloads()
+        self._models: dict[str, Any] = {}
+        self._lock = threading.Lock()
+
+    def model(self, provider: str) -> Any:
+        """The pydantic-ai model for ``provider``, built once (offline: a dummy key)."""
+        get_provider(provider)
+        with self._lock:
+            if provider not in self._models:
+                choice = MODELS[provider]
+                model_cls = _class("pydantic_ai.models", choice.model)
+                provider_cls = _class("pydantic_ai.providers", choice.provider)
+                self._models[provider] = model_cls(choice.model_name,
+                                                   provider=provider_cls(**dict(choice.provider_kwargs)))
+            return self._models[provider]
+
+    def to_payload(self, history: Sequence[ModelMessage], *, provider: str,
+                   instructions: str | None = None) -> dict:
+        model = self.model(provider)
+        params = ModelRequestParameters(
+            function_tools=_tool_definitions(history),
+            instruction_parts=[InstructionPart(instructions)] if instructions else [],
+        )
+        settings, params = model.prepare_request(None, params)
+        messages = _clean_message_history(list(history), repair_last_response=True)
+        prepared = model.prepare_messages(messages, params)
+        if prepared is not messages:
+            messages = _clean_message_history(prepared, repair_last_response=True)
+        render = _RENDER[provider]
+        return _run(lambda: render(model, messages, params, settings))
+
+
+async def _openai_chat(model: Any, messages: list, params: Any, settings: Any) -> dict:
+    return {"messages": _jsonable(await model._map_messages(messages, params, model_settings=settings))}
+
+
+async def _mistral(model: Any, messages: list, params: Any, settings: Any) -> dict:
+    return {"messages": _jsonable(await model._map_messages(messages, params))}
+
+
+async def _anthropic(model: Any, messages: list, params: Any, settings: Any) -> dict:
+    system, mapped = await model._map_message(messages, params, settings or {})
+    body: dict = {"system": _jsonable(system)} if system else {}
+    body["messages"] = _jsonable(mapped)
+    return body
+
+
+async def _gemini(model: Any, messages: list, params: Any, settings: Any) -> dict:
+    from google.genai import _common, types
+    from google.genai.models import _GenerateContentParameters_to_mldev
+
+    system_instruction, contents = await model._map_messages(messages, params)
+    parameters = types._GenerateContentParameters(
+        model=model.model_name, contents=contents,
+        config=types.GenerateContentConfig(system_instruction=system_instruction))
+    request = _GenerateContentParameters_to_mldev(model.client._api_client, parameters, None, parameters)
+    request = _common.encode_unserializable_types(_common.convert_to_dict(request))
+    body: dict = {}
+    if "systemInstruction" in request:
+        body["systemInstruction"] = _jsonable(request["systemInstruction"])
+    body["contents"] = _jsonable(request.get("contents", []))
+    return body
+
+
+async def _bedrock(model: Any, messages: list, params: Any, settings: Any) -> dict:
+    settings = settings or {}
+    system, mapped = await model._map_messages(messages, params, settings)
+    body: dict = {"system": _jsonable(system), "messages": _jsonable(mapped)}
+    tool_config = model._map_tool_config(params, settings, mapped)
+    if tool_config:
+        body["toolConfig"] = _jsonable(tool_config)
+    return body
+
+
+#: Provider id -> the coroutine that maps with that provider's model and builds the body.
+_RENDER = {"openai-chat": _openai_chat, "qwen-vllm": _openai_chat, "glm": _openai_chat, "mistral": _mistral,
+           "anthropic": _anthropic, "gemini": _gemini, "bedrock-converse": _bedrock}
