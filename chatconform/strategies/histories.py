@@ -411,8 +411,8 @@ class _Run:
 
     def another(self, done: int, least: int, most: int) -> bool:
         """Whether one more of something comes after ``done`` of them (between ``least``
-        and ``most``); three times in four, so runs are long enough."""
-        return done < least or (done < most and self.choose.integer(0, 3) > 0)
+        and ``most``); four times in five, so runs are long enough."""
+        return done < least or (done < most and self.choose.integer(0, 4) > 0)
 
     def kept(self, play) -> None:
         """Play ``play`` (a turn, a tool round) unless a choice skips it.
