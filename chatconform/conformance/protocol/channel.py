@@ -88,12 +88,12 @@ class Channel:
             except BlockingIOError:
                 written = 0
             except (BrokenPipeError, ConnectionResetError):
-                raise Fault("exited", "the program closed its stdin (it has exited)") from None
+                raise Fault("exited", "closed its stdin") from None
             data = data[written:]
             if data:
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:
-                    raise Fault("hung", "the program stopped reading its stdin")
+                    raise Fault("hung", "stopped reading its stdin")
                 select.select([], [self._in], [], remaining)
 
     def receive(self, deadline: float, limit: int) -> bytes:
@@ -107,15 +107,15 @@ class Channel:
                 return line
             self._scanned = len(self._buffer)
             if len(self._buffer) > limit:
-                raise Fault("flood", f"the program wrote more than {_size(limit)} without ending the line")
+                raise Fault("flood", f"wrote more than {_size(limit)} without ending the line")
             remaining = deadline - time.monotonic()
             if remaining <= 0:
-                raise Fault("hung", "no answer in time")
+                raise Fault("hung", "gave no answer in time")
             readable, _, _ = select.select([self._out], [], [], remaining)
             if readable:
                 chunk = os.read(self._out, 1 << 20)
                 if not chunk:
-                    raise Fault("exited", "the program closed its stdout")
+                    raise Fault("exited", "closed its stdout")
                 self._buffer += chunk
 
     def stray(self) -> tuple[bytes, bool]:

@@ -191,7 +191,8 @@ class Session:
         channel, self._channel = self._channel, None
         what = f"the program {fault}"
         if fault.kind == "hung":
-            what = f"the program gave no answer in time (it was stopped; a program must flush stdout after each line)"
+            what = "the program gave no answer in time (it was stopped; a program must flush stdout after each line)"
+        tail: list[str] = []
         if channel is not None:
             spare = max(0.0, hard - time.monotonic()) / 3
             status = channel.exit_status(min(0.5, spare)) if fault.kind == "exited" else None
@@ -200,9 +201,10 @@ class Session:
             channel.kill()
             tail = channel.stderr.lines(wait=min(0.5, spare))
             channel.close(grace=min(0.5, spare))
-            what += "; stderr: " + (" | ".join(tail) if tail else "(empty)")
         if restarting:
             what += "; it is started again for the next call"
+        if channel is not None:
+            what += "; stderr: " + (" | ".join(tail) if tail else "(empty)")
         return ProtocolError(what)
 
 
