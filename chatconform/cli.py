@@ -79,8 +79,9 @@ def _parser() -> argparse.ArgumentParser:
     run = sub.add_parser("run", help="run the conformance checks against implementations",
                          description="Run the conformance checks against implementations; exit 0 when "
                                      "every check passes, 1 when one fails.")
-    run.add_argument("--impl", action="append", default=[], metavar="NAME|module:attr|file.py:attr",
-                     help="implementation to test (repeatable; default: every registered one)")
+    run.add_argument("--impl", action="append", default=[], metavar="NAME|module:attr|file.py:attr|exec:CMD",
+                     help="implementation to test (repeatable; default: every registered one); "
+                          "exec:'COMMAND ARGS' runs a program in any language (docs/protocol.md)")
     run.add_argument("--contract", action="append", default=[], metavar="NAME",
                      help="contract to run: thread, payload, compaction (repeatable; default: all)")
     run.add_argument("--check", action="append", default=[], metavar="ID",

@@ -74,11 +74,16 @@ def load_installed(note: Callable[[str], None]) -> list[Implementation]:
 
 
 def load(spec: str) -> Implementation:
-    """Load ``spec``: an entry-point name, ``module:attr`` or ``path/to/file.py:attr``.
+    """Load ``spec``: an entry-point name, ``module:attr``, ``path/to/file.py:attr``, or
+    ``exec:COMMAND`` (a program in any language, :mod:`chatconform.conformance.protocol`).
 
     A file spec is kept with the file's absolute path, so the spec a failure records (and
     the regression test it prints) loads the same file from any working directory.
     """
+    if spec.startswith("exec:"):
+        from chatconform.conformance.protocol import start
+
+        return wrap(start(spec), spec)
     if ":" in spec:
         spec = absolute_spec(spec)
         target = _resolve_attr(spec)

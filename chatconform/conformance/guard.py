@@ -3,7 +3,9 @@
 Each call runs on a daemon thread with a deadline: an exception is captured, a call
 past the deadline is abandoned (the thread may block forever without keeping the
 process alive), and the suite goes on. A coroutine result (an ``async def`` contract
-method, as pydantic-ai's own mappers are) is run to completion on that thread.
+method, as pydantic-ai's own mappers are) is run to completion on that thread. Code on
+that thread can ask :func:`time_left` how long it has (a program behind the ``exec:``
+protocol is stopped before the deadline, so its hang is reported with its stderr).
 """
 
 from __future__ import annotations
@@ -19,6 +21,8 @@ from dataclasses import dataclass
 from typing import Any
 
 DEFAULT_TIMEOUT = 10.0
+
+_CALL = threading.local()  # the deadline of the guarded call running on this thread
 
 
 @dataclass
@@ -37,6 +41,7 @@ def guarded_call(fn: Callable[[], Any], timeout: float = DEFAULT_TIMEOUT) -> Cal
     outcome = CallOutcome()
 
     def target() -> None:
+        _CALL.deadline = deadline
         try:
             result = fn()
             if inspect.iscoroutine(result):
@@ -47,6 +52,7 @@ def guarded_call(fn: Callable[[], Any], timeout: float = DEFAULT_TIMEOUT) -> Cal
             outcome.error_trace = _implementation_frames(exc)
 
     start = time.perf_counter()
+    deadline = time.monotonic() + timeout
     worker = threading.Thread(target=target, name="chatconform-call", daemon=True)
     worker.start()
     worker.join(timeout)
@@ -54,6 +60,13 @@ def guarded_call(fn: Callable[[], Any], timeout: float = DEFAULT_TIMEOUT) -> Cal
     if worker.is_alive():
         outcome.timed_out = True
     return outcome
+
+
+def time_left() -> float | None:
+    """Seconds left before the guarded call running on this thread is abandoned; None
+    outside a guarded call."""
+    deadline = getattr(_CALL, "deadline", None)
+    return None if deadline is None else deadline - time.monotonic()
 
 
 _ENGINE_DIR = str(Path(__file__).resolve().parent)

@@ -20,8 +20,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     from chatconform.conformance.argtypes import positive_int, positive_seconds
 
     group = parser.getgroup("chatconform", "chatconform conformance checks")
-    group.addoption("--chatconform-impl", action="append", default=[], metavar="NAME|module:attr",
-                    help="implementation to check (repeatable; default: every registered one)")
+    group.addoption("--chatconform-impl", action="append", default=[], metavar="NAME|module:attr|exec:CMD",
+                    help="implementation to check (repeatable; default: every registered one; "
+                         "exec:'COMMAND ARGS' for a program in any language)")
     group.addoption("--chatconform-contract", action="append", default=[], metavar="NAME",
                     help="contract to check (repeatable; default: all)")
     group.addoption("--chatconform-check", action="append", default=[], metavar="ID",

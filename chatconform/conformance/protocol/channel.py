@@ -1,0 +1,165 @@
+"""One running program: JSON lines to its stdin, JSON lines from its stdout, its stderr kept.
+
+Every read and write has a deadline (``select`` on the pipes, so this needs a POSIX
+system). A line longer than the limit is a flood, end of file is an exit, and output that
+arrives when no request is waiting for it is reported by :meth:`Channel.stray`. The
+program runs in a session of its own, so stopping it stops what it started too.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import signal
+import subprocess
+import threading
+import time
+from typing import Any
+
+
+class Fault(Exception):
+    """The program broke the protocol; ``kind`` says how (exited, hung, flood, ...)."""
+
+    def __init__(self, kind: str, message: str):
+        super().__init__(message)
+        self.kind = kind
+
+
+class _Tail:
+    """Drains a pipe on a thread of its own, keeping its last bytes."""
+
+    KEEP = 16 * 1024
+
+    def __init__(self, pipe):
+        self._pipe = pipe
+        self._data = bytearray()
+        self._lock = threading.Lock()
+        self._thread = threading.Thread(target=self._drain, name="chatconform-stderr", daemon=True)
+        self._thread.start()
+
+    def _drain(self) -> None:
+        fd = self._pipe.fileno()
+        while True:
+            try:
+                chunk = os.read(fd, 65536)
+            except OSError:
+                return
+            if not chunk:
+                return
+            with self._lock:
+                self._data += chunk
+                if len(self._data) > 2 * self.KEEP:
+                    del self._data[:-self.KEEP]
+
+    def finished(self, wait: float) -> bool:
+        self._thread.join(wait)
+        return not self._thread.is_alive()
+
+    def lines(self, wait: float = 0.0, count: int = 8) -> list[str]:
+        """The last ``count`` non-blank lines, after waiting up to ``wait`` s for the pipe to close."""
+        if wait > 0:
+            self._thread.join(wait)
+        with self._lock:
+            text = bytes(self._data[-self.KEEP:]).decode("utf-8", "replace")
+        lines = [line.rstrip() for line in text.splitlines() if line.strip()]
+        return [line if len(line) <= 300 else line[:300] + " …" for line in lines[-count:]]
+
+
+class Channel:
+    def __init__(self, argv: list[str]):
+        """Start ``argv``; OSError when it cannot be started."""
+        self.argv = argv
+        self.process = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                        stderr=subprocess.PIPE, bufsize=0, start_new_session=True)
+        self._in = self.process.stdin.fileno()
+        self._out = self.process.stdout.fileno()
+        os.set_blocking(self._in, False)
+        self._buffer = bytearray()
+        self._scanned = 0  # how much of the buffer is known to hold no newline
+        self.stderr = _Tail(self.process.stderr)
+
+    # -- framing -------------------------------------------------------------------------
+    def send(self, message: Any, deadline: float) -> None:
+        data = memoryview(json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode() + b"\n")
+        while data:
+            try:
+                written = os.write(self._in, data)
+            except BlockingIOError:
+                written = 0
+            except (BrokenPipeError, ConnectionResetError):
+                raise Fault("exited", "closed its stdin") from None
+            data = data[written:]
+            if data:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    raise Fault("hung", "stopped reading its stdin")
+                select.select([], [self._in], [], remaining)
+
+    def receive(self, deadline: float, limit: int) -> bytes:
+        """The next line the program writes (without its newline)."""
+        while True:
+            newline = self._buffer.find(b"\n", self._scanned)
+            if newline >= 0:
+                line = bytes(self._buffer[:newline])
+                del self._buffer[:newline + 1]
+                self._scanned = 0
+                return line
+            self._scanned = len(self._buffer)
+            if len(self._buffer) > limit:
+                raise Fault("flood", f"wrote more than {_size(limit)} without ending the line")
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise Fault("hung", "gave no answer in time")
+            readable, _, _ = select.select([self._out], [], [], remaining)
+            if readable:
+                chunk = os.read(self._out, 1 << 20)
+                if not chunk:
+                    raise Fault("exited", "closed its stdout")
+                self._buffer += chunk
+
+    def stray(self) -> tuple[bytes, bool]:
+        """Output no request asked for, as far as it has arrived, and whether stdout is closed."""
+        data, closed = bytes(self._buffer), False
+        if select.select([self._out], [], [], 0)[0]:
+            chunk = os.read(self._out, 1 << 16)
+            data, closed = data + chunk, not chunk
+        return data, closed
+
+    # -- the process ---------------------------------------------------------------------
+    def exit_status(self, wait: float = 0.0) -> int | None:
+        try:
+            return self.process.wait(timeout=wait) if wait > 0 else self.process.poll()
+        except subprocess.TimeoutExpired:
+            return None
+
+    def kill(self) -> None:
+        """Stop the program (and whatever it started) now; do not wait for it."""
+        if self.process.poll() is None:
+            try:
+                os.killpg(self.process.pid, signal.SIGKILL)
+            except OSError:
+                self.process.kill()
+
+    def close(self, goodbye: Any = None, grace: float = 2.0) -> None:
+        """Say ``goodbye``, close stdin, give the program ``grace`` s to exit, then stop it."""
+        if self.process.poll() is None:
+            try:
+                if goodbye is not None:
+                    self.send(goodbye, time.monotonic() + min(grace, 0.5))
+            except Fault:
+                pass
+        try:
+            self.process.stdin.close()
+        except OSError:
+            pass
+        if self.exit_status(grace) is None:
+            self.kill()
+        self.exit_status(grace)
+        self.process.stdout.close()
+        if self.stderr.finished(wait=0.5):  # never close a pipe a thread still reads
+            self.process.stderr.close()
+
+
+def _size(limit: int) -> str:
+    return f"{limit / 2**20:g} MiB" if limit >= 2**20 else f"{limit} bytes"

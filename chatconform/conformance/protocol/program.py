@@ -1,0 +1,323 @@
+"""A program behind ``exec:'COMMAND ARGS'``, as an implementation object.
+
+The program is started once, greets chatconform (:func:`hello` and its ``hello-reply``:
+name, version, contracts, providers, expected failures), and then answers one ``call``
+line with one ``call-reply`` line. :class:`Program` has one method per contract the
+program declared; each turns its arguments into the case's JSON (the JSON saved failures
+use), sends the call, and turns the result back into what the contract's checks read.
+
+Whatever breaks the protocol (an exit, a line that is not JSON or not a reply, the wrong
+id, output out of turn, no answer in time, a line too long) raises :class:`ProtocolError`
+inside the call, so the engine reports ``<contract>.no_crash`` with the program's last
+lines of stderr; the program is stopped and started again for the next call.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import shlex
+import threading
+import time
+import weakref
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+
+from chatconform.conformance.contract import Contract
+from chatconform.conformance.contracts import all_contracts, get_contract
+from chatconform.conformance.guard import DEFAULT_TIMEOUT, time_left
+from chatconform.conformance.history import history_from_json
+from chatconform.conformance.protocol import messages
+from chatconform.conformance.protocol.channel import Channel, Fault
+from chatconform.conformance.registry import ConfigError
+
+PREFIX = "exec:"
+PROTOCOL_VERSION = 1
+#: The longest line a program may write; a longer one is a flood.
+MAX_LINE_BYTES = 64 * 2**20
+#: How long a program has to start and answer the first hello.
+START_TIMEOUT = DEFAULT_TIMEOUT
+
+
+class ProtocolError(Exception):
+    """The program broke the protocol; it was stopped, and starts again on the next call."""
+
+
+class ProgramError(Exception):
+    """The program answered a call with an error: the implementation raised."""
+
+
+class MalformedResult(Exception):
+    """The program answered with a result that is not the contract's kind of result."""
+
+
+# -- what travels for each contract ---------------------------------------------------------
+
+@dataclass(frozen=True)
+class Codec:
+    """How one contract's calls travel: the method's arguments as (case, provider), and
+    the result's JSON as what the checks read."""
+
+    arguments: Callable[[Contract, tuple, dict], tuple[Any, str | None]]
+    result: Callable[[Contract, Any], Any]
+
+
+def _rows(contract: Contract, args: tuple, kwargs: dict) -> tuple[Any, str | None]:
+    (rows,) = args
+    return rows, None
+
+
+def _history_case(contract: Contract, args: tuple, kwargs: dict) -> tuple[Any, str | None]:
+    fields = dict(kwargs)
+    provider = fields.pop("provider", None)
+    return contract.case_type(*args, **fields), provider
+
+
+CODECS: dict[str, Codec] = {
+    # A thread's result is rows in the input's JSON: they load back as the input does.
+    "thread": Codec(_rows, lambda contract, data: contract.case_from_json(data)),
+    "payload": Codec(_history_case, lambda contract, data: data),
+    "compaction": Codec(_history_case, lambda contract, data: history_from_json(data, "the result")),
+}
+
+
+def hello() -> dict:
+    """The first line of every session."""
+    from chatconform.providers import PROVIDER_IDS
+    from chatconform.version import __version__
+
+    known = all_contracts()
+    return {"type": "hello", "protocol": PROTOCOL_VERSION, "chatconform": __version__,
+            "contracts": {name: known[name].method for name in CODECS if name in known},
+            "providers": list(PROVIDER_IDS)}
+
+
+# -- one program, started on demand -------------------------------------------------------------
+
+class Session:
+    """The running program of one ``exec:`` spec: calls one at a time, restarts after a fault."""
+
+    def __init__(self, spec: str, argv: list[str]):
+        self.spec, self.argv = spec, argv
+        self.declared: dict | None = None  # the first hello-reply
+        self._channel: Channel | None = None
+        self._ids = itertools.count(1)
+        self._answered = 0  # the id of the last call answered
+        self._lock = threading.Lock()
+
+    def open(self) -> dict:
+        """Start the program and exchange hellos: its hello-reply. OSError when it cannot
+        start, ProtocolError when the hello fails."""
+        deadline = time.monotonic() + START_TIMEOUT
+        with self._lock:
+            self._channel = Channel(self.argv)
+            try:
+                self.declared = self._greet(deadline)
+            except Fault as fault:
+                raise self._broken(fault, deadline, restarting=False) from None
+        return self.declared
+
+    def call(self, request: dict) -> dict:
+        """Send ``request`` (a call without its type and id) and return the program's reply."""
+        left = time_left()
+        budget = DEFAULT_TIMEOUT if left is None else max(left, 0.0)
+        # Stop a silent program a little before the guard gives the call up, so the
+        # failure says what happened and shows its stderr.
+        hard = time.monotonic() + budget
+        deadline = hard - min(1.0, budget * 0.2)
+        if not self._lock.acquire(timeout=max(0.0, deadline - time.monotonic())):
+            raise ProtocolError("the program was still busy with an earlier call that was given up")
+        try:
+            number = next(self._ids)
+            try:
+                if self._channel is None:
+                    self._restart(deadline)
+                self._quiet(f"after answering call {self._answered}, before call {number}")
+                self._channel.send({"type": "call", "id": number, **request}, deadline)
+                reply = self._read(deadline, "call-reply", f"call {number}")
+                if reply["id"] != number:
+                    raise Fault("wrong-id", f"answered call {reply['id']} when call {number} was asked")
+                self._quiet(f"after answering call {number}")
+            except Fault as fault:
+                raise self._broken(fault, hard) from None
+            self._answered = number
+            return reply
+        finally:
+            self._lock.release()
+
+    def close(self) -> None:
+        with self._lock:
+            channel, self._channel = self._channel, None
+        if channel is not None:
+            channel.close(goodbye={"type": "stop"})
+
+    # -- steps -----------------------------------------------------------------------------
+    def _greet(self, deadline: float) -> dict:
+        self._channel.send(hello(), deadline)
+        line = self._channel.receive(deadline, MAX_LINE_BYTES)
+        reply = _parse(line, "the hello")
+        if isinstance(reply, dict) and reply.get("protocol") != PROTOCOL_VERSION:
+            raise Fault("version", f"answered the hello with protocol version {reply.get('protocol')!r}; "
+                                   f"this chatconform speaks version {PROTOCOL_VERSION}")
+        _conform(reply, "hello-reply", "the hello")
+        return reply
+
+    def _restart(self, deadline: float) -> None:
+        try:
+            self._channel = Channel(self.argv)
+        except OSError as exc:
+            raise Fault("start", f"could not be started again: {exc.strerror or exc}") from None
+        declared = self._greet(deadline)
+        if declared != self.declared:
+            raise Fault("changed", "declared something else when it was started again: "
+                                   f"{_quote(json.dumps(declared).encode())}")
+
+    def _read(self, deadline: float, schema: str, label: str) -> dict:
+        reply = _parse(self._channel.receive(deadline, MAX_LINE_BYTES), label)
+        _conform(reply, schema, label)
+        return reply
+
+    def _quiet(self, when: str) -> None:
+        stray, closed = self._channel.stray()
+        if stray:
+            raise Fault("out-of-turn", f"wrote to stdout out of turn ({when}): {_quote(stray)}")
+        if closed:
+            raise Fault("exited", f"closed its stdout ({when})")
+
+    def _broken(self, fault: Fault, hard: float, *, restarting: bool = True) -> ProtocolError:
+        """Stop the program after ``fault``; the error to raise, with its stderr's last lines."""
+        channel, self._channel = self._channel, None
+        what = f"the program {fault}"
+        if fault.kind == "hung":
+            what = "the program gave no answer in time (it was stopped; a program must flush stdout after each line)"
+        tail: list[str] = []
+        if channel is not None:
+            spare = max(0.0, hard - time.monotonic()) / 3
+            status = channel.exit_status(min(0.5, spare)) if fault.kind == "exited" else None
+            if status is not None:
+                what += f"; it exited with {_status(status)}"
+            channel.kill()
+            tail = channel.stderr.lines(wait=min(0.5, spare))
+            channel.close(grace=min(0.5, spare))
+        if restarting:
+            what += "; it is started again for the next call"
+        if channel is not None:
+            what += "; stderr: " + (" | ".join(tail) if tail else "(empty)")
+        return ProtocolError(what)
+
+
+def _parse(line: bytes, label: str) -> Any:
+    try:
+        return json.loads(line)
+    except ValueError:
+        raise Fault("not-json", f"answered {label} with a line that is not JSON: {_quote(line)} "
+                                "(logs belong on stderr)") from None
+
+
+def _conform(reply: Any, schema: str, label: str) -> None:
+    problem = messages.problem(reply, schema)
+    if problem is not None:
+        raise Fault("invalid", f"answered {label} with a reply that breaks the protocol ({schema}): {problem}")
+
+
+def _quote(data: bytes, limit: int = 160) -> str:
+    text = data.decode("utf-8", "replace")
+    return repr(text if len(text) <= limit else text[:limit] + " …")
+
+
+def _status(code: int) -> str:
+    return f"signal {-code}" if code < 0 else f"status {code}"
+
+
+# -- the implementation object ----------------------------------------------------------------
+
+class Program:
+    """An implementation answered by a program: name, version and settings from its
+    hello-reply; one method per contract it declared (added by :func:`start`)."""
+
+    def __init__(self, session: Session, declared: dict):
+        self._session = session
+        self.name = declared["name"]
+        self.version = declared["version"]
+        self.language = declared.get("language")
+        self.providers = declared.get("providers")  # None: not declared (the contract's default)
+        self.models = declared.get("models")
+        self.expected_failures = dict(declared.get("expected_failures") or {})
+        self._closer = weakref.finalize(self, session.close)  # also at exit
+
+    def close(self) -> None:
+        """Stop the program (it is stopped anyway when this object goes, or at exit)."""
+        self._closer()
+
+    def _call(self, name: str, args: tuple, kwargs: dict) -> Any:
+        contract, codec = get_contract(name), CODECS[name]
+        case, provider = codec.arguments(contract, args, kwargs)
+        request = {"contract": name, "method": contract.method, "input": contract.case_to_json(case)}
+        if provider is not None:
+            request["provider"] = provider
+        reply = self._session.call(request)
+        if "error" in reply:
+            raise ProgramError(_error_text(reply["error"]))
+        problem = messages.problem(reply["result"], "call-reply", name)
+        if problem is not None:
+            raise MalformedResult(f"not a {name} result: {problem}")
+        try:
+            return codec.result(contract, reply["result"])
+        except ValueError as exc:
+            raise MalformedResult(f"not a {name} result: {exc}") from None
+
+
+def _error_text(error: dict) -> str:
+    text = f"{error.get('type') or 'error'}: {error['message']}"
+    trace = [line.strip() for line in error.get("traceback", "").splitlines() if line.strip()]
+    return text + (f" (traceback: {' | '.join(trace[-3:])})" if trace else "")
+
+
+def _method(contract: Contract) -> Callable:
+    name = contract.name
+
+    def method(self: Program, *args: Any, **kwargs: Any) -> Any:
+        return self._call(name, args, kwargs)
+
+    method.__name__ = method.__qualname__ = contract.method
+    method.__doc__ = f"{contract.signature}, answered by the program"
+    return method
+
+
+@lru_cache(maxsize=None)
+def _program_type(contracts: tuple[str, ...]) -> type:
+    """A :class:`Program` subclass with the methods of ``contracts``."""
+    return type("Program", (Program,), {get_contract(n).method: _method(get_contract(n)) for n in contracts})
+
+
+def command(spec: str) -> list[str]:
+    """The argv of an ``exec:`` spec; ConfigError for an empty or unparsable command."""
+    try:
+        argv = shlex.split(spec[len(PREFIX):])
+    except ValueError as exc:
+        raise ConfigError(f"{spec}: cannot read the command ({exc})") from None
+    if not argv:
+        raise ConfigError(f"{spec}: no command after {PREFIX} (such as {PREFIX}'node impl.js')")
+    return argv
+
+
+def start(spec: str) -> Program:
+    """Start the program of ``spec`` and read what it declares; ConfigError, in one line,
+    when it cannot start, fails the hello or declares a contract it cannot be checked on."""
+    argv = command(spec)
+    session = Session(spec, argv)
+    try:
+        declared = session.open()
+    except OSError as exc:
+        raise ConfigError(f"{spec}: cannot start {argv[0]!r}: {exc.strerror or exc}") from None
+    except ProtocolError as exc:
+        raise ConfigError(f"{spec}: the hello failed: {exc}") from None
+    offered = hello()["contracts"]
+    unknown = [name for name in declared["contracts"] if name not in offered]
+    if unknown:
+        session.close()
+        raise ConfigError(f"{spec}: declares contract(s) {', '.join(unknown)}, which chatconform cannot "
+                          f"check over this protocol (it offers: {', '.join(offered)})")
+    return _program_type(tuple(declared["contracts"]))(session, declared)

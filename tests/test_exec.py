@@ -1,0 +1,248 @@
+"""Implementations over the exec: protocol: the examples, every fault as a verdict, start-up errors."""
+
+import json
+import shutil
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from jsonschema import Draft202012Validator
+
+from chatconform import check_case
+from chatconform.cli import main
+from chatconform.conformance.contracts import all_contracts, get_contract
+from chatconform.conformance.protocol import hello, messages, program
+
+ROOT = Path(__file__).resolve().parent.parent
+PYTHON_EXAMPLE = f"exec:{sys.executable} {ROOT / 'examples/python/impl.py'}"
+NODE_EXAMPLE = f"exec:node {ROOT / 'examples/node/impl.js'}"
+needs_node = pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
+
+
+@pytest.fixture(autouse=True)
+def _in_tmp(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+
+
+def results(path):
+    return {(r["implementation"], r["check"]): r for r in map(json.loads, open(path)) if r["type"] == "result"}
+
+
+# -- the examples ----------------------------------------------------------------------------
+
+@needs_node
+def test_both_examples_smoke(tmp_path):
+    code = main(["run", "--impl", PYTHON_EXAMPLE, "--impl", NODE_EXAMPLE, "--contract", "thread",
+                 "--examples", "30", "--report", "r.jsonl"])
+    assert code == 0
+    found = results(tmp_path / "r.jsonl")
+    assert {impl for impl, _ in found} == {"example-python", "example-node"}
+    assert all(r["status"] == "pass" and r["evaluated"] for r in found.values())
+
+
+@pytest.mark.slow
+def test_python_example_passes_under_ci(tmp_path):
+    assert main(["run", "--impl", PYTHON_EXAMPLE, "--report", "r.jsonl"]) == 0
+    found = results(tmp_path / "r.jsonl")
+    ran = {check for (_, check), r in found.items() if r["status"] != "skip"}
+    assert {c.id for name in ("thread", "payload") for c in get_contract(name).checks} == ran
+    assert all(r["status"] in ("pass", "skip") for r in found.values())
+
+
+@pytest.mark.slow
+@needs_node
+def test_node_example_passes_under_ci_with_its_expected_failure(tmp_path, capsys):
+    assert main(["run", "--impl", NODE_EXAMPLE, "--report", "r.jsonl"]) == 0
+    found = results(tmp_path / "r.jsonl")
+    assert found[("example-node", "payload.system_first")]["status"] == "xfail"
+    assert "dify/pull/39372" in found[("example-node", "payload.system_first")]["message"]
+    assert all(r["status"] in ("pass", "skip", "xfail") for r in found.values())
+    assert "xfail" in capsys.readouterr().out
+
+
+@needs_node
+def test_check_case_and_regression_tests_take_an_exec_spec():
+    two_prompts = {"history": [{"kind": "request", "parts": [
+        {"part_kind": "system-prompt", "content": "Be brief."},
+        {"part_kind": "user-prompt", "content": "Hello"}]}], "instructions": "Answer in French."}
+    check_case(PYTHON_EXAMPLE, "payload.system_first", two_prompts, variant="openai-chat")
+    with pytest.raises(AssertionError, match="system"):
+        check_case(NODE_EXAMPLE, "payload.system_first", two_prompts, variant="qwen-vllm")
+
+
+def test_in_process_and_exec_give_the_same_threads():
+    from chatconform.conformance import discovery
+
+    contract = get_contract("thread")
+    local = discovery.load(f"{ROOT / 'examples/python/impl.py'}:InProcessThreads")
+    remote = discovery.load(PYTHON_EXAMPLE)
+
+    @settings(max_examples=30)
+    @given(contract.cases(None))
+    def same(rows):
+        ids = [[row.id for row in impl.method(contract)(rows)] for impl in (local, remote)]
+        assert ids[0] == ids[1]
+
+    same()
+    remote.obj.close()
+
+
+# -- the messages ------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("name", messages.MESSAGES)
+def test_every_schema_is_a_valid_2020_12_schema(name):
+    Draft202012Validator.check_schema(messages.schema(name))
+
+
+def test_requests_follow_their_schemas(monkeypatch):
+    """Every request chatconform sends, for every contract, matches the protocol's schemas."""
+    assert messages.problem(hello(), "hello") is None
+    assert messages.problem({"type": "stop"}, "stop") is None
+    sent = []
+
+    def record(self, request):
+        sent.append({"type": "call", "id": len(sent) + 1, **request})
+        contract = request["contract"]
+        result = {"thread": request["input"], "payload": {"messages": []},
+                  "compaction": request["input"]["history"] if contract == "compaction" else None}[contract]
+        return {"id": len(sent), "result": result}
+
+    monkeypatch.setattr(program.Session, "call", record)
+    declared = {"name": "recorder", "version": "1", "contracts": list(hello()["contracts"])}
+    impl = program._program_type(tuple(declared["contracts"]))(program.Session("exec:recorder", ["recorder"]), declared)
+    for name, contract in all_contracts().items():
+        if name not in program.CODECS:
+            continue
+
+        @settings(max_examples=10)
+        @given(contract.cases("openai-chat" if name == "payload" else None))
+        def call(case):
+            variant = "openai-chat" if name == "payload" else None
+            output = contract.call(getattr(impl, contract.method), case, variant)
+            assert contract.output_problem(output, case) is None
+
+        call()
+    assert {r["contract"] for r in sent} == set(program.CODECS)
+    for request in sent:
+        assert messages.problem(request, "call") is None, request["contract"]
+
+
+def test_reply_problems_name_the_path():
+    assert messages.problem([{"id": "a"}], "call-reply", "thread") \
+        == "$[0]: 'created_at' is a required property"
+    assert messages.problem({"id": 1}, "call-reply") is not None
+    assert messages.problem({"protocol": 1, "name": "x", "version": "1", "contracts": []}, "hello-reply") \
+        .startswith("$.contracts")
+
+
+# -- faults: a verdict, and the run goes on ----------------------------------------------------
+
+#: A thread implementation that breaks the protocol once (the first call of the run; a
+#: marker file remembers it across restarts) and answers correctly ever after.
+FAULTY = textwrap.dedent("""
+    import json, os, sys, time
+    sys.path.insert(0, {examples!r})
+    from impl import thread_of
+
+    mode, marker = sys.argv[1], sys.argv[2]
+    out = sys.stdout
+    def say(message):
+        out.write(json.dumps(message) + "\\n"); out.flush()
+
+    for line in sys.stdin:
+        request = json.loads(line)
+        if request["type"] == "hello":
+            say({{"protocol": 1, "name": "faulty-" + mode, "version": "0", "contracts": ["thread"]}})
+            continue
+        if request["type"] == "stop":
+            break
+        answer = {{"id": request["id"], "result": thread_of(request["input"], lambda r, k: r.get(k))}}
+        if os.path.exists(marker):
+            say(answer)
+            continue
+        open(marker, "w").close()
+        sys.stderr.write("about to misbehave: " + mode + "\\n"); sys.stderr.flush()
+        if mode == "exit":
+            sys.exit(3)
+        elif mode == "not-json":
+            out.write("debug: got a call\\n"); out.flush()
+        elif mode == "wrong-id":
+            say(dict(answer, id=request["id"] + 1))
+        elif mode == "out-of-turn":
+            say(answer); say(answer)
+        elif mode == "hang":
+            time.sleep(60)
+        elif mode == "flood":
+            out.write("x" * (3 << 20)); out.flush(); time.sleep(60)
+        elif mode == "error":
+            say({{"id": request["id"], "error": {{"type": "KeyError", "message": "'parent'"}}}})
+        elif mode == "malformed":
+            say({{"id": request["id"], "result": [{{"id": "x"}}]}})
+""")
+
+FAULTS = {
+    "exit": "exited with status 3",
+    "not-json": "a line that is not JSON: 'debug: got a call'",
+    "wrong-id": "when call 1 was asked",
+    "out-of-turn": "wrote to stdout out of turn",
+    "hang": "gave no answer in time",
+    "flood": "more than 1 MiB without ending the line",
+    "error": "ProgramError: KeyError: 'parent'",
+    "malformed": "MalformedResult: not a thread result: $[0]: 'created_at' is a required property",
+}
+
+
+@pytest.mark.parametrize("mode", list(FAULTS))
+def test_a_fault_is_a_no_crash_failure_and_the_run_goes_on(mode, tmp_path, monkeypatch):
+    monkeypatch.setattr(program, "MAX_LINE_BYTES", 1 << 20)
+    script = tmp_path / "faulty.py"
+    script.write_text(FAULTY.format(examples=str(ROOT / "examples/python")))
+    spec = f"exec:{sys.executable} {script} {mode} {tmp_path / 'marker'}"
+    code = main(["run", "--impl", spec, "--contract", "thread", "--examples", "20", "--timeout", "2",
+                 "--report", "r.jsonl"])
+    assert code == 1
+    found = results(tmp_path / "r.jsonl")
+    crash = found[(f"faulty-{mode}", "thread.no_crash")]
+    assert crash["status"] == "fail" and FAULTS[mode] in crash["message"], crash["message"]
+    if mode not in ("error", "malformed"):  # the program itself broke: restarted, stderr shown
+        assert "stderr: about to misbehave: " + mode in crash["message"]
+        assert "started again for the next call" in crash["message"]
+    others = [r for (_, check), r in found.items() if check != "thread.no_crash"]
+    assert others and all(r["status"] == "pass" and r["evaluated"] for r in others), others
+
+
+# -- a program that cannot start or fails the hello: exit 2, one line --------------------------
+
+START_FAILURES = {
+    "missing": ("exec:/no/such/program --flag", "cannot start '/no/such/program'"),
+    "empty": ("exec:", "no command after exec:"),
+    "exits": (f"exec:{sys.executable} -c \"import sys; sys.stderr.write('no config\\\\n'); sys.exit(4)\"",
+              "the hello failed: the program closed its stdout"),
+    "version": (f"exec:{sys.executable} -c \"print('{{\\\"protocol\\\": 2}}')\"", "protocol version 2"),
+    "contract": (f"exec:{sys.executable} -c \"print('{{\\\"protocol\\\": 1, \\\"name\\\": \\\"x\\\", "
+                 f"\\\"version\\\": \\\"1\\\", \\\"contracts\\\": [\\\"sanitize\\\"]}}')\"",
+                 "declares contract(s) sanitize"),
+}
+
+
+@pytest.mark.parametrize("case", list(START_FAILURES))
+def test_a_program_that_cannot_start_is_a_usage_error_in_one_line(case, capsys):
+    spec, reason = START_FAILURES[case]
+    assert main(["run", "--impl", spec, "--contract", "thread"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("error: ") and reason in err[0], err
+    if case == "exits":
+        assert "status 4" in err[0] and "no config" in err[0]
+
+
+@pytest.mark.slow
+def test_the_pytest_plugin_takes_an_exec_spec(tmp_path):
+    done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--pyargs",
+                           "chatconform.conformance", f"--chatconform-impl={PYTHON_EXAMPLE}",
+                           "--chatconform-contract=thread", "--chatconform-examples=20"],
+                          capture_output=True, text=True, cwd=tmp_path)
+    assert done.returncode == 0, done.stdout[-2000:]
+    assert "9 passed" in done.stdout
