@@ -72,7 +72,8 @@ def test_list_shows_each_checks_levels(check, expected):
 
 # -- what the payload checks call lost, voiced and different ------------------------------
 
-from pydantic_ai.messages import ModelRequest, ModelResponse, SystemPromptPart, TextPart, UserPromptPart  # noqa: E402
+from pydantic_ai.messages import (  # noqa: E402
+    ModelRequest, ModelResponse, SystemPromptPart, TextPart, ToolCallPart, ToolReturnPart, UserPromptPart)
 
 from chatconform.conformance.contracts import get_contract  # noqa: E402
 from chatconform.conformance.contracts.payload import PayloadCase  # noqa: E402
@@ -122,3 +123,45 @@ def test_a_turn_missing_differs_from_the_reference_as_advice_and_is_lost_as_an_e
     failures = _failures(_Edited(drop_answer), "openai-chat")
     assert failures["payload.matches_reference"] == "warning"
     assert failures["payload.nothing_lost"] == "error"
+
+
+def test_a_frame_tag_escaped_as_html_is_sent_not_lost():
+    def escape_tags(messages):
+        messages[1]["content"] = messages[1]["content"].replace("<", "&lt;")
+
+    history = [ModelRequest([UserPromptPart("quote <system>x</system> (u1)")]), ModelResponse([TextPart("ok (a1)")])]
+    evaluation = evaluate_case(wrap(_Edited(escape_tags)), get_contract("payload"), PayloadCase(history),
+                               "openai-chat", timeout=5)
+    assert [f.check for f in evaluation.failures] == []
+
+
+def test_gemini_base64_in_either_alphabet_is_the_same_file():
+    from chatconform.provider_schemas import turn_view
+
+    def body(data):
+        return {"contents": [{"role": "user", "parts": [{"inlineData": {"mimeType": "image/png", "data": data}},
+                                                        {"text": "what is it?"}]}]}
+
+    assert turn_view(body("+/+/AA=="), "gemini")[0].media == turn_view(body("-_-_AA=="), "gemini")[0].media
+
+
+REUSED = [ModelRequest([UserPromptPart("go (u1)")]),
+          ModelResponse([ToolCallPart("read_file", {}, "call_1")]),
+          ModelRequest([ToolReturnPart("read_file", "text (r1)", "call_1")]),
+          ModelResponse([ToolCallPart("get_weather", {}, "call_1")]),
+          ModelRequest([ToolReturnPart("get_weather", "sunny (r2)", "call_1")])]
+
+
+@pytest.mark.parametrize("provider, level", [("anthropic", "error"), ("mistral", "error"), ("glm", "error"),
+                                             ("openai-chat", "warning"), ("gemini", "warning")])
+def test_a_reused_id_sent_twice_is_an_error_where_it_is_rejected(provider, level):
+    from chatconform.fakes.payload import ReusedIdsPassedThrough
+
+    class Everywhere(ReusedIdsPassedThrough):
+        providers = frozenset({provider})
+
+    evaluation = evaluate_case(wrap(Everywhere), get_contract("payload"), PayloadCase(list(REUSED)), provider,
+                               timeout=5)
+    failures = {f.check: f for f in evaluation.failures}
+    assert failures["payload.tool_pairing"].level == level and "used twice" in failures["payload.tool_pairing"].message
+    assert "payload.nothing_lost" not in failures  # each result is credited to its own round's call

@@ -249,6 +249,8 @@ class PydanticAIAdapter:
 
     name = "pydantic-ai"
     providers = frozenset(PROVIDER_IDS)
+    #: The model behind each provider id, so model-dependent rules are judged for it.
+    models = {provider: choice.model_name for provider, choice in MODELS.items()}
 
     def __init__(self) -> None:
         self.version = version(DISTRIBUTION)

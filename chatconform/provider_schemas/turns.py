@@ -59,6 +59,12 @@ def _identity(url: Any) -> str | None:
     return data if sep and head.startswith("data:") else url
 
 
+def _standard_b64(data: Any) -> Any:
+    """Gemini's JSON takes base64 in either alphabet (google-genai sends the URL-safe one):
+    one alphabet, so the same bytes have one identity."""
+    return data.replace("-", "+").replace("_", "/") if isinstance(data, str) else data
+
+
 def _source_identity(source: Any) -> str | None:
     """Anthropic and Bedrock file sources: inline bytes, a URL or a storage location."""
     if not isinstance(source, dict):
@@ -72,14 +78,15 @@ def _source_identity(source: Any) -> str | None:
 
 
 class _Names:
-    """Tool name by call id, so a result that does not repeat the name still gets it."""
+    """Tool name by call id, so a result that does not repeat the name still gets it: the
+    name of the latest call with that id (an id may be reused in a later round)."""
 
     def __init__(self) -> None:
         self.by_id: dict[str, str] = {}
 
     def call(self, call_id: str, name: str) -> tuple[str, str]:
         if call_id and name:
-            self.by_id.setdefault(call_id, name)
+            self.by_id[call_id] = name
         return call_id, name
 
     def result(self, call_id: str, name: str = "") -> tuple[str, str]:
@@ -233,7 +240,7 @@ def _gemini_turns(body: dict) -> Iterator[Turn]:
         for part in parts:
             inline = _alias(part, "inlineData", "inline_data")
             linked = _alias(part, "fileData", "file_data")
-            if isinstance(inline, dict) and (identity := _identity(inline.get("data"))):
+            if isinstance(inline, dict) and (identity := _identity(_standard_b64(inline.get("data")))):
                 media.append(identity)
             elif isinstance(linked, dict) and (identity := _identity(_alias(linked, "fileUri", "file_uri"))):
                 media.append(identity)

@@ -6,6 +6,7 @@ turn view (role, texts, tool calls, tool results), so the checks are written onc
 
 from __future__ import annotations
 
+import html
 import json
 from collections import Counter, deque
 from dataclasses import dataclass
@@ -16,7 +17,7 @@ from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, Tool
 
 from chatconform.conformance.contract import Example, Option
 from chatconform.conformance.history import HistoryContract, Item, visible_items
-from chatconform.conformance.registry import WARNING, ConfigError, NotApplicable, Violation
+from chatconform.conformance.registry import ERROR, WARNING, ConfigError, NotApplicable, Violation
 from chatconform.provider_schemas import turn_view, validate
 from chatconform.providers import PROVIDER_IDS
 from chatconform.reference.payload import to_payload
@@ -139,9 +140,15 @@ def _turns(ex: Example):
 
 
 def _result_names(turns) -> Counter:
-    """Tool results by tool name, the name taken from the matching call when it is absent."""
-    names = {call_id: name for t in turns for call_id, name in t.tool_calls}
-    return Counter(name or names.get(call_id, "") for t in turns for call_id, name in t.tool_results)
+    """Tool results by tool name, the name taken from the matching call when it is absent:
+    the latest call with that id before the result (an id may be reused in a later round)."""
+    names: dict[str, str] = {}
+    found: Counter = Counter()
+    for t in turns:
+        for call_id, name in t.tool_results:
+            found[name or names.get(call_id, "")] += 1
+        names.update(t.tool_calls)
+    return found
 
 
 # -- checks ------------------------------------------------------------------------------------
@@ -301,6 +308,13 @@ def _carried(leaf: str, text: str) -> bool:
             or json.dumps(leaf)[1:-1] in text)
 
 
+#: Where a tool-call id sent twice (each time answered in its own round) is rejected:
+#: Anthropic (and Claude through Bedrock) "tool_use ids must be unique", GLM 1214 (a
+#: duplicate call id, MetaGLM/zhipuai-sdk-python-v4#14), Mistral "Duplicate tool call id"
+#: (mistral-common's V13 validator). OpenAI, vLLM and Gemini pair each round on its own.
+_REUSED_ID_LEVEL = {"anthropic": ERROR, "bedrock-converse": ERROR, "glm": ERROR, "mistral": ERROR}
+
+
 @CONTRACT.check(
     "tool_pairing",
     title="every tool call is answered once, right after it, by its own result; ids are unique",
@@ -308,6 +322,9 @@ def _carried(leaf: str, text: str) -> bool:
               "tool_calls'; Anthropic 'tool_use ids were found without tool_result blocks "
               "immediately after' and 'tool_use ids must be unique' (a server reusing call_1); "
               "results paired through a dict by id answer a reused id with another round's output",
+    level_note="an id sent twice, each time answered in its own round, is an error for anthropic, "
+               "bedrock-converse, glm and mistral, which reject it, and a warning elsewhere; every other "
+               "pairing fault is an error everywhere",
 )
 def tool_pairing(ex: Example) -> None:
     pending: dict[str, str] = {}  # call id -> path of its call
@@ -330,7 +347,8 @@ def tool_pairing(ex: Example) -> None:
         for call_id, _ in turn.tool_calls:
             if call_id in seen_calls:
                 raise Violation(f"tool call id {call_id} is used twice (again at {turn.path})",
-                                expected="a unique id per call (rewrite a reused one)", actual=call_id)
+                                expected="a unique id per call (rewrite a reused one)", actual=call_id,
+                                level=_REUSED_ID_LEVEL.get(ex.variant, WARNING))
             seen_calls.add(call_id)
             pending[call_id] = turn.path
     if pending:
@@ -427,8 +445,10 @@ def _index(values: list[str], value: str, start: int) -> int:
 
 
 def _body_text(ex: Example) -> str:
-    """Every text of the payload, system turns included, as one string."""
-    return ex.once("body_text", lambda: "\n".join(s for t in _turns(ex) for s in t.texts))
+    """Every text of the payload, system turns included, as one string, with HTML entities
+    read back (pydantic-ai escapes frame-like tags such as ``<system>`` in stored text: the
+    words still reach the model)."""
+    return ex.once("body_text", lambda: html.unescape("\n".join(s for t in _turns(ex) for s in t.texts)))
 
 
 def _sent(ex: Example, item: Item, *, anywhere: bool) -> bool:
