@@ -64,18 +64,62 @@ CACHE = ROOT / ".chatconform" / "mutation-cache.json"
 GUARDS: dict[str, list[str]] = {
     "chatconform/reference/thread.py": ["tests/test_thread_reference.py"],
     "chatconform/reference/payload.py": ["tests/test_reference_payload.py", "tests/test_reference_payload_policy.py"],
-    "chatconform/reference/compaction.py": ["tests/test_compaction.py"],
+    "chatconform/reference/compaction.py": ["tests/test_compaction.py", "tests/test_reference_compaction_policy.py"],
 }
 
 #: Mutants that cannot change behaviour, with the reason: left out of the score.
-#: Keyed by (module, the stripped source line, the mutation), so edits elsewhere in the
-#: module keep the entry; a key that no longer matches anything simply stops applying.
-EQUIVALENT: dict[tuple[str, str, str], str] = {
+#: Keyed by (module, the stripped source line, the mutation, its column in the stripped
+#: line), so edits elsewhere in the module keep the entry; a key that no longer matches
+#: anything simply stops applying. ``--list`` prints each mutant's key.
+_PAYLOAD = "chatconform/reference/payload.py"
+_COMPACTION = "chatconform/reference/compaction.py"
+_ANTHROPIC_EDGE = 'if messages and messages[-1]["role"] == "assistant" and messages[-1]["content"][-1]["type"] == "text":'
+_LAST_IS_TEXT = ("an assistant message is last only when it holds no tool call (every call is followed by "
+                 "its result), so each of its blocks is text")
+_SAME_KIND = ("a turn never mixes results with other items (tool turns hold only results, user turns none, "
+              "and Gemini never merges the two), so its first and last items are of one kind")
+_UNREACHED = ("part_items is only called for parts part_role gives a voice, and it has a branch for each "
+              "of those: the line is out of reach of to_payload")
+EQUIVALENT: dict[tuple[str, str, str, int], str] = {
+    (_PAYLOAD, "return json.loads(json.dumps(value, ensure_ascii=False))", "`False` -> `True`", 49):
+        "the JSON round trip gives back the same characters whether or not it escapes them on the way",
+    (_PAYLOAD, "get_provider(provider)  # an unknown id raises UnknownProvider (a ValueError)",
+     "drop statement `get_provider(provider)`", 0):
+        "merges_turns looks the provider up on every path before anything is returned, so an unknown id "
+        "still raises the same UnknownProvider",
+    (_PAYLOAD, "return None", "drop statement `return None`", 0):
+        "the function then falls off its end, which returns None too",
+    (_PAYLOAD, 'raise TypeError(f"no items for {type(part).__name__}")',
+     "drop statement `raise TypeError(f'no items for {type(par`", 0): _UNREACHED,
+    (_PAYLOAD, 'raise TypeError(f"no items for {type(part).__name__}")', "'no items for ' -> 'no items for!'", 16):
+        _UNREACHED,
+    (_PAYLOAD, "continue  # placed after its call (or an orphan: dropped)", "drop statement `continue`", 0):
+        "the part then reaches part_role, which gives a ToolReturnPart no voice, and is skipped just the same",
+    (_PAYLOAD, "holds_results = [isinstance(item, Result) for item in (previous.items[-1], turn.items[0])]",
+     "`1` -> `0`", 71): _SAME_KIND,
+    (_PAYLOAD, "holds_results = [isinstance(item, Result) for item in (previous.items[-1], turn.items[0])]",
+     "`0` -> `-1`", 86): _SAME_KIND,
+    (_PAYLOAD, _ANTHROPIC_EDGE, "drop condition `messages[-1]['content'][-1]['type'] =...`", 3): _LAST_IS_TEXT,
+    (_PAYLOAD, _ANTHROPIC_EDGE, "`1` -> `0`", 81): _LAST_IS_TEXT,
+    (_PAYLOAD, 'fmt = item.media_type.split("/", 1)[1]', "`1` -> `2`", 33):
+        "a media type holds one slash, so splitting at most twice splits it the same way",
+    (_COMPACTION, "if isinstance(message, ModelResponse) and isinstance(part, ToolCallPart):",
+     "drop condition `isinstance(message, ModelResponse)`", 3):
+        "a ToolCallPart is a response part: no ModelRequest holds one",
+    (_COMPACTION, "elif (isinstance(message, ModelRequest) and isinstance(part, (ToolReturnPart, RetryPromptPart))",
+     "drop condition `isinstance(message, ModelRequest)`", 6):
+        "ToolReturnPart and RetryPromptPart are request parts: no ModelResponse holds one",
+    (_COMPACTION, "for call, result in sorted(_pairs(history), key=lambda pair: pair[1], reverse=True):",
+     "`1` -> `0`", 66):
+        "latest call first is also a one-pass order: a pair visited earlier has a later call, so no later "
+        "move (always to an earlier call) can land inside it",
+    (_COMPACTION, "if call < moved <= result:", "`<` -> `<=`", 3):
+        "when moved == call the move sets moved to the value it already has",
 }
 
 #: Mutants that do change behaviour, left unkilled on purpose, with the reason: they
 #: count as survivors in the score and are listed as accepted.
-ACCEPTED: dict[tuple[str, str, str], str] = {
+ACCEPTED: dict[tuple[str, str, str, int], str] = {
 }
 
 _SWAPS: dict[type, tuple[type, ...]] = {
@@ -261,14 +305,16 @@ class Mutant:
     source: str  # the whole mutated module
     lines: frozenset[int] = frozenset()  # lines a test must execute to run the mutated code
     at_import: bool = False  # module-level code: every test runs it
+    offset: int = 0  # the column within the stripped line: tells apart two like changes on one line
 
     @property
     def where(self) -> str:
         return f"{self.module}:{self.line}"
 
     @property
-    def key(self) -> tuple[str, str, str]:
-        return (self.module, self.line_text, self.description)
+    def key(self) -> tuple[str, str, str, int]:
+        """How EQUIVALENT and ACCEPTED name a mutant: stable while its line is unchanged."""
+        return (self.module, self.line_text, self.description, self.offset)
 
     @property
     def fingerprint(self) -> str:
@@ -276,22 +322,37 @@ class Mutant:
 
 
 def mutants(module: str, root: Path = ROOT, original: str | None = None) -> list[Mutant]:
-    """Every distinct mutant of one module (read under ``root``), in source order."""
+    """Every distinct mutant of one module (read under ``root``), in source order.
+
+    Each mutant is the module as ``ast.unparse`` writes it, with one change. Only the
+    top-level statement holding the change is unparsed again and spliced into the
+    unparsed module, which gives the same text as unparsing the whole mutated module."""
     original = (root / module).read_text() if original is None else original
     lines = original.splitlines()
+    body = ast.parse(original).body
     baseline = ast.unparse(ast.parse(original))
-    survey = _Sites()
-    survey.visit(ast.parse(original))
+    # Where each top-level statement's text starts in ``baseline``, after the blank
+    # lines that separate it from the one before.
+    ends = [len(ast.unparse(ast.Module(body[:i + 1], []))) for i in range(len(body))]
     found: list[Mutant] = []
     seen = {baseline}
-    for index, site in enumerate(survey.sites):
-        tree = _Sites(target=index).visit(ast.parse(original))
-        source = ast.unparse(ast.fix_missing_locations(tree))
-        if source in seen:
-            continue  # a change that unparses to code already tried (or to the original)
-        seen.add(source)
-        found.append(Mutant(module, site.line, site.column, site.description, lines[site.line - 1].strip(),
-                            source, site.lines, site.at_import))
+    for i, statement in enumerate(body):
+        survey = _Sites()
+        survey.visit(statement)
+        if not survey.sites:
+            continue
+        own = ast.unparse(statement)
+        end = ends[i]
+        start = end - len(own)
+        for index, site in enumerate(survey.sites):
+            changed = _Sites(target=index).visit(ast.parse(original).body[i])
+            source = baseline[:start] + ast.unparse(ast.fix_missing_locations(changed)) + baseline[end:]
+            if source in seen:
+                continue  # a change that unparses to code already tried (or to the original)
+            seen.add(source)
+            text = lines[site.line - 1]
+            found.append(Mutant(module, site.line, site.column, site.description, text.strip(), source,
+                                site.lines, site.at_import, site.column - (len(text) - len(text.lstrip()))))
     found.sort(key=lambda m: (m.line, m.column))
     return found
 
@@ -417,52 +478,73 @@ class Outcome:
     cached: bool = False
 
 
-def _fingerprint_of_project(module: str) -> str:
-    """The code and tests a verdict depends on, besides the mutated module itself."""
+def _digest(*parts: bytes) -> str:
     digest = hashlib.sha256()
+    for part in parts:
+        digest.update(part + b"\0")
+    return digest.hexdigest()[:24]
+
+
+def _base_fingerprint(module: str) -> str:
+    """What every test's result depends on besides the mutated module and the test's own
+    file: the project's other code, and the tests' shared files (conftest, helpers)."""
+    parts = []
     for folder in ("chatconform", "tests"):
         for path in sorted((ROOT / folder).rglob("*.py")):
             relative = path.relative_to(ROOT).as_posix()
-            if relative != module:
-                digest.update(relative.encode() + b"\0" + path.read_bytes() + b"\0")
-    return digest.hexdigest()
+            if relative != module and not (folder == "tests" and path.name.startswith("test_")):
+                parts += [relative.encode(), path.read_bytes()]
+    return _digest(*parts)
 
 
 class Cache:
-    """Verdicts by (mutant, project) fingerprint, and each site's last killer."""
+    """Each test's result under each mutant, and each test's clean run (time and lines).
 
-    def __init__(self, path: Path, enabled: bool):
-        self.path, self.enabled = path, enabled
-        self.data: dict = {"verdicts": {}, "killers": {}}
+    A result is keyed by the mutated module, the rest of the project (:func:`_base_fingerprint`)
+    and the test's own file, so a rerun runs only what a change can affect: after a test
+    file is edited, that file's tests; after the code is edited, everything. A mutant with a
+    known failing test is killed without running; with every test known to pass, it survives.
+    """
+
+    def __init__(self, path: Path, enabled: bool, base: str, files: dict[str, str]):
+        self.path, self.enabled, self.base, self.files = path, enabled, base, files
+        self.data: dict = {"results": {}, "clean": {}, "killers": {}}
         if enabled and path.is_file():
             try:
-                self.data = json.loads(path.read_text())
+                loaded = json.loads(path.read_text())
+                if set(loaded) == set(self.data):
+                    self.data = loaded
             except (OSError, ValueError):
                 pass
 
-    @staticmethod
-    def _site(mutant: Mutant) -> str:
-        return "\0".join(mutant.key)
+    def _key(self, fingerprint: str, test: str) -> str:
+        return f"{fingerprint}|{self.base}|{test}|{self.files[test.split('::')[0]]}"
 
-    def verdict(self, mutant: Mutant, project: str) -> dict | None:
-        return self.data["verdicts"].get(f"{mutant.fingerprint}:{project}") if self.enabled else None
+    def result(self, mutant: Mutant, test: str) -> str | None:
+        """"pass", "fail", "timeout", or None when unknown."""
+        return self.data["results"].get(self._key(mutant.fingerprint, test)) if self.enabled else None
+
+    def record(self, mutant: Mutant, test: str, result: str) -> None:
+        self.data["results"][self._key(mutant.fingerprint, test)] = result
+        if result == "fail":
+            self.data["killers"]["\0".join(mutant.key[:3])] = test
 
     def killer(self, mutant: Mutant) -> str | None:
-        return self.data["killers"].get(self._site(mutant))
+        """The test that last killed a mutant at this site (the module may have changed since)."""
+        return self.data["killers"].get("\0".join(mutant.key[:3]))
 
-    def store(self, outcome: Outcome, project: str) -> None:
-        mutant = outcome.mutant
-        self.data["verdicts"][f"{mutant.fingerprint}:{project}"] = {
-            "verdict": outcome.verdict, "killer": outcome.killer, "seconds": round(outcome.seconds, 3)}
-        if outcome.verdict == "killed" and "::" in outcome.killer:
-            self.data["killers"][self._site(mutant)] = outcome.killer
+    def clean(self, source_fingerprint: str, test: str) -> dict | None:
+        return self.data["clean"].get(self._key(source_fingerprint, test)) if self.enabled else None
+
+    def record_clean(self, source_fingerprint: str, test: str, row: dict) -> None:
+        self.data["clean"][self._key(source_fingerprint, test)] = {"seconds": row["seconds"], "lines": row["lines"]}
 
     def save(self) -> None:
         if not self.enabled:
             return
         self.path.parent.mkdir(parents=True, exist_ok=True)
         temporary = self.path.with_suffix(".tmp")
-        temporary.write_text(json.dumps(self.data, indent=0, sort_keys=True))
+        temporary.write_text(json.dumps(self.data, separators=(",", ":"), sort_keys=True))
         temporary.replace(self.path)
 
 
@@ -713,41 +795,62 @@ class Runner:
     def run(self, items: list, module: types.ModuleType) -> None:
         options = self.options
         start = time.perf_counter()
-        baseline = _fork(lambda say: _traced_baseline(items, self.filename), options.memory_mb).wait()
-        if baseline is None:
-            self.failed = "the traced clean run crashed"
-            return
-        broken = [row["test"] for row in baseline if not row["passed"]]
-        if broken:
-            self.failed = "the guarding tests fail without any mutant: " + ", ".join(broken)
-            return
         by_id = {item.nodeid: item for item in items}
-        self.seconds = {row["test"]: row["seconds"] for row in baseline}
-        runs = {row["test"]: frozenset(row["lines"]) for row in baseline}
-        print(f"{self.module}: clean traced run {time.perf_counter() - start:.1f}s, {len(items)} tests",
-              flush=True)
+        files = {}
+        for test in by_id:
+            path = test.split("::")[0]
+            files.setdefault(path, _digest((ROOT / path).read_bytes()))
+        cache = Cache(CACHE, not options.no_cache, _base_fingerprint(self.module), files)
+        clean_key = _digest(self.source.encode())
+
+        # The clean run, traced: which lines each test runs, and how long it takes (the
+        # tracer slows it several times, which the timeouts allow for). Known ones are cached.
+        clean = {test: cache.clean(clean_key, test) for test in by_id}
+        untraced = [by_id[test] for test, row in clean.items() if row is None]
+        if untraced:
+            baseline = _fork(lambda say: _traced_baseline(untraced, self.filename), options.memory_mb).wait()
+            if baseline is None:
+                self.failed = "the traced clean run crashed"
+                return
+            broken = [row["test"] for row in baseline if not row["passed"]]
+            if broken:
+                self.failed = "the guarding tests fail without any mutant: " + ", ".join(broken)
+                return
+            for row in baseline:
+                cache.record_clean(clean_key, row["test"], row)
+                clean[row["test"]] = row
+            cache.save()
+        self.seconds = {test: row["seconds"] for test, row in clean.items()}
+        runs = {test: frozenset(row["lines"]) for test, row in clean.items()}
+        print(f"{self.module}: clean traced run of {len(untraced)} of {len(items)} tests "
+              f"{time.perf_counter() - start:.1f}s (the rest cached)", flush=True)
 
         found = mutants(self.module, original=self.source)
-        project = _fingerprint_of_project(self.module)
-        cache = Cache(CACHE, not options.no_cache)
         line_killers: dict[int, set[str]] = defaultdict(set)
+        kills: dict[str, int] = defaultdict(int)
         pending: list[tuple[Mutant, list[str]]] = []
         for mutant in found:
-            tests = [t for t in self.seconds if mutant.at_import or runs[t] & mutant.lines]
-            cached = cache.verdict(mutant, project)
-            if cached is not None:
-                self.outcomes.append(Outcome(mutant, cached["verdict"], cached["seconds"], cached["killer"], True))
-            elif not tests:
+            tests = [t for t in by_id if mutant.at_import or runs[t] & mutant.lines]
+            known = {t: cache.result(mutant, t) for t in tests}
+            failing = [t for t in tests if known[t] in ("fail", "timeout")]
+            if not tests:
                 self.outcomes.append(Outcome(mutant, "uncovered", 0.0, "no guarding test runs this line"))
+            elif failing:
+                verdict = "timeout" if known[failing[0]] == "timeout" else "killed"
+                self.outcomes.append(Outcome(mutant, verdict, 0.0, failing[0], True))
+            elif all(result == "pass" for result in known.values()):
+                self.outcomes.append(Outcome(mutant, "survived", 0.0, "", True))
             else:
-                pending.append((mutant, tests))
+                pending.append((mutant, [t for t in tests if known[t] is None]))
         print(f"{self.module}: {len(found)} mutants, {len(found) - len(pending)} known without running "
-              f"(cached or reached by no test), {len(pending)} to run; tests: {' '.join(self.options.guards)}",
-              flush=True)
+              f"(from the cache, or reached by no test), {len(pending)} to run; "
+              f"tests: {' '.join(self.options.guards)}", flush=True)
 
         def order(mutant: Mutant, tests: list[str]) -> list[str]:
             hint = cache.killer(mutant)
-            return sorted(tests, key=lambda t: (t != hint, t not in line_killers[mutant.line], self.seconds[t]))
+            # then tests that killed a mutant on this line, then by time per kill so far
+            return sorted(tests, key=lambda t: (t != hint, t not in line_killers[mutant.line],
+                                                self.seconds[t] / (1 + kills[t])))
 
         def work(mutant: Mutant, tests: list[str]) -> Callable[[Callable[[dict], None]], object]:
             def inside(say: Callable[[dict], None]) -> object:
@@ -760,8 +863,17 @@ class Runner:
                 return {"killer": _run_items([by_id[t] for t in tests], say)}
             return inside
 
-        running: dict[int, tuple[Child, Mutant, float, list[float]]] = {}  # fd -> child, mutant, start, [deadline]
+        @dataclass
+        class Running:
+            child: Child
+            mutant: Mutant
+            began: float
+            deadline: float
+            test: str | None = None  # the test running now
+
+        running: dict[int, Running] = {}
         queue = list(pending)
+        done = 0
         try:
             while queue or running:
                 while queue and len(running) < max(1, options.jobs):
@@ -769,38 +881,49 @@ class Runner:
                     child = _fork(work(mutant, order(mutant, tests)), options.memory_mb)
                     now = time.perf_counter()
                     setup = _FRESH_SESSION_SECONDS if mutant.at_import else 5.0
-                    running[child.fd] = (child, mutant, now, [now + setup])
-                wait = max(0.0, min(state[3][0] for state in running.values()) - time.perf_counter())
+                    running[child.fd] = Running(child, mutant, now, now + setup)
+                wait = max(0.0, min(state.deadline for state in running.values()) - time.perf_counter())
                 ready, _, _ = select.select(list(running), [], [], wait)
-                now = time.perf_counter()
                 for fd in list(running):
-                    child, mutant, began, deadline = running[fd]
-                    outcome = None
+                    state = running[fd]
+                    mutant, outcome = state.mutant, None
                     if fd in ready:
-                        for message in child.read():
+                        for message in state.child.read():
+                            if state.test is not None:
+                                cache.record(mutant, state.test, "pass")  # the next one started, or all ended
+                                state.test = None
                             if "start" in message:
-                                deadline[0] = time.perf_counter() + self.budget(message["start"])
+                                state.test = message["start"]
+                                state.deadline = time.perf_counter() + self.budget(state.test)
                             elif "done" in message:
                                 killer = message["done"]["killer"]
-                                outcome = Outcome(mutant, "killed" if killer else "survived", now - began,
-                                                  killer or "")
-                        if outcome is None and child.closed:
-                            outcome = Outcome(mutant, "killed", now - began, "(the test run crashed)")
-                    if outcome is None and now >= deadline[0]:
-                        outcome = Outcome(mutant, "timeout", now - began, "(timeout)")
+                                if killer in by_id:
+                                    cache.record(mutant, killer, "fail")
+                                    line_killers[mutant.line].add(killer)
+                                    kills[killer] += 1
+                                outcome = Outcome(mutant, "killed" if killer else "survived",
+                                                  time.perf_counter() - state.began, killer or "")
+                        if outcome is None and state.child.closed:
+                            outcome = Outcome(mutant, "killed", time.perf_counter() - state.began,
+                                              "(the test run crashed)")
+                    if outcome is None and time.perf_counter() >= state.deadline:
+                        if state.test is not None:
+                            cache.record(mutant, state.test, "timeout")
+                        outcome = Outcome(mutant, "timeout", time.perf_counter() - state.began,
+                                          state.test or "(timeout)")
                     if outcome is None:
                         continue
-                    child.end()
+                    state.child.end()
                     del running[fd]
-                    if outcome.verdict == "killed" and "::" in outcome.killer:
-                        line_killers[mutant.line].add(outcome.killer)
-                    cache.store(outcome, project)
                     self.outcomes.append(outcome)
+                    done += 1
+                    if done % 20 == 0:
+                        cache.save()
                     mark = {"killed": ".", "timeout": "T", "survived": "S"}[outcome.verdict]
                     print(mark, end="", flush=True)
         finally:
-            for child, *_rest in running.values():
-                child.end()
+            for state in running.values():
+                state.child.end()
             cache.save()
         print()
 
@@ -831,6 +954,8 @@ def report(module: str, outcomes: list[Outcome], seconds: float) -> int:
                 unexplained += 1
                 status = "SURVIVED" if outcome.verdict == "survived" else "SURVIVED (no guarding test runs this line)"
             print(f"  {outcome.mutant.where}  {outcome.mutant.description}  [{status}]")
+            if not (note or accepted):
+                print(f"      key: {outcome.mutant.key!r}")
     return unexplained
 
 
@@ -875,7 +1000,8 @@ def main(argv: list[str] | None = None) -> int:
         for module in modules:
             for mutant in mutants(module):
                 note = equivalence(mutant)
-                print(f"{mutant.where}:{mutant.column}  {mutant.description}" + (f"  [equivalent: {note}]" if note else ""))
+                print(f"{mutant.where}:{mutant.column}  {mutant.description}  key: {mutant.key!r}"
+                      + (f"  [equivalent: {note}]" if note else ""))
         return 0
     signal.signal(signal.SIGTERM, _interrupted)  # a killed terminal stops the run as Ctrl-C does
     if len(modules) > 1:  # one process a module: each imports its tests afresh
