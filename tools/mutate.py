@@ -15,21 +15,25 @@ How a run stays fast on one core:
 
 - **One collection, one fork per mutant.** The guarding tests are collected once, in one
   pytest session. Each mutant runs in a forked child that swaps the mutated code into the
-  loaded module (function bodies replaced in place, changed constants rebound wherever
-  they were imported, as a fresh import would), runs the selected tests and exits. No file
-  is ever written: an interrupted run cannot leave a mutant behind in the checkout.
+  loaded module (function bodies replaced in place, changed values rebound wherever they
+  were imported), runs the selected tests and exits. A mutant of module-level code (a
+  constant other modules may have used while they were imported) gets a fresh import of
+  the project and a new test session in its child instead. No file is ever written: an
+  interrupted run cannot leave a mutant behind in the checkout.
 - **Only the tests that run the line.** A clean traced run records which lines of the
   module each test executes; a mutant runs only the tests that execute its statement (all
   of them for module-level code), and a mutant no test reaches survives without running.
   The tests are deterministic (the project's Hypothesis profile is derandomized), so a test
   that never reaches a line behaves the same whatever that line says.
 - **Likely killers first, no shrinking.** The selected tests run until the first failure:
-  the test that killed this mutant in an earlier run, then tests that killed a mutant on
-  the same line, then the fastest. Hypothesis stops at its first failing example.
-- **A cache.** Verdicts are kept in ``.chatconform/mutation-cache.json``, keyed by the
-  mutated module and the contents of the project's code and tests, so a rerun after a
-  change redoes only what the change can affect (and a previously killed mutant starts
-  with its killer).
+  the test that killed a mutant at this site in an earlier run, then tests that killed a
+  mutant on the same line, then the quickest per kill so far. Hypothesis stops at its
+  first failing example.
+- **A cache of each test's result.** ``.chatconform/mutation-cache.json`` keeps each
+  test's result under each mutant, and each test's clean trace, keyed by the mutated
+  module, the rest of the project's code (with the tests' shared files) and the test's own
+  file. A rerun runs only what a change can affect: after a test file is edited, that
+  file's tests; after the code changes, everything. ``--no-cache`` ignores it.
 
 A mutant whose tests outlast the timeout counts as killed (a walk that now loops forever
 is caught), and each child runs under a memory limit, so one that loops while appending
