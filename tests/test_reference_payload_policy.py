@@ -7,19 +7,33 @@ from datetime import datetime, timezone
 
 import pytest
 from pydantic_ai.messages import (
+    INTERRUPTED_TOOL_RETURN_CONTENT,
+    AudioUrl,
+    ImageUrl,
+    BinaryContent,
+    CachePoint,
     ModelRequest,
     ModelResponse,
+    ModelSettingsDeltaPart,
+    RetryFeedbackPart,
     RetryInfo,
+    SystemPromptPart,
+    TextContent,
     TextPart,
     ToolCallPart,
     ToolReturnPart,
     UserPromptPart,
 )
 
+from chatconform.fakes.payload import DifyAgentPre39136, ReusedIdsPassedThrough, ToolResultAfterUser
 from chatconform.provider_schemas import turn_view, validate
+from chatconform.reference import ReferenceImplementation
 from chatconform.reference.payload import (
     GEMINI_THOUGHT_SIGNATURE_PLACEHOLDER,
+    NO_REPLY_TEXT,
+    OPENAI_STYLE,
     PROVIDERS,
+    PayloadMapper,
     mistral_tool_call_id,
     to_payload,
 )
@@ -216,3 +230,164 @@ def test_blank_user_and_assistant_text_is_not_sent():
         {"role": "user", "content": [{"text": "hi (u1)"}]}, {"role": "assistant", "content": [{"text": "hello (a2)"}]}]
     assert to_payload(history, provider="openai-chat")["messages"] == [
         {"role": "user", "content": "hi (u1)"}, {"role": "assistant", "content": "hello (a2)"}]
+
+
+def test_a_fresh_id_skips_an_id_a_later_call_of_the_history_uses():
+    history = [req(user("go (u1)")), resp(call("c")), req(result("c", "a (r2)")),
+               resp(call("c")), req(result("c", "b (r3)")),
+               resp(call("c_2")), req(result("c_2", "d (r4)"))]
+    body = to_payload(history, provider="anthropic")
+    assert [b["id"] for m in body["messages"] for b in m["content"] if b["type"] == "tool_use"] == ["c", "c_3", "c_2"]
+
+
+# -- the reference as an implementation, and its constants ---------------------------------------
+def test_the_reference_implementation_maps_payloads_for_every_provider():
+    assert ReferenceImplementation.to_payload is to_payload
+    assert ReferenceImplementation.providers == frozenset(PROVIDERS)
+
+
+def test_the_documented_constants():
+    assert GEMINI_THOUGHT_SIGNATURE_PLACEHOLDER == "skip_thought_signature_validator"  # Google's documented value
+    assert NO_REPLY_TEXT == "(no reply)"
+    history = [req(SystemPromptPart("Be brief. (s1)"), user("hi (u2)"))]
+    assert OPENAI_STYLE == {p for p in PROVIDERS
+                            if to_payload(history, provider=p).get("messages", [{}])[0].get("role") == "system"}
+
+
+def test_mistral_ids_are_base62_digits_of_the_sha256():
+    # A stored conversation replayed later must get the same ids: the mapping is fixed.
+    assert mistral_tool_call_id("call_12") == "MeWf3H2Bw"
+    assert mistral_tool_call_id("") == "5iXlhPEew"
+
+
+# -- what is sent, and how, for each kind of content ------------------------------------------------
+def test_structured_results_keep_their_characters():
+    history = [req(user("go (u1)")), resp(call("call_2")), req(result("call_2", {"city": "Zürich", "sky": "☀"}))]
+    assert to_payload(history, provider="openai-chat")["messages"][2]["content"] == '{"city": "Zürich", "sky": "☀"}'
+
+
+def test_retry_feedback_is_user_text_and_structured_feedback_is_json():
+    retry = RetryInfo(cause="validation_error", attempt=1, max_retries=3)
+    details = [{"type": "missing", "loc": ["city"], "msg": "Field required", "input": {}}]
+    history = [req(user("go (u1)")), resp(TextPart("no (a2)")),
+               req(RetryFeedbackPart("Answer in JSON. (f3)", retry=retry, timestamp=TS)),
+               resp(TextPart("{} (a4)")),
+               req(RetryFeedbackPart(details, retry=retry, timestamp=TS))]
+    messages = to_payload(history, provider="openai-chat")["messages"]
+    assert messages[2] == {"role": "user", "content": "Answer in JSON. (f3)"}
+    assert messages[4] == {"role": "user", "content":
+                           '[{"type": "missing", "loc": ["city"], "msg": "Field required", "input": {}}]'}
+
+
+def test_user_content_items():
+    history = [req(UserPromptPart([TextContent("from a tool (u1)"), CachePoint(), "typed (u2)"], timestamp=TS))]
+    assert to_payload(history, provider="openai-chat")["messages"] == [
+        {"role": "user", "content": "from a tool (u1)\n\ntyped (u2)"}]
+
+
+@pytest.mark.parametrize("item", [BinaryContent(b"RIFF", media_type="audio/wav"), AudioUrl("https://example.com/a.mp3")],
+                         ids=["binary-audio", "audio-url"])
+def test_user_content_the_reference_cannot_map_is_refused_by_type(item):
+    history = [req(UserPromptPart(["listen (u1)", item], timestamp=TS))]
+    with pytest.raises(ValueError, match=f"^the reference does not map user content of type {type(item).__name__}$"):
+        to_payload(history, provider="openai-chat")
+
+
+def test_request_parts_that_are_not_content_are_not_sent():
+    history = [req(ModelSettingsDeltaPart(settings={"temperature": 0.2}), user("hi (u1)"))]
+    assert to_payload(history, provider="openai-chat") == {"messages": [{"role": "user", "content": "hi (u1)"}]}
+
+
+def test_a_final_anthropic_text_loses_only_its_trailing_whitespace():
+    history = [req(user("hi (u1)")), resp(TextPart("  hello (a2) \n"))]
+    assert to_payload(history, provider="anthropic")["messages"][-1] == {
+        "role": "assistant", "content": [{"type": "text", "text": "  hello (a2)"}]}
+    history = [req(user("hi (u1)  ")), resp(TextPart("first (a2) ")), req(user("and? (u3) "))]
+    assert [b["text"] for m in to_payload(history, provider="anthropic")["messages"] for b in m["content"]] == [
+        "hi (u1)  ", "first (a2) ", "and? (u3) "]
+    history = [req(user("go (u1)")), resp(TextPart("checking (a2) "), call("call_3"))]
+    assert to_payload(history, provider="anthropic")["messages"][1]["content"][0]["text"] == "checking (a2) "
+
+
+def test_gemini_keeps_tool_results_and_user_text_in_separate_contents():
+    history = [req(user("go (u1)")), resp(call("call_2")),
+               req(result("call_2", "sunny (r3)"), user("and tomorrow? (u4)"))]
+    contents = to_payload(history, provider="gemini")["contents"]
+    assert [(c["role"], [next(iter(p)) for p in c["parts"]]) for c in contents] == [
+        ("user", ["text"]), ("model", ["functionCall"]), ("user", ["functionResponse"]),
+        ("user", ["text"])]
+
+
+def test_bedrock_tool_config_lists_each_tool_once_in_first_use_order():
+    history = [req(user("go (u1)")), resp(call("call_2", "get_time"), call("call_3")),
+               req(result("call_2", "noon (r4)", name="get_time"), result("call_3", "sunny (r5)")),
+               resp(call("call_6", "get_time"))]
+    tools = to_payload(history, provider="bedrock-converse")["toolConfig"]["tools"]
+    assert [t["toolSpec"]["name"] for t in tools] == ["get_time", "get_weather"]
+    orphan_result = [req(user("go (u1)")), resp(TextPart("ok (a2)")), req(result("gone", "x (r3)"), user("hi (u4)"))]
+    assert "toolConfig" not in to_payload(orphan_result, provider="bedrock-converse")
+
+
+def test_bedrock_image_format_is_the_media_subtype():
+    png = BinaryContent(b"\x89PNG", media_type="image/png")
+    body = to_payload([req(UserPromptPart(["look (u1)", png], timestamp=TS))], provider="bedrock-converse")
+    assert body["messages"][0]["content"][1] == {"image": {"format": "png", "source": {"bytes": "iVBORw=="}}}
+
+
+# -- the switches the known-bug fakes turn -----------------------------------------------------------
+def test_the_reused_ids_fake_sends_the_stored_ids():
+    body = ReusedIdsPassedThrough().to_payload(REUSED, provider="openai-chat")
+    assert [c["id"] for m in body["messages"] for c in m.get("tool_calls", [])] == ["call_1", "call_2", "call_1"]
+
+
+def test_the_stored_order_fake_still_drops_orphans_and_closes_dangling_calls():
+    history = [req(user("go (u1)"), result("gone", "orphan (r0)")), resp(call("call_2")), req(user("next (u3)"))]
+    assert ToolResultAfterUser().to_payload(history, provider="openai-chat")["messages"][1:] == [
+        {"role": "assistant", "tool_calls": [
+            {"id": "call_2", "type": "function", "function": {"name": "get_weather", "arguments": '{"city":"Paris"}'}}]},
+        {"role": "tool", "tool_call_id": "call_2", "content": INTERRUPTED_TOOL_RETURN_CONTENT},
+        {"role": "user", "content": "next (u3)"}]
+
+
+def test_gemini_image_urls_are_file_data():
+    image = ImageUrl("https://example.com/cat.png")
+    body = to_payload([req(UserPromptPart(["look (u1)", image], timestamp=TS))], provider="gemini")
+    assert body["contents"][0]["parts"][1] == {"fileData": {"mimeType": "image/png", "fileUri": "https://example.com/cat.png"}}
+
+
+class SystemTurnsInPlace(PayloadMapper):
+    """A mapper that leaves system turns where they are (as some of the known-bug fakes do)."""
+
+    def system_slot(self, turns, instructions, provider):
+        return None, turns
+
+
+def test_system_turns_left_in_place_are_one_system_message_each_where_the_dialect_has_the_role():
+    history = [req(user("hi (u1)")), resp(TextPart("hello (a2)")),
+               req(SystemPromptPart("Be brief. (s3)"), SystemPromptPart("Be kind. (s4)"), user("ok (u5)"))]
+    assert SystemTurnsInPlace().to_payload(history, provider="openai-chat")["messages"][2:] == [
+        {"role": "system", "content": "Be brief. (s3)\n\nBe kind. (s4)"}, {"role": "user", "content": "ok (u5)"}]
+    for provider in ("anthropic", "gemini", "bedrock-converse"):
+        with pytest.raises(ValueError, match=f"^{provider} has no system role inside messages$"):
+            SystemTurnsInPlace().to_payload(history, provider=provider)
+
+
+def test_the_dify_fake_keeps_each_system_part_in_place():
+    history = [req(user("hi (u1)")), resp(TextPart("hello (a2)")), req(SystemPromptPart("Be brief. (s3)"), user("ok (u4)"))]
+    assert DifyAgentPre39136().to_payload(history, provider="openai-chat")["messages"][2] == {
+        "role": "system", "content": "Be brief. (s3)"}
+
+
+def test_only_the_last_block_of_a_final_anthropic_answer_is_trimmed():
+    png = BinaryContent(b"\x89PNG", media_type="image/png")
+    history = [req(UserPromptPart(["look (u1)", png], timestamp=TS)), resp(call("call_2")),
+               req(result("call_2", "a cat (r3)")), resp(TextPart("It is (a4) "), TextPart("a cat. (a5) \n"))]
+    assert to_payload(history, provider="anthropic")["messages"][-1]["content"] == [
+        {"type": "text", "text": "It is (a4) "}, {"type": "text", "text": "a cat. (a5)"}]
+    assert to_payload([], provider="anthropic") == {"messages": []}
+
+
+def test_bedrock_declares_the_tool_of_each_call_and_each_result():
+    history = [req(user("go (u1)")), resp(call("call_2", "get_time")), req(result("call_2", "noon (r3)", name="clock"))]
+    tools = to_payload(history, provider="bedrock-converse")["toolConfig"]["tools"]
+    assert [t["toolSpec"]["name"] for t in tools] == ["get_time", "clock"]

@@ -8,48 +8,122 @@ a lost ``break``, a loop capped at 64 rounds), runs the tests that guard that mo
 reports every change the tests did not notice (a survivor).
 
     python tools/mutate.py                                   # every module in GUARDS
-    python tools/mutate.py --module chatconform/reference/thread.py --jobs 2
+    python tools/mutate.py --module chatconform/reference/payload.py
     python tools/mutate.py --module chatconform/reference/thread.py --list
 
-Mutants run in scratch copies of the project, one per job, so the checkout itself is
-never written: an interrupted run (Ctrl-C, a killed terminal) cannot leave a mutant
-behind. Within a copy the module is restored after every mutant. A mutant whose tests
-outlast ``--timeout`` counts as killed (a walk that now loops forever is caught), and
-the tests run under a memory limit, so one that loops while appending fails quickly
-instead of filling the machine.
+How a run stays fast on one core:
 
-This is development tooling, outside the CI gate: a run takes minutes.
+- **One collection, one fork per mutant.** The guarding tests are collected once, in one
+  pytest session. Each mutant runs in a forked child that swaps the mutated code into the
+  loaded module (function bodies replaced in place, changed values rebound wherever they
+  were imported), runs the selected tests and exits. A mutant of module-level code (a
+  constant other modules may have used while they were imported) gets a fresh import of
+  the project and a new test session in its child instead. No file is ever written: an
+  interrupted run cannot leave a mutant behind in the checkout.
+- **Only the tests that run the line.** A clean traced run records which lines of the
+  module each test executes; a mutant runs only the tests that execute its statement (all
+  of them for module-level code), and a mutant no test reaches survives without running.
+  The tests are deterministic (the project's Hypothesis profile is derandomized), so a test
+  that never reaches a line behaves the same whatever that line says.
+- **Likely killers first, no shrinking.** The selected tests run until the first failure:
+  the test that killed a mutant at this site in an earlier run, then tests that killed a
+  mutant on the same line, then the quickest per kill so far. Hypothesis stops at its
+  first failing example.
+- **A cache of each test's result.** ``.chatconform/mutation-cache.json`` keeps each
+  test's result under each mutant, and each test's clean trace, keyed by the mutated
+  module, the rest of the project's code (with the tests' shared files) and the test's own
+  file. A rerun runs only what a change can affect: after a test file is edited, that
+  file's tests; after the code changes, everything. ``--no-cache`` ignores it.
+
+A mutant whose tests outlast the timeout counts as killed (a walk that now loops forever
+is caught), and each child runs under a memory limit, so one that loops while appending
+fails quickly instead of filling the machine. Mutants run one at a time unless ``--jobs``
+says otherwise.
+
+This is development tooling, outside the CI gate.
 """
 
 from __future__ import annotations
 
 import argparse
 import ast
+import hashlib
+import io
+import json
 import os
-import shutil
+import select
 import signal
-import subprocess
 import sys
-import tempfile
-import threading
 import time
+import types
+from collections import defaultdict
 from collections.abc import Callable, Iterator
-from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+CACHE = ROOT / ".chatconform" / "mutation-cache.json"
 
-#: The tests that guard each module: fast ones, since they run once per mutant.
+#: The tests that guard each module: fast ones, since the selected ones run once per mutant.
 GUARDS: dict[str, list[str]] = {
     "chatconform/reference/thread.py": ["tests/test_thread_reference.py"],
     "chatconform/reference/payload.py": ["tests/test_reference_payload.py", "tests/test_reference_payload_policy.py"],
+    "chatconform/reference/compaction.py": ["tests/test_compaction.py", "tests/test_reference_compaction_policy.py"],
 }
 
-#: Mutants that cannot change behaviour, or whose change is accepted, with the reason.
-#: Keyed by (module, the stripped source line, the mutation), so edits elsewhere in the
-#: module keep the entry; a key that no longer matches anything simply stops applying.
-EQUIVALENT: dict[tuple[str, str, str], str] = {
+#: Mutants that cannot change behaviour, with the reason: left out of the score.
+#: Keyed by (module, the stripped source line, the mutation, its column in the stripped
+#: line), so edits elsewhere in the module keep the entry; a key that no longer matches
+#: anything simply stops applying. ``--list`` prints each mutant's key.
+_PAYLOAD = "chatconform/reference/payload.py"
+_COMPACTION = "chatconform/reference/compaction.py"
+_ANTHROPIC_EDGE = 'if messages and messages[-1]["role"] == "assistant" and messages[-1]["content"][-1]["type"] == "text":'
+_LAST_IS_TEXT = ("an assistant message is last only when it holds no tool call (every call is followed by "
+                 "its result), so each of its blocks is text")
+_SAME_KIND = ("a turn never mixes results with other items (tool turns hold only results, user turns none, "
+              "and Gemini never merges the two), so its first and last items are of one kind")
+_UNREACHED = ("part_items is only called for parts part_role gives a voice, and it has a branch for each "
+              "of those: the line is out of reach of to_payload")
+EQUIVALENT: dict[tuple[str, str, str, int], str] = {
+    (_PAYLOAD, "return json.loads(json.dumps(value, ensure_ascii=False))", "`False` -> `True`", 49):
+        "the JSON round trip gives back the same characters whether or not it escapes them on the way",
+    (_PAYLOAD, "get_provider(provider)  # an unknown id raises UnknownProvider (a ValueError)",
+     "drop statement `get_provider(provider)`", 0):
+        "merges_turns looks the provider up on every path before anything is returned, so an unknown id "
+        "still raises the same UnknownProvider",
+    (_PAYLOAD, "return None", "drop statement `return None`", 0):
+        "the function then falls off its end, which returns None too",
+    (_PAYLOAD, 'raise TypeError(f"no items for {type(part).__name__}")',
+     "drop statement `raise TypeError(f'no items for {type(par`", 0): _UNREACHED,
+    (_PAYLOAD, 'raise TypeError(f"no items for {type(part).__name__}")', "'no items for ' -> 'no items for!'", 16):
+        _UNREACHED,
+    (_PAYLOAD, "continue  # placed after its call (or an orphan: dropped)", "drop statement `continue`", 0):
+        "the part then reaches part_role, which gives a ToolReturnPart no voice, and is skipped just the same",
+    (_PAYLOAD, "holds_results = [isinstance(item, Result) for item in (previous.items[-1], turn.items[0])]",
+     "`1` -> `0`", 71): _SAME_KIND,
+    (_PAYLOAD, "holds_results = [isinstance(item, Result) for item in (previous.items[-1], turn.items[0])]",
+     "`0` -> `-1`", 86): _SAME_KIND,
+    (_PAYLOAD, _ANTHROPIC_EDGE, "drop condition `messages[-1]['content'][-1]['type'] =...`", 3): _LAST_IS_TEXT,
+    (_PAYLOAD, _ANTHROPIC_EDGE, "`1` -> `0`", 81): _LAST_IS_TEXT,
+    (_PAYLOAD, 'fmt = item.media_type.split("/", 1)[1]', "`1` -> `2`", 33):
+        "a media type holds one slash, so splitting at most twice splits it the same way",
+    (_COMPACTION, "if isinstance(message, ModelResponse) and isinstance(part, ToolCallPart):",
+     "drop condition `isinstance(message, ModelResponse)`", 3):
+        "a ToolCallPart is a response part: no ModelRequest holds one",
+    (_COMPACTION, "elif (isinstance(message, ModelRequest) and isinstance(part, (ToolReturnPart, RetryPromptPart))",
+     "drop condition `isinstance(message, ModelRequest)`", 6):
+        "ToolReturnPart and RetryPromptPart are request parts: no ModelResponse holds one",
+    (_COMPACTION, "for call, result in sorted(_pairs(history), key=lambda pair: pair[1], reverse=True):",
+     "`1` -> `0`", 66):
+        "latest call first is also a one-pass order: a pair visited earlier has a later call, so no later "
+        "move (always to an earlier call) can land inside it",
+    (_COMPACTION, "if call < moved <= result:", "`<` -> `<=`", 3):
+        "when moved == call the move sets moved to the value it already has",
+}
+
+#: Mutants that do change behaviour, left unkilled on purpose, with the reason: they
+#: count as survivors in the score and are listed as accepted.
+ACCEPTED: dict[tuple[str, str, str, int], str] = {
 }
 
 _SWAPS: dict[type, tuple[type, ...]] = {
@@ -84,6 +158,28 @@ def _is_docstring(node: ast.AST) -> bool:
     return isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str)
 
 
+def _is_dunder_all(node: ast.AST) -> bool:
+    return isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "__all__" for t in node.targets)
+
+
+def _statement_lines(statement: ast.stmt) -> frozenset[int]:
+    """The lines whose execution shows that ``statement`` ran: a simple statement's own
+    lines; a compound statement's header and the first line of its body."""
+    body = getattr(statement, "body", None)
+    if not body or not isinstance(body, list):
+        return frozenset(range(statement.lineno, (statement.end_lineno or statement.lineno) + 1))
+    return frozenset(range(statement.lineno, max(statement.lineno, body[0].lineno - 1) + 1)) | {body[0].lineno}
+
+
+@dataclass(frozen=True)
+class Site:
+    line: int
+    column: int
+    description: str
+    lines: frozenset[int]  # executed lines that show the mutated code ran
+    at_import: bool  # module or class level: runs when the module is imported
+
+
 class _Sites(ast.NodeTransformer):
     """Walks a module in a fixed order, numbering every mutation it could make.
 
@@ -93,29 +189,41 @@ class _Sites(ast.NodeTransformer):
 
     def __init__(self, target: int | None = None):
         self.target = target
-        self.sites: list[tuple[int, int, str]] = []  # (line, column, description)
+        self.sites: list[Site] = []
+        self.statements: list[frozenset[int]] = []  # the lines of each enclosing statement
+        self.functions = 0
 
     def offer(self, node: ast.AST, description: str, make: Callable[[], ast.AST]) -> ast.AST | None:
         index = len(self.sites)
-        self.sites.append((node.lineno, node.col_offset, description))
+        self.sites.append(Site(node.lineno, node.col_offset, description, self.statements[-1],
+                               self.functions == 0))
         return make() if index == self.target else None
 
     def visit(self, node: ast.AST) -> ast.AST:
-        if isinstance(node, (ast.Import, ast.ImportFrom)) or _is_docstring(node):
-            return node  # imports and docstrings: nothing a test could notice
+        if isinstance(node, (ast.Import, ast.ImportFrom)) or _is_docstring(node) or _is_dunder_all(node):
+            return node  # imports, docstrings and ``__all__``: declarations, not behaviour
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            inside = not isinstance(node, ast.ClassDef)
+            self.functions += inside
             node.body = [self.visit(statement) for statement in node.body]
+            self.functions -= inside
             return node  # annotations, decorators and bases are declarations, not behaviour
-        if isinstance(node, ast.AnnAssign):
-            if node.value is not None:
-                node.value = self.visit(node.value)
+        if isinstance(node, ast.stmt):
+            self.statements.append(_statement_lines(node))  # before a child is replaced
+        try:
+            if isinstance(node, ast.AnnAssign):
+                if node.value is not None:
+                    node.value = self.visit(node.value)
+                return node
+            self.generic_visit(node)
+            for description, make in self.options(node):
+                replaced = self.offer(node, description, make)
+                if replaced is not None:
+                    return ast.copy_location(replaced, node) if hasattr(replaced, "lineno") else replaced
             return node
-        self.generic_visit(node)
-        for description, make in self.options(node):
-            replaced = self.offer(node, description, make)
-            if replaced is not None:
-                return ast.copy_location(replaced, node) if hasattr(replaced, "lineno") else replaced
-        return node
+        finally:
+            if isinstance(node, ast.stmt):
+                self.statements.pop()
 
     def options(self, node: ast.AST) -> Iterator[tuple[str, Callable[[], ast.AST]]]:
         yield from _operator_options(node)
@@ -199,179 +307,676 @@ class Mutant:
     description: str
     line_text: str  # the original source line, stripped: how EQUIVALENT names the site
     source: str  # the whole mutated module
+    lines: frozenset[int] = frozenset()  # lines a test must execute to run the mutated code
+    at_import: bool = False  # module-level code: every test runs it
+    offset: int = 0  # the column within the stripped line: tells apart two like changes on one line
 
     @property
     def where(self) -> str:
         return f"{self.module}:{self.line}"
 
+    @property
+    def key(self) -> tuple[str, str, str, int]:
+        """How EQUIVALENT and ACCEPTED name a mutant: stable while its line is unchanged."""
+        return (self.module, self.line_text, self.description, self.offset)
 
-def mutants(module: str, root: Path = ROOT) -> list[Mutant]:
-    """Every distinct mutant of one module (read under ``root``), in source order."""
-    original = (root / module).read_text()
+    @property
+    def fingerprint(self) -> str:
+        return hashlib.sha256(self.source.encode()).hexdigest()
+
+
+def mutants(module: str, root: Path = ROOT, original: str | None = None) -> list[Mutant]:
+    """Every distinct mutant of one module (read under ``root``), in source order.
+
+    Each mutant is the module as ``ast.unparse`` writes it, with one change. Only the
+    top-level statement holding the change is unparsed again and spliced into the
+    unparsed module, which gives the same text as unparsing the whole mutated module."""
+    original = (root / module).read_text() if original is None else original
     lines = original.splitlines()
+    body = ast.parse(original).body
     baseline = ast.unparse(ast.parse(original))
-    survey = _Sites()
-    survey.visit(ast.parse(original))
+    # Where each top-level statement's text starts in ``baseline``, after the blank
+    # lines that separate it from the one before.
+    ends = [len(ast.unparse(ast.Module(body[:i + 1], []))) for i in range(len(body))]
     found: list[Mutant] = []
     seen = {baseline}
-    for index, (line, column, description) in enumerate(survey.sites):
-        tree = _Sites(target=index).visit(ast.parse(original))
-        source = ast.unparse(ast.fix_missing_locations(tree))
-        if source in seen:
-            continue  # a change that unparses to code already tried (or to the original)
-        seen.add(source)
-        found.append(Mutant(module, line, column, description, lines[line - 1].strip(), source))
+    for i, statement in enumerate(body):
+        survey = _Sites()
+        survey.visit(statement)
+        if not survey.sites:
+            continue
+        own = ast.unparse(statement)
+        end = ends[i]
+        start = end - len(own)
+        for index, site in enumerate(survey.sites):
+            changed = _Sites(target=index).visit(ast.parse(original).body[i])
+            source = baseline[:start] + ast.unparse(ast.fix_missing_locations(changed)) + baseline[end:]
+            if source in seen:
+                continue  # a change that unparses to code already tried (or to the original)
+            seen.add(source)
+            text = lines[site.line - 1]
+            found.append(Mutant(module, site.line, site.column, site.description, text.strip(), source,
+                                site.lines, site.at_import, site.column - (len(text) - len(text.lstrip()))))
     found.sort(key=lambda m: (m.line, m.column))
     return found
 
 
 def equivalence(mutant: Mutant) -> str | None:
-    return EQUIVALENT.get((mutant.module, mutant.line_text, mutant.description))
+    return EQUIVALENT.get(mutant.key)
+
+
+# -- swapping a mutant into the loaded module ------------------------------------------------
+
+
+class ImportBroken(Exception):
+    """The mutant breaks importing the module or a module that imports from it."""
+
+
+def _function(value: object) -> types.FunctionType | None:
+    if isinstance(value, (staticmethod, classmethod)):
+        value = value.__func__
+    return value if isinstance(value, types.FunctionType) else None
+
+
+def _same(new: object, old: object) -> bool:
+    if new is old:
+        return True
+    try:
+        return type(new) is type(old) and bool(new == old)
+    except Exception:
+        return False
+
+
+def _rebind(module: types.ModuleType, name: str, old: object, new: object) -> None:
+    """``name`` now means ``new``, in the module and wherever it was imported from it."""
+    for other in list(sys.modules.values()):
+        namespace = getattr(other, "__dict__", None)
+        if isinstance(namespace, dict) and namespace.get(name, None) is old and name in namespace:
+            namespace[name] = new
+    module.__dict__[name] = new
+
+
+class _Swap:
+    """Puts a mutated module's code into the loaded module, keeping its objects' identity:
+    function bodies are swapped in place (so every reference, a subclass, a bound method
+    or a ``from`` import, runs the mutated code) and changed values are rebound."""
+
+    def __init__(self, module: types.ModuleType, filename: str):
+        self.module, self.filename = module, filename
+        self.created: set[int] = set()  # ids of classes the mutated module defined
+
+    def apply(self, source: str) -> None:
+        namespace: dict = {"__name__": self.module.__name__, "__file__": self.module.__file__,
+                           "__package__": self.module.__package__, "__spec__": self.module.__spec__,
+                           "__builtins__": __builtins__}
+        try:
+            exec(compile(source, self.filename, "exec"), namespace)
+        except Exception as error:
+            raise ImportBroken(f"{type(error).__name__}: {error}") from error
+        self.created = {id(v) for v in namespace.values() if isinstance(v, type) and v.__module__ == self.module.__name__}
+        old_namespace = self.module.__dict__
+        for name, new in namespace.items():
+            if name.startswith("__") and name.endswith("__"):
+                continue
+            old = old_namespace.get(name, _MISSING)
+            self._assign(old_namespace, name, old, new, module_level=True)
+        # (names that are not identifiers are pytest's assertion-rewriting helpers)
+        for name in [n for n in old_namespace if n not in namespace and n.isidentifier() and not n.startswith("__")]:
+            self._removed(name, old_namespace[name])
+
+    def _assign(self, namespace: dict, name: str, old: object, new: object, module_level: bool,
+                owner: type | None = None) -> None:
+        new_function, old_function = _function(new), _function(old)
+        if new_function is not None and new_function.__code__.co_filename == self.filename:
+            if old_function is None or len(old_function.__code__.co_freevars) != len(new_function.__code__.co_freevars):
+                raise ImportBroken(f"cannot swap {name}")  # not made by any one-line mutation
+            old_function.__code__ = new_function.__code__
+            old_function.__defaults__ = new_function.__defaults__
+            old_function.__kwdefaults__ = new_function.__kwdefaults__
+            return
+        if new_function is not None:
+            return  # made elsewhere (dataclass methods, imports): the same as before
+        if isinstance(new, type) and id(new) in self.created:
+            if not isinstance(old, type):
+                raise ImportBroken(f"cannot swap class {name}")
+            for attribute, value in vars(new).items():
+                if attribute in ("__dict__", "__weakref__", "__doc__", "__module__", "__qualname__", "__slots__"):
+                    continue
+                if type(value).__name__ in ("member_descriptor", "getset_descriptor"):
+                    continue
+                self._assign(vars(old), attribute, vars(old).get(attribute, _MISSING), value,
+                             module_level=False, owner=old)
+            for attribute in [a for a in vars(old) if a not in vars(new) and not a.startswith("__")]:
+                delattr(old, attribute)
+            return
+        if type(new).__module__ == self.module.__name__ or id(type(new)) in self.created:
+            return  # an instance of one of the module's classes: the old one runs the new code
+        if old is _MISSING or not _same(new, old):
+            if module_level:
+                _rebind(self.module, name, old, new)
+            else:
+                setattr(owner, name, new)
+
+    def _removed(self, name: str, old: object) -> None:
+        for other in list(sys.modules.values()):
+            if other is self.module:
+                continue
+            namespace = getattr(other, "__dict__", None)
+            if isinstance(namespace, dict) and name in namespace and namespace[name] is old:
+                raise ImportBroken(f"{other.__name__} imports {name}, which the mutant no longer defines")
+        del self.module.__dict__[name]
+
+
+_MISSING = object()
 
 
 # -- running ---------------------------------------------------------------------------
 
 
-def _scratch_copy() -> Path:
-    """A copy of the project to mutate, without VCS data, caches or saved failures."""
-    target = Path(tempfile.mkdtemp(prefix="chatconform-mutate-"))
-    ignore = shutil.ignore_patterns(".git", ".venv", "__pycache__", ".chatconform", ".hypothesis",
-                                    ".pytest_cache", "*.egg-info")
-    shutil.copytree(ROOT, target / "project", ignore=ignore)
-    return target / "project"
-
-
-def _environment(project: Path) -> dict[str, str]:
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join([str(project), *filter(None, [env.get("PYTHONPATH")])])
-    env.pop("CI", None)  # Hypothesis' ci profile must not change the tests' settings
-    return env
-
-
-def _limit_memory(megabytes: int) -> Callable[[], None] | None:
-    try:
-        import resource
-    except ImportError:  # not on this platform: run without a limit
-        return None
-
-    def apply() -> None:
-        limit = megabytes * 1024 * 1024
-        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
-
-    return apply
-
-
 @dataclass
 class Outcome:
     mutant: Mutant
-    verdict: str  # "killed", "timeout" (counts as killed), "survived", "error"
+    verdict: str  # "killed", "timeout" (counts as killed), "survived", "uncovered" (survived, no test runs it)
     seconds: float
+    killer: str = ""  # the failing test, or why it counts as killed
+    cached: bool = False
 
 
-class Worker:
-    """One scratch copy of the project; runs the guarding tests against one mutant at a time."""
+def _digest(*parts: bytes) -> str:
+    digest = hashlib.sha256()
+    for part in parts:
+        digest.update(part + b"\0")
+    return digest.hexdigest()[:24]
 
-    def __init__(self, timeout: float, memory_mb: int):
-        self.project = _scratch_copy()
-        self.timeout, self.memory_mb = timeout, memory_mb
-        self.process: subprocess.Popen | None = None
 
-    def pytest(self, args: list[str], timeout: float) -> tuple[int | None, float]:
-        start = time.perf_counter()
-        self.process = subprocess.Popen(
-            [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:randomly", *args],
-            cwd=self.project, env=_environment(self.project), stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL, start_new_session=True, preexec_fn=_limit_memory(self.memory_mb))
+def _base_fingerprint(module: str) -> str:
+    """What every test's result depends on besides the mutated module and the test's own
+    file: the project's other code, and the tests' shared files (conftest, helpers)."""
+    parts = []
+    for folder in ("chatconform", "tests"):
+        for path in sorted((ROOT / folder).rglob("*.py")):
+            relative = path.relative_to(ROOT).as_posix()
+            if relative != module and not (folder == "tests" and path.name.startswith("test_")):
+                parts += [relative.encode(), path.read_bytes()]
+    return _digest(*parts)
+
+
+class Cache:
+    """Each test's result under each mutant, and each test's clean run (time and lines).
+
+    A result is keyed by the mutated module, the rest of the project (:func:`_base_fingerprint`)
+    and the test's own file, so a rerun runs only what a change can affect: after a test
+    file is edited, that file's tests; after the code is edited, everything. A mutant with a
+    known failing test is killed without running; with every test known to pass, it survives.
+    """
+
+    def __init__(self, path: Path, enabled: bool, base: str, files: dict[str, str]):
+        self.path, self.enabled, self.base, self.files = path, enabled, base, files
+        self.data: dict = {"results": {}, "clean": {}, "killers": {}}
+        if enabled and path.is_file():
+            try:
+                loaded = json.loads(path.read_text())
+                if set(loaded) == set(self.data):
+                    self.data = loaded
+            except (OSError, ValueError):
+                pass
+
+    def _key(self, fingerprint: str, test: str) -> str:
+        return f"{fingerprint}|{self.base}|{test}|{self.files[test.split('::')[0]]}"
+
+    def result(self, mutant: Mutant, test: str) -> str | None:
+        """"pass", "fail", "timeout", or None when unknown."""
+        return self.data["results"].get(self._key(mutant.fingerprint, test)) if self.enabled else None
+
+    def record(self, mutant: Mutant, test: str, result: str) -> None:
+        self.data["results"][self._key(mutant.fingerprint, test)] = result
+        if result == "fail":
+            self.data["killers"]["\0".join(mutant.key[:3])] = test
+
+    def killer(self, mutant: Mutant) -> str | None:
+        """The test that last killed a mutant at this site (the module may have changed since)."""
+        return self.data["killers"].get("\0".join(mutant.key[:3]))
+
+    def clean(self, source_fingerprint: str, test: str) -> dict | None:
+        return self.data["clean"].get(self._key(source_fingerprint, test)) if self.enabled else None
+
+    def record_clean(self, source_fingerprint: str, test: str, row: dict) -> None:
+        self.data["clean"][self._key(source_fingerprint, test)] = {"seconds": row["seconds"], "lines": row["lines"]}
+
+    def save(self) -> None:
+        if not self.enabled:
+            return
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        temporary = self.path.with_suffix(".tmp")
+        temporary.write_text(json.dumps(self.data, separators=(",", ":"), sort_keys=True))
+        temporary.replace(self.path)
+
+
+def _virtual_memory_bytes() -> int:
+    try:
+        return int(Path("/proc/self/statm").read_text().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        return 0
+
+
+def _quiet_child(memory_mb: int) -> None:
+    """In a forked child: no output, and at most ``memory_mb`` more address space."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, 1)
+    os.dup2(devnull, 2)
+    sys.stdout, sys.stderr = io.StringIO(), io.StringIO()
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    try:
+        import resource
+    except ImportError:
+        return
+    limit = _virtual_memory_bytes() + memory_mb * 1024 * 1024
+    resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+
+
+def _fork(work: Callable[[Callable[[dict], None]], object], memory_mb: int) -> Child:
+    """Runs ``work(say)`` in a forked child: ``say`` sends the parent a progress message,
+    and what ``work`` returns is sent last, as ``{"done": ...}``."""
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(read)
+        code = 0
         try:
-            code = self.process.wait(timeout)
-        except subprocess.TimeoutExpired:
-            self.kill()
-            code = None
-        self.process = None
-        return code, time.perf_counter() - start
+            _quiet_child(memory_mb)
+            pipe = os.fdopen(write, "w")
 
-    def run(self, mutant: Mutant, args: list[str]) -> Outcome:
-        path = self.project / mutant.module
-        original = path.read_text()
-        try:
-            path.write_text(mutant.source)
-            code, seconds = self.pytest(args, self.timeout)
-        finally:
-            path.write_text(original)
-        if code is None:
-            return Outcome(mutant, "timeout", seconds)
-        # pytest: 0 all passed, 1 a test failed, 2 interrupted (e.g. an import error), 5 no tests
-        verdict = "survived" if code == 0 else "error" if code in (3, 4, 5) else "killed"
-        return Outcome(mutant, verdict, seconds)
+            def say(message: dict) -> None:
+                pipe.write(json.dumps(message) + "\n")
+                pipe.flush()
 
-    def kill(self) -> None:
-        process = self.process
-        if process is not None and process.poll() is None:
-            os.killpg(process.pid, signal.SIGKILL)  # the pytest run and anything it started
-            process.wait()
-
-    def close(self) -> None:
-        self.kill()
-        shutil.rmtree(self.project.parent, ignore_errors=True)
-
-
-def _baseline(worker: Worker, module: str, args: list[str]) -> float:
-    """The guarding tests must pass on the unmutated module; their time sets the default timeout."""
-    code, seconds = worker.pytest(args, 600)
-    if code != 0:
-        sys.exit(f"the tests guarding {module} fail without any mutant (pytest exit {code}): "
-                 f"{' '.join(args)}")
-    return seconds
-
-
-def run_module(module: str, args: list[str], workers: list[Worker], jobs: int) -> list[Outcome]:
-    found = mutants(module, workers[0].project)  # the copy: edits made meanwhile do not mix in
-    print(f"{module}: {len(found)} mutants, tests: {' '.join(args)}", flush=True)
-    pending = iter(found)
-    lock, stop = threading.Lock(), threading.Event()
-    outcomes: list[Outcome] = []
-
-    def next_mutant() -> Mutant | None:
-        with lock:  # each mutant goes to exactly one worker
-            return None if stop.is_set() else next(pending, None)
-
-    def drain(worker: Worker) -> None:
-        while (mutant := next_mutant()) is not None:
-            outcome = worker.run(mutant, args)
-            outcomes.append(outcome)
-            mark = {"killed": ".", "timeout": "T", "survived": "S", "error": "E"}[outcome.verdict]
-            print(mark, end="", flush=True)
-
-    with ThreadPoolExecutor(jobs) as pool:
-        futures = [pool.submit(drain, worker) for worker in workers]
-        try:
-            for future in futures:
-                future.result()
+            say({"done": work(say)})
         except BaseException:
-            # Ctrl-C: hand out no more mutants and end the running test runs, so leaving
-            # the pool does not wait for the rest of the module.
-            stop.set()
-            for worker in workers:
-                worker.kill()
-            raise
-    print()
-    outcomes.sort(key=lambda o: (o.mutant.line, o.mutant.column))
-    return outcomes
+            code = 1
+        finally:
+            os._exit(code)
+    os.close(write)
+    return Child(pid, read)
 
 
-def report(module: str, outcomes: list[Outcome]) -> None:
+@dataclass
+class Child:
+    """A forked child seen from the parent: its messages, as they arrive."""
+
+    pid: int
+    fd: int
+    buffer: bytes = b""
+    closed: bool = False
+
+    def read(self) -> list[dict]:
+        """The messages that arrived (call when the pipe is readable); at the end of the
+        stream ``closed`` is set."""
+        chunk = os.read(self.fd, 1 << 16)
+        if not chunk:
+            self.closed = True
+        self.buffer += chunk
+        *lines, self.buffer = self.buffer.split(b"\n")
+        return [json.loads(line) for line in lines if line]
+
+    def wait(self) -> dict | None:
+        """Every message to the end; the final answer, or None if the child died first."""
+        answer = None
+        while not self.closed:
+            for message in self.read():
+                answer = message.get("done", answer)
+        self.end()
+        return answer
+
+    def end(self) -> None:
+        try:
+            os.kill(self.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        try:
+            os.waitpid(self.pid, 0)
+        except ChildProcessError:
+            pass
+        if self.fd >= 0:
+            os.close(self.fd)
+            self.fd = -1
+
+
+def _no_shrinking(items: list) -> None:
+    """Hypothesis stops at the first failing example: a kill needs no minimal one. Passing
+    runs are unchanged (the same examples, generated the same way)."""
+    from hypothesis import Phase, settings
+
+    for item in items:
+        function = getattr(item, "obj", None)
+        current = getattr(function, "_hypothesis_internal_use_settings", None)
+        if isinstance(current, settings):
+            phases = [p for p in current.phases if p in (Phase.explicit, Phase.reuse, Phase.generate)]
+            function._hypothesis_internal_use_settings = settings(current, phases=phases, report_multiple_bugs=False)
+
+
+def _run_items(items: list, say: Callable[[dict], None]) -> str | None:
+    """Runs the items in order until one fails; the failing one's node id, or None."""
+    from _pytest.runner import runtestprotocol
+
+    for item in items:
+        say({"start": item.nodeid})
+        reports = runtestprotocol(item, log=False, nextitem=None)
+        if any(report.failed for report in reports):
+            return item.nodeid
+    return None
+
+
+class _FreshRun:
+    """The plugin of a fresh test session in a child: no shrinking, tests in the order
+    given, progress reported, stop at the first failure."""
+
+    def __init__(self, order: list[str], say: Callable[[dict], None]):
+        self.order, self.say = {test: i for i, test in enumerate(order)}, say
+        self.failed: str | None = None
+
+    def pytest_collection_modifyitems(self, items: list) -> None:
+        items[:] = sorted((i for i in items if i.nodeid in self.order), key=lambda i: self.order[i.nodeid])
+        _no_shrinking(items)
+
+    def pytest_runtest_logstart(self, nodeid: str) -> None:
+        self.say({"start": nodeid})
+
+    def pytest_runtest_logreport(self, report) -> None:
+        if report.failed and self.failed is None:
+            self.failed = report.nodeid
+
+
+def _fresh_session(mutant: Mutant, tests: list[str], say: Callable[[dict], None]) -> str | None:
+    """In a child: the project's modules and tests imported afresh, the mutant in place of
+    the module, and the tests run in a new session. For module-level code, whose values
+    other modules may have used while they were imported (a fresh import is the faithful
+    way to see its effect)."""
+    import importlib.abc
+    import importlib.util
+
+    import pytest
+
+    name = mutant.module.removesuffix(".py").replace("/", ".")
+    for loaded in [n for n, m in sys.modules.items()
+                   if n.split(".")[0] in ("chatconform", "tests") or
+                   str(getattr(m, "__file__", "") or "").startswith(str(ROOT / "tests"))]:
+        del sys.modules[loaded]
+
+    class Loader(importlib.abc.Loader):
+        def create_module(self, spec):
+            return None
+
+        def exec_module(self, module):
+            exec(compile(mutant.source, str(ROOT / mutant.module), "exec"), module.__dict__)
+
+    class Finder(importlib.abc.MetaPathFinder):
+        def find_spec(self, fullname, path, target=None):
+            if fullname != name:
+                return None
+            return importlib.util.spec_from_file_location(fullname, ROOT / mutant.module, loader=Loader())
+
+    sys.meta_path.insert(0, Finder())
+    plugin = _FreshRun(tests, say)
+    files = sorted({test.split("::")[0] for test in tests})
+    # Plain asserts: pytest's rewriting import hook would load the module from disk.
+    code = pytest.main(["-q", "-x", "--assert=plain", "-p", "no:randomly", "-p", "no:cacheprovider", *files],
+                       plugins=[plugin])
+    if plugin.failed:
+        return plugin.failed
+    return None if code == 0 else f"(the fresh session ended with pytest exit {int(code)})"
+
+
+def _traced_baseline(items: list, filename: str) -> list[dict]:
+    """Every item on the clean module, traced: passed, seconds, the module's lines it ran."""
+    import threading
+
+    lines: set[int] = set()
+
+    def local(frame, event, arg):
+        if event == "line":
+            lines.add(frame.f_lineno)
+        return local
+
+    def tracer(frame, event, arg):
+        if frame.f_code.co_filename == filename:
+            lines.add(frame.f_lineno)
+            return local
+        return None
+
+    from _pytest.runner import runtestprotocol
+
+    found = []
+    sys.settrace(tracer)
+    threading.settrace(tracer)
+    try:
+        for item in items:
+            lines.clear()
+            start = time.perf_counter()
+            reports = runtestprotocol(item, log=False, nextitem=None)
+            found.append({"test": item.nodeid, "passed": not any(r.failed for r in reports),
+                          "seconds": time.perf_counter() - start, "lines": sorted(lines)})
+    finally:
+        sys.settrace(None)
+        threading.settrace(None)
+    return found
+
+
+#: Seconds a fresh session may take to import and collect, on top of its tests' budgets.
+_FRESH_SESSION_SECONDS = 15.0
+
+
+class Runner:
+    """The pytest plugin that takes over the test loop: baseline, then every mutant."""
+
+    def __init__(self, module: str, options: argparse.Namespace):
+        self.module, self.options = module, options
+        self.filename = str(ROOT / module)
+        self.source = (ROOT / module).read_text()  # edits made during the run do not mix in
+        self.outcomes: list[Outcome] = []
+        self.failed: str | None = None
+
+    def pytest_runtestloop(self, session) -> bool:
+        import importlib
+
+        items = list(session.items)
+        if not items:
+            self.failed = "no tests collected"
+            return True
+        _no_shrinking(items)
+        name = self.module.removesuffix(".py").replace("/", ".")
+        module = importlib.import_module(name)
+        if os.path.realpath(module.__file__) != os.path.realpath(self.filename):
+            self.failed = f"{name} is imported from {module.__file__}, not from this checkout"
+            return True
+        self.run(items, module)
+        return True
+
+    def budget(self, test: str) -> float:
+        """Seconds one test may take under a mutant before it counts as hung."""
+        return self.options.timeout or 2 * self.seconds[test] + 3
+
+    def run(self, items: list, module: types.ModuleType) -> None:
+        options = self.options
+        start = time.perf_counter()
+        by_id = {item.nodeid: item for item in items}
+        files = {}
+        for test in by_id:
+            path = test.split("::")[0]
+            files.setdefault(path, _digest((ROOT / path).read_bytes()))
+        cache = Cache(CACHE, not options.no_cache, _base_fingerprint(self.module), files)
+        clean_key = _digest(self.source.encode())
+
+        # The clean run, traced: which lines each test runs, and how long it takes (the
+        # tracer slows it several times, which the timeouts allow for). Known ones are cached.
+        clean = {test: cache.clean(clean_key, test) for test in by_id}
+        untraced = [by_id[test] for test, row in clean.items() if row is None]
+        if untraced:
+            baseline = _fork(lambda say: _traced_baseline(untraced, self.filename), options.memory_mb).wait()
+            if baseline is None:
+                self.failed = "the traced clean run crashed"
+                return
+            broken = [row["test"] for row in baseline if not row["passed"]]
+            if broken:
+                self.failed = "the guarding tests fail without any mutant: " + ", ".join(broken)
+                return
+            for row in baseline:
+                cache.record_clean(clean_key, row["test"], row)
+                clean[row["test"]] = row
+            cache.save()
+        self.seconds = {test: row["seconds"] for test, row in clean.items()}
+        runs = {test: frozenset(row["lines"]) for test, row in clean.items()}
+        print(f"{self.module}: clean traced run of {len(untraced)} of {len(items)} tests "
+              f"{time.perf_counter() - start:.1f}s (the rest cached)", flush=True)
+
+        found = mutants(self.module, original=self.source)
+        line_killers: dict[int, set[str]] = defaultdict(set)
+        kills: dict[str, int] = defaultdict(int)
+        pending: list[tuple[Mutant, list[str]]] = []
+        for mutant in found:
+            tests = [t for t in by_id if mutant.at_import or runs[t] & mutant.lines]
+            known = {t: cache.result(mutant, t) for t in tests}
+            failing = [t for t in tests if known[t] in ("fail", "timeout")]
+            if not tests:
+                self.outcomes.append(Outcome(mutant, "uncovered", 0.0, "no guarding test runs this line"))
+            elif failing:
+                verdict = "timeout" if known[failing[0]] == "timeout" else "killed"
+                self.outcomes.append(Outcome(mutant, verdict, 0.0, failing[0], True))
+            elif all(result == "pass" for result in known.values()):
+                self.outcomes.append(Outcome(mutant, "survived", 0.0, "", True))
+            else:
+                pending.append((mutant, [t for t in tests if known[t] is None]))
+        print(f"{self.module}: {len(found)} mutants, {len(found) - len(pending)} known without running "
+              f"(from the cache, or reached by no test), {len(pending)} to run; "
+              f"tests: {' '.join(self.options.guards)}", flush=True)
+
+        def order(mutant: Mutant, tests: list[str]) -> list[str]:
+            hint = cache.killer(mutant)
+            # then tests that killed a mutant on this line, then by time per kill so far
+            return sorted(tests, key=lambda t: (t != hint, t not in line_killers[mutant.line],
+                                                self.seconds[t] / (1 + kills[t])))
+
+        def work(mutant: Mutant, tests: list[str]) -> Callable[[Callable[[dict], None]], object]:
+            def inside(say: Callable[[dict], None]) -> object:
+                if mutant.at_import:
+                    return {"killer": _fresh_session(mutant, tests, say)}
+                try:
+                    _Swap(module, self.filename).apply(mutant.source)
+                except ImportBroken as error:
+                    return {"killer": f"(import: {error})"}
+                return {"killer": _run_items([by_id[t] for t in tests], say)}
+            return inside
+
+        @dataclass
+        class Running:
+            child: Child
+            mutant: Mutant
+            began: float
+            deadline: float
+            test: str | None = None  # the test running now
+
+        running: dict[int, Running] = {}
+        queue = list(pending)
+        done = 0
+        try:
+            while queue or running:
+                while queue and len(running) < max(1, options.jobs):
+                    mutant, tests = queue.pop(0)
+                    child = _fork(work(mutant, order(mutant, tests)), options.memory_mb)
+                    now = time.perf_counter()
+                    setup = _FRESH_SESSION_SECONDS if mutant.at_import else 5.0
+                    running[child.fd] = Running(child, mutant, now, now + setup)
+                wait = max(0.0, min(state.deadline for state in running.values()) - time.perf_counter())
+                ready, _, _ = select.select(list(running), [], [], wait)
+                for fd in list(running):
+                    state = running[fd]
+                    mutant, outcome = state.mutant, None
+                    if fd in ready:
+                        for message in state.child.read():
+                            if state.test is not None:
+                                cache.record(mutant, state.test, "pass")  # the next one started, or all ended
+                                state.test = None
+                            if "start" in message:
+                                state.test = message["start"]
+                                state.deadline = time.perf_counter() + self.budget(state.test)
+                            elif "done" in message:
+                                killer = message["done"]["killer"]
+                                if killer in by_id:
+                                    cache.record(mutant, killer, "fail")
+                                    line_killers[mutant.line].add(killer)
+                                    kills[killer] += 1
+                                outcome = Outcome(mutant, "killed" if killer else "survived",
+                                                  time.perf_counter() - state.began, killer or "")
+                        if outcome is None and state.child.closed:
+                            outcome = Outcome(mutant, "killed", time.perf_counter() - state.began,
+                                              "(the test run crashed)")
+                    if outcome is None and time.perf_counter() >= state.deadline:
+                        if state.test is not None:
+                            cache.record(mutant, state.test, "timeout")
+                        outcome = Outcome(mutant, "timeout", time.perf_counter() - state.began,
+                                          state.test or "(timeout)")
+                    if outcome is None:
+                        continue
+                    state.child.end()
+                    del running[fd]
+                    self.outcomes.append(outcome)
+                    done += 1
+                    if done % 20 == 0:
+                        cache.save()
+                    mark = {"killed": ".", "timeout": "T", "survived": "S"}[outcome.verdict]
+                    print(mark, end="", flush=True)
+        finally:
+            for state in running.values():
+                state.child.end()
+            cache.save()
+        print()
+
+
+def report(module: str, outcomes: list[Outcome], seconds: float) -> int:
+    """Prints the score and every survivor; the number of unexplained survivors."""
+    outcomes = sorted(outcomes, key=lambda o: (o.mutant.line, o.mutant.column))
     equivalent = {id(o): equivalence(o.mutant) for o in outcomes}
     counted = [o for o in outcomes if not equivalent[id(o)]]
     killed = sum(o.verdict in ("killed", "timeout") for o in counted)
     hung = sum(o.verdict == "timeout" for o in counted)
     score = 100.0 * killed / len(counted) if counted else 100.0
+    cached = sum(o.cached for o in outcomes)
     print(f"{module}: {killed}/{len(counted)} non-equivalent mutants killed ({score:.1f}%), "
-          f"{hung} by timeout; {len(outcomes) - len(counted)} marked equivalent")
+          f"{hung} by timeout; {len(outcomes) - len(counted)} marked equivalent; "
+          f"{cached} verdicts from the cache; {seconds:.0f}s")
+    unexplained = 0
     for outcome in outcomes:
         note = equivalent[id(outcome)]
-        if outcome.verdict in ("survived", "error") or note:
-            status = f"equivalent: {note}" if note else outcome.verdict.upper()
+        accepted = ACCEPTED.get(outcome.mutant.key)
+        survived = outcome.verdict in ("survived", "uncovered")
+        if survived or note:
+            if note:
+                status = f"equivalent: {note}"
+            elif accepted:
+                status = f"accepted: {accepted}"
+            else:
+                unexplained += 1
+                status = "SURVIVED" if outcome.verdict == "survived" else "SURVIVED (no guarding test runs this line)"
             print(f"  {outcome.mutant.where}  {outcome.mutant.description}  [{status}]")
+            if not (note or accepted):
+                print(f"      key: {outcome.mutant.key!r}")
+    return unexplained
+
+
+def run_module(module: str, options: argparse.Namespace) -> int:
+    import pytest
+
+    runner = Runner(module, options)
+    start = time.perf_counter()
+    code = pytest.main(["-q", "-p", "no:randomly", "-p", "no:cacheprovider", *options.guards], plugins=[runner])
+    if runner.failed:
+        print(f"{module}: {runner.failed}", file=sys.stderr)
+        return 2
+    if code not in (0, pytest.ExitCode.OK) and not runner.outcomes:
+        print(f"{module}: pytest could not collect the guarding tests (exit {code})", file=sys.stderr)
+        return 2
+    report(module, runner.outcomes, time.perf_counter() - start)
+    return 0
 
 
 def _interrupted(signum, frame) -> None:
@@ -382,10 +987,12 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--module", action="append", help="module to mutate (repeatable; default: all in GUARDS)")
     parser.add_argument("--list", action="store_true", help="print the mutants without running anything")
-    parser.add_argument("--jobs", type=int, default=1, help="mutants run at once (one scratch copy each)")
-    parser.add_argument("--timeout", type=float, help="seconds per mutant (default: 5x the clean run, at least 20)")
-    parser.add_argument("--memory-mb", type=int, default=4096, help="address-space limit of each test run")
+    parser.add_argument("--jobs", type=int, default=1, help="mutants run at once (default 1)")
+    parser.add_argument("--timeout", type=float, help="seconds per mutant (default: 3x its tests' clean traced run "
+                                                      "plus 10, at least 20)")
+    parser.add_argument("--memory-mb", type=int, default=4096, help="extra address space each mutant may use")
     parser.add_argument("--pytest-args", help="tests to run instead of the module's GUARDS entry")
+    parser.add_argument("--no-cache", action="store_true", help="run every mutant, ignoring and keeping no cache")
     options = parser.parse_args(argv)
     modules = options.module or list(GUARDS)
     for module in modules:
@@ -397,25 +1004,26 @@ def main(argv: list[str] | None = None) -> int:
         for module in modules:
             for mutant in mutants(module):
                 note = equivalence(mutant)
-                print(f"{mutant.where}:{mutant.column}  {mutant.description}" + (f"  [equivalent: {note}]" if note else ""))
+                print(f"{mutant.where}:{mutant.column}  {mutant.description}  key: {mutant.key!r}"
+                      + (f"  [equivalent: {note}]" if note else ""))
         return 0
-    signal.signal(signal.SIGTERM, _interrupted)  # a killed terminal cleans up as Ctrl-C does
-    workers: list[Worker] = []
+    signal.signal(signal.SIGTERM, _interrupted)  # a killed terminal stops the run as Ctrl-C does
+    if len(modules) > 1:  # one process a module: each imports its tests afresh
+        import subprocess
+
+        shared = [f"--jobs={options.jobs}", f"--memory-mb={options.memory_mb}"]
+        shared += [f"--timeout={options.timeout}"] if options.timeout else []
+        shared += [f"--pytest-args={options.pytest_args}"] if options.pytest_args else []
+        shared += ["--no-cache"] if options.no_cache else []
+        return max(subprocess.call([sys.executable, __file__, *shared, "--module", module]) for module in modules)
+    os.chdir(ROOT)
+    sys.path.insert(0, str(ROOT))
+    options.guards = options.pytest_args.split() if options.pytest_args else GUARDS[modules[0]]
     try:
-        workers = [Worker(options.timeout or 0, options.memory_mb) for _ in range(max(1, options.jobs))]
-        for module in modules:
-            args = options.pytest_args.split() if options.pytest_args else GUARDS[module]
-            clean = _baseline(workers[0], module, args)
-            for worker in workers:
-                worker.timeout = options.timeout or max(20.0, 5 * clean)
-            report(module, run_module(module, args, workers, len(workers)))
+        return run_module(modules[0], options)
     except KeyboardInterrupt:
-        print("\ninterrupted: the checkout was never modified; scratch copies removed", file=sys.stderr)
+        print("\ninterrupted: nothing was written but the cache", file=sys.stderr)
         return 130
-    finally:
-        for worker in workers:
-            worker.close()
-    return 0
 
 
 if __name__ == "__main__":
