@@ -391,3 +391,15 @@ def test_bedrock_declares_the_tool_of_each_call_and_each_result():
     history = [req(user("go (u1)")), resp(call("call_2", "get_time")), req(result("call_2", "noon (r3)", name="clock"))]
     tools = to_payload(history, provider="bedrock-converse")["toolConfig"]["tools"]
     assert [t["toolSpec"]["name"] for t in tools] == ["get_time", "clock"]
+
+
+def test_mistral_final_assistant_is_a_prefix_and_only_the_last():
+    """A history that ends in a response is a prefill: Mistral serving takes a final
+    assistant message only with ``prefix: true`` (M2), and only on the last (M3)."""
+    history = [ModelRequest([UserPromptPart("hi")]), ModelResponse([TextPart("Hello")]),
+               ModelRequest([UserPromptPart("more")]), ModelResponse([TextPart("Sure,")])]
+    messages = to_payload(history, provider="mistral")["messages"]
+    assert [m.get("prefix") for m in messages] == [None, None, None, True]
+    assert "prefix" not in to_payload(history[:3], provider="mistral")["messages"][1]
+    assert all("prefix" not in m for m in to_payload(history, provider="openai-chat")["messages"])
+    assert to_payload(history[1:2], provider="mistral")["messages"] == [{"role": "assistant", "content": "Hello"}]
