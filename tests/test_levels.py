@@ -165,3 +165,23 @@ def test_a_reused_id_sent_twice_is_an_error_where_it_is_rejected(provider, level
     failures = {f.check: f for f in evaluation.failures}
     assert failures["payload.tool_pairing"].level == level and "used twice" in failures["payload.tool_pairing"].message
     assert "payload.nothing_lost" not in failures  # each result is credited to its own round's call
+
+
+def test_a_file_url_sent_as_downloaded_bytes_is_sent():
+    from pydantic_ai.messages import ImageUrl
+
+    def download(messages):
+        messages[0]["content"][1] = {"type": "image_url", "image_url": {"url": "data:image/png;base64,iVBORw0KGgo="}}
+
+    history = [ModelRequest([UserPromptPart(["look (u1)", ImageUrl("https://example.com/cat.png")])]),
+               ModelResponse([TextPart("a cat (a1)")])]
+    evaluation = evaluate_case(wrap(_Edited(download)), get_contract("payload"), PayloadCase(history),
+                               "openai-chat", timeout=5)
+    assert [f.check for f in evaluation.failures if f.level == "error"] == []
+
+    def drop(messages):
+        del messages[0]["content"][1]
+
+    evaluation = evaluate_case(wrap(_Edited(drop)), get_contract("payload"), PayloadCase(history),
+                               "openai-chat", timeout=5)
+    assert "payload.nothing_lost" in [f.check for f in evaluation.failures]

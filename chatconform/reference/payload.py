@@ -311,13 +311,15 @@ class PayloadMapper:
         # Pass 2: turns in history order; one turn per voice change within a request.
         turns: list[Turn] = []
         used: set[str] = set()
+        sent_as: dict[str, deque[str]] = {}  # stored id -> wire ids of its calls not yet answered
         for message in history:
             if isinstance(message, ModelRequest):
                 current: Turn | None = None
                 for part in message.parts:
                     if isinstance(part, ToolReturnPart):
                         if not self.results_follow_calls and part.tool_call_id in call_ids:
-                            current = Turn("tool", [self._result(part, part.tool_call_id)])
+                            queue = sent_as.get(part.tool_call_id)
+                            current = Turn("tool", [self._result(part, queue.popleft() if queue else part.tool_call_id)])
                             turns.append(current)
                         continue  # placed after its call (or an orphan: dropped)
                     role = self.part_role(part)
@@ -341,6 +343,7 @@ class PayloadMapper:
                         items.append(Call(wire, part.tool_name, copy.deepcopy(part.args_as_dict()),
                                           part.args_as_json_str()))
                         if not self.results_follow_calls:
+                            sent_as.setdefault(part.tool_call_id, deque()).append(wire)
                             if part.tool_call_id not in results:
                                 owed.append(self._interrupted(part, wire))
                             continue

@@ -410,8 +410,15 @@ def _placed(ex: Example) -> tuple[list[Item], list[Item]]:
     def compute():
         text, calls, media = _payload_stream(ex)
         cursor = {"text": 0, "call": 0, "media": 0}
+        anonymous = _anonymous_media(ex)
 
         def place(stream: str, item: Item) -> bool:
+            if stream == "media" and item.value not in media and "://" in item.value:
+                # A file URL the mapper downloaded is sent as bytes the history does not hold.
+                position = next((i for i in anonymous if i >= cursor["media"]), -1)
+                if position >= 0:
+                    cursor["media"] = position + 1
+                    return True
             if stream == "text":
                 # Whitespace at the edges of a text is not content: a provider may require
                 # it trimmed (Anthropic A10), and a text joined to others is found inside.
@@ -437,6 +444,13 @@ def _placed(ex: Example) -> tuple[list[Item], list[Item]]:
     return ex.once("placed", compute)
 
 
+def _anonymous_media(ex: Example) -> list[int]:
+    """Positions of the payload's files that are none of the history's files (a URL sent
+    as the bytes downloaded from it)."""
+    known = {item.value for item in _items(ex) if item.kind == "media"}
+    return [i for i, identity in enumerate(_payload_stream(ex)[2]) if identity not in known]
+
+
 def _index(values: list[str], value: str, start: int) -> int:
     try:
         return values.index(value, start)
@@ -460,7 +474,7 @@ def _sent(ex: Example, item: Item, *, anywhere: bool) -> bool:
     if item.kind == "call":
         return item.value in calls
     if item.kind == "media":
-        return item.value in media or item.value in text
+        return item.value in media or item.value in text or (anywhere and bool(_anonymous_media(ex)))
     return item.value.strip() in text
 
 
