@@ -206,7 +206,7 @@ def test_registered_as_an_entry_point_behind_its_extra():
         "pydantic-ai", ["payload"], frozenset(PROVIDER_IDS))
     extras = project["optional-dependencies"]
     assert any(d.startswith("pydantic-ai-slim[") for d in extras["pydantic-ai"])
-    assert "chatconform[pydantic-ai,harness]" in extras["all"]
+    assert "chatconform[pydantic-ai,harness,langchain]" in extras["all"]
     assert not any(d.startswith("pydantic-ai-slim==") for d in project["dependencies"])
 
 
@@ -251,7 +251,7 @@ def test_default_run_loads_the_reference_first_then_every_installed_adapter(monk
         name: EntryPoint(name, target, discovery.GROUP) for name, target in sorted(declared.items())})
     notes = []
     assert [impl.name for impl in discovery.load_installed(notes.append)] == [
-        "reference", "pydantic-ai", "pydantic-ai-harness"]
+        "reference", "langchain-core", "pydantic-ai", "pydantic-ai-harness"]
     assert notes == []
 
 
