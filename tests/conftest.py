@@ -10,3 +10,47 @@ from hypothesis import settings
 
 settings.register_profile("chatconform-tests", derandomize=True, database=None, deadline=None)
 settings.load_profile("chatconform-tests")
+
+
+import socket  # noqa: E402
+
+import pytest  # noqa: E402
+
+
+class NetworkBlocked(OSError):
+    """A test tried to open a connection or look up a name."""
+
+
+@pytest.fixture
+def no_network(monkeypatch):
+    """Any connection or name lookup during the test raises: what an offline adapter must
+    never need. Adapter tests use it for every test (``pytestmark``)."""
+    def blocked(*args, **kwargs):
+        raise NetworkBlocked(f"network access attempted: {args[:2]!r}")
+
+    for owner, name in ((socket.socket, "connect"), (socket.socket, "connect_ex"),
+                        (socket, "create_connection"), (socket, "getaddrinfo")):
+        monkeypatch.setattr(owner, name, blocked)
+
+
+@pytest.fixture
+def short_run(tmp_path, monkeypatch):
+    """A few unshrunk examples of one contract, from a scratch folder; asserts no engine error
+    and that the calls neither crashed nor touched their input. Returns the verdicts by check.
+
+    An expected failure that a few examples do not reach is an "unexpected pass" error; that
+    is the example budget, not the engine, and is left out here."""
+    from chatconform.conformance import api
+    from chatconform.conformance.status import Status
+
+    def run(implementation, contract, examples=4):
+        monkeypatch.chdir(tmp_path)
+        verdicts = api.run_conformance(implementation, contracts=[contract], examples=examples, shrink=False)
+        assert verdicts
+        assert not [v for v in verdicts if v.status == Status.ERROR and not v.message.startswith("unexpected pass")]
+        by_check = {v.check: v.status for v in verdicts}
+        assert by_check[f"{contract}.no_crash"] == Status.PASS
+        assert by_check[f"{contract}.input_untouched"] == Status.PASS
+        return by_check
+
+    return run

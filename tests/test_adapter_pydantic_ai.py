@@ -6,7 +6,6 @@ import base64
 import copy
 import importlib.util
 import json
-import socket
 import sys
 import tomllib
 from importlib.metadata import EntryPoint, version
@@ -27,28 +26,16 @@ from pydantic_ai.messages import (
 from chatconform.adapters import pydantic_ai as adapter_module
 from chatconform.adapters.pydantic_ai import PydanticAIAdapter
 from chatconform.cli import main
-from chatconform.conformance import api, discovery
+from chatconform.conformance import discovery
 from chatconform.conformance.registry import MissingDependency
-from chatconform.conformance.status import Status
 from chatconform.provider_schemas import turn_view
 from chatconform.providers import PROVIDER_IDS
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
-class NetworkBlocked(OSError):
-    pass
-
-
-@pytest.fixture(autouse=True)
-def no_network(monkeypatch):
-    """Any connection or name lookup during a test raises: the adapter must never need one."""
-    def blocked(*args, **kwargs):
-        raise NetworkBlocked(f"network access attempted: {args[:2]!r}")
-
-    for owner, name in ((socket.socket, "connect"), (socket.socket, "connect_ex"),
-                        (socket, "create_connection"), (socket, "getaddrinfo")):
-        monkeypatch.setattr(owner, name, blocked)
+#: Sockets are blocked in every test here (the ``no_network`` fixture of conftest.py).
+pytestmark = pytest.mark.usefixtures("no_network")
 
 
 @pytest.fixture(scope="module")
@@ -219,7 +206,7 @@ def test_registered_as_an_entry_point_behind_its_extra():
         "pydantic-ai", ["payload"], frozenset(PROVIDER_IDS))
     extras = project["optional-dependencies"]
     assert any(d.startswith("pydantic-ai-slim[") for d in extras["pydantic-ai"])
-    assert "chatconform[pydantic-ai,harness]" in extras["all"]
+    assert "chatconform[pydantic-ai,harness,langchain]" in extras["all"]
     assert not any(d.startswith("pydantic-ai-slim==") for d in project["dependencies"])
 
 
@@ -263,7 +250,8 @@ def test_default_run_loads_the_reference_first_then_every_installed_adapter(monk
     monkeypatch.setattr(discovery, "registered", lambda: {
         name: EntryPoint(name, target, discovery.GROUP) for name, target in sorted(declared.items())})
     notes = []
-    assert [impl.name for impl in discovery.load_installed(notes.append)] == ["reference", "pydantic-ai"]
+    assert [impl.name for impl in discovery.load_installed(notes.append)] == [
+        "reference", "langchain-core", "pydantic-ai", "pydantic-ai-harness"]
     assert notes == []
 
 
@@ -274,11 +262,5 @@ def test_naming_an_adapter_that_cannot_load_is_a_config_error(broken_adapter, ca
 
 # -- a short conformance run -----------------------------------------------------------------
 
-def test_short_payload_run_has_no_engine_errors(tmp_path, monkeypatch):
-    monkeypatch.chdir(tmp_path)
-    verdicts = api.run_conformance(PydanticAIAdapter, contracts=["payload"], examples=3, shrink=False)
-    assert verdicts
-    assert not [v for v in verdicts if v.status == Status.ERROR]
-    by_check = {v.check: v.status for v in verdicts}
-    assert by_check["payload.no_crash"] == Status.PASS
-    assert by_check["payload.input_untouched"] == Status.PASS
+def test_short_payload_run_has_no_engine_errors(short_run):
+    short_run(PydanticAIAdapter, "payload", examples=3)

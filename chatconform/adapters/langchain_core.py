@@ -1,0 +1,285 @@
+"""langchain-core's OpenAI message conversion as a ``to_payload`` implementation, for
+``openai-chat``.
+
+``to_payload(history, provider="openai-chat", instructions=...)`` converts the pydantic-ai
+history to LangChain messages (:func:`to_langchain`), puts the run's ``instructions`` first as
+a ``SystemMessage`` (where LangChain agents put their system prompt), and returns::
+
+    {"messages": langchain_core.messages.convert_to_openai_messages(messages)}
+
+``merge_message_runs`` is not applied: a LangChain app on OpenAI Chat Completions sends its
+messages one for one (``ChatOpenAI`` converts each message on its own and merges nothing);
+``merge_message_runs`` is an opt-in utility for models that require alternating roles.
+What ``convert_to_openai_messages`` returns is the body, as it is: a block it passes
+through, a flag it drops or an order it keeps is what the checks judge.
+
+The converter, part by part, in the history's order (one LangChain message per part):
+
+=================================  ==============================================================
+``SystemPromptPart``               ``SystemMessage(content)``
+``UserPromptPart``                 ``HumanMessage``: a string as it is; a list as content blocks,
+                                   text as ``{"type": "text"}``, images as LangChain's image
+                                   blocks (``source_type`` ``url`` or ``base64`` with its
+                                   ``mime_type``), other files as ``file`` blocks
+``CompactionPart`` (request)       ``HumanMessage(content)``: a stored summary, in the user's voice
+``RetryFeedbackPart``              ``HumanMessage``: its text (or pydantic-ai's rendering of a
+                                   structured one)
+``ToolReturnPart``                 ``ToolMessage(content, tool_call_id, name)``; content that is not
+                                   a string as JSON (``ensure_ascii=False``, as LangGraph's
+                                   ``ToolNode`` stores tool output); ``status="error"`` for a
+                                   failed or retried result, else ``"success"``
+``RetryPromptPart`` with a tool    ``ToolMessage(<pydantic-ai's retry text>, status="error")``
+``RetryPromptPart`` without        ``HumanMessage(<pydantic-ai's retry text>)``
+``ModelResponse``                  one ``AIMessage``: text as ``{"type": "text"}`` blocks (a single
+                                   text as a plain string), thinking as ``{"type": "reasoning"}``
+                                   blocks, in order; calls as ``tool_calls`` (arguments as a dict;
+                                   arguments that are not a JSON object as ``invalid_tool_calls``)
+=================================  ==============================================================
+
+A response-side ``CompactionPart`` (a provider's own compaction blob) and other
+provider-specific parts have no LangChain message and are left out. :func:`from_langchain`
+converts back; the project's tests check that a round trip keeps every visible item, in
+order.
+"""
+
+from __future__ import annotations
+
+import base64
+import importlib.util
+import json
+from collections.abc import Sequence
+from importlib.metadata import version
+from typing import Any
+
+from chatconform.conformance.registry import MissingDependency
+
+__all__ = ["DISTRIBUTION", "EXTRA", "LangChainCoreAdapter", "from_langchain", "to_langchain"]
+
+#: The extra that installs langchain-core.
+EXTRA = "langchain"
+#: The distribution whose version the adapter reports.
+DISTRIBUTION = "langchain-core"
+
+if importlib.util.find_spec("langchain_core") is None:
+    raise MissingDependency(f"the langchain-core adapter needs langchain-core: pip install 'chatconform[{EXTRA}]'")
+
+from langchain_core.messages import (  # noqa: E402
+    AIMessage,
+    BaseMessage,
+    HumanMessage,
+    SystemMessage,
+    ToolMessage,
+    convert_to_openai_messages,
+)
+from pydantic_ai.messages import (  # noqa: E402
+    BinaryContent,
+    CompactionPart,
+    DocumentUrl,
+    FileUrl,
+    ImageUrl,
+    ModelMessage,
+    ModelRequest,
+    ModelResponse,
+    RetryFeedbackPart,
+    RetryPromptPart,
+    SystemPromptPart,
+    TextContent,
+    TextPart,
+    ThinkingPart,
+    ToolCallPart,
+    ToolReturnPart,
+    UserPromptPart,
+)
+from pydantic_core import to_jsonable_python  # noqa: E402
+
+#: Tool outcomes sent as an error (``ToolMessage.status="error"``).
+_ERROR_OUTCOMES = frozenset({"failed", "retried"})
+
+
+# -- pydantic-ai -> LangChain ----------------------------------------------------------------------
+
+def _file_block(item: Any) -> dict | None:
+    kind = "image" if isinstance(item, ImageUrl) or (
+        isinstance(item, BinaryContent) and item.media_type.startswith("image/")) else "file"
+    if isinstance(item, FileUrl):
+        block = {"type": kind, "source_type": "url", "url": item.url}
+        if kind == "file":
+            try:
+                block["mime_type"] = item.media_type
+            except ValueError:  # pydantic-ai cannot tell it from the URL
+                pass
+        return block
+    if isinstance(item, BinaryContent):
+        return {"type": kind, "source_type": "base64", "data": base64.b64encode(item.data).decode("ascii"),
+                "mime_type": item.media_type}
+    return None
+
+
+def _human_content(content: Any) -> str | list:
+    if isinstance(content, str):
+        return content
+    blocks: list = []
+    for item in content:
+        if isinstance(item, str):
+            blocks.append({"type": "text", "text": item})
+        elif isinstance(item, TextContent):
+            blocks.append({"type": "text", "text": item.content})
+        elif (block := _file_block(item)) is not None:
+            blocks.append(block)
+    return blocks
+
+
+def _tool_content(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    return json.dumps(to_jsonable_python(content), ensure_ascii=False)
+
+
+def _request_messages(message: ModelRequest) -> list[BaseMessage]:
+    out: list[BaseMessage] = []
+    for part in message.parts:
+        if isinstance(part, SystemPromptPart):
+            out.append(SystemMessage(content=part.content))
+        elif isinstance(part, UserPromptPart):
+            out.append(HumanMessage(content=_human_content(part.content)))
+        elif isinstance(part, CompactionPart):
+            if part.content is not None:
+                out.append(HumanMessage(content=part.content))
+        elif isinstance(part, RetryFeedbackPart):
+            out.append(HumanMessage(content=part.content if isinstance(part.content, str) else part.model_response()))
+        elif isinstance(part, ToolReturnPart):
+            out.append(ToolMessage(content=_tool_content(part.content), tool_call_id=part.tool_call_id,
+                                   name=part.tool_name,
+                                   status="error" if part.outcome in _ERROR_OUTCOMES else "success"))
+        elif isinstance(part, RetryPromptPart):
+            if part.tool_name is not None:
+                out.append(ToolMessage(content=part.model_response(), tool_call_id=part.tool_call_id,
+                                       name=part.tool_name, status="error"))
+            else:
+                out.append(HumanMessage(content=part.model_response()))
+    return out
+
+
+def _response_message(message: ModelResponse) -> AIMessage:
+    blocks: list[dict] = []
+    tool_calls: list[dict] = []
+    invalid: list[dict] = []
+    for part in message.parts:
+        if isinstance(part, TextPart):
+            blocks.append({"type": "text", "text": part.content})
+        elif isinstance(part, ThinkingPart):
+            blocks.append({"type": "reasoning", "reasoning": part.content})
+        elif isinstance(part, ToolCallPart):
+            try:
+                args = part.args_as_dict()
+            except ValueError:
+                args = None
+            if isinstance(args, dict):
+                tool_calls.append({"name": part.tool_name, "args": args, "id": part.tool_call_id,
+                                   "type": "tool_call"})
+            else:
+                invalid.append({"name": part.tool_name, "args": part.args_as_json_str(), "id": part.tool_call_id,
+                                "error": None, "type": "invalid_tool_call"})
+    content: str | list = blocks[0]["text"] if [b["type"] for b in blocks] == ["text"] else blocks
+    return AIMessage(content=content, tool_calls=tool_calls, invalid_tool_calls=invalid)
+
+
+def to_langchain(history: Sequence[ModelMessage]) -> list[BaseMessage]:
+    """The history as LangChain messages (the table in the module docstring)."""
+    out: list[BaseMessage] = []
+    for message in history:
+        if isinstance(message, ModelRequest):
+            out.extend(_request_messages(message))
+        else:
+            out.append(_response_message(message))
+    return out
+
+
+# -- LangChain -> pydantic-ai ----------------------------------------------------------------------
+
+def _user_item(block: Any) -> Any:
+    if isinstance(block, str):
+        return block
+    kind = block.get("type")
+    if kind == "text":
+        return block["text"]
+    if kind in ("image", "file"):
+        if block.get("source_type") == "url":
+            return ImageUrl(url=block["url"]) if kind == "image" else DocumentUrl(url=block["url"])
+        return BinaryContent(data=base64.b64decode(block["data"]), media_type=block["mime_type"])
+    raise ValueError(f"no pydantic-ai item for a {kind!r} block")
+
+
+def from_langchain(messages: Sequence[BaseMessage]) -> list[ModelMessage]:
+    """LangChain messages back as a pydantic-ai history, one message per LangChain message.
+
+    A ``HumanMessage`` comes back as a ``UserPromptPart`` (a summary or retry feedback sent
+    as user text is user text to LangChain), a ``ToolMessage`` as a ``ToolReturnPart`` whose
+    outcome is ``failed`` when its status is ``error``.
+    """
+    out: list[ModelMessage] = []
+    for message in messages:
+        if isinstance(message, SystemMessage):
+            out.append(ModelRequest([SystemPromptPart(message.content)]))
+        elif isinstance(message, HumanMessage):
+            content = message.content
+            out.append(ModelRequest([UserPromptPart(content if isinstance(content, str)
+                                                    else [_user_item(b) for b in content])]))
+        elif isinstance(message, ToolMessage):
+            out.append(ModelRequest([ToolReturnPart(message.name or "", message.content, message.tool_call_id,
+                                                    outcome="failed" if message.status == "error" else "success")]))
+        elif isinstance(message, AIMessage):
+            parts: list = []
+            blocks = [message.content] if isinstance(message.content, str) else message.content
+            for block in blocks:
+                if isinstance(block, str):
+                    parts.append(TextPart(block))
+                elif block.get("type") == "text":
+                    parts.append(TextPart(block["text"]))
+                elif block.get("type") == "reasoning":
+                    parts.append(ThinkingPart(block["reasoning"]))
+            parts += [ToolCallPart(c["name"], c["args"], c["id"]) for c in message.tool_calls]
+            parts += [ToolCallPart(c["name"], c["args"], c["id"]) for c in message.invalid_tool_calls]
+            out.append(ModelResponse(parts))
+        else:
+            raise ValueError(f"no pydantic-ai message for a {type(message).__name__}")
+    return out
+
+
+# -- the adapter -----------------------------------------------------------------------------------
+
+class LangChainCoreAdapter:
+    """``to_payload`` for ``openai-chat`` through ``convert_to_openai_messages`` (see the module
+    docstring)."""
+
+    name = "langchain-core"
+    providers = frozenset({"openai-chat"})
+    #: Check id -> why langchain-core fails it, each with its minimal case in the README.
+    expected_failures = {
+        "payload.schema_valid": (
+            "convert_to_openai_messages passes an AIMessage's reasoning block through as assistant "
+            "content, which Chat Completions rejects ('reasoning' is not one of 'text', 'refusal'); "
+            "passing it through came in https://github.com/langchain-ai/langchain/pull/33050"),
+        "payload.error_flag_kept": (
+            "convert_to_openai_messages drops ToolMessage.status='error': a failed result is sent "
+            "as a plain tool message; no upstream issue found"),
+        "payload.tool_pairing": (
+            "messages are converted one for one, in order: user text stored before the tool results "
+            "of one request is sent between the call and its results, and nothing in langchain-core "
+            "moves the results up (merge_message_runs neither)"),
+        "payload.provider_rules": (
+            "the same order as payload.tool_pairing: OpenAI O8/O7, a tool_calls message not followed "
+            "by its tool messages"),
+    }
+
+    def __init__(self) -> None:
+        self.version = version(DISTRIBUTION)
+
+    def to_payload(self, history: Sequence[ModelMessage], *, provider: str,
+                   instructions: str | None = None) -> dict:
+        if provider != "openai-chat":
+            raise ValueError(f"the langchain-core adapter maps openai-chat only, not {provider!r}")
+        messages = to_langchain(history)
+        if instructions:
+            messages.insert(0, SystemMessage(content=instructions))
+        return {"messages": convert_to_openai_messages(messages)}
