@@ -251,6 +251,25 @@ class PydanticAIAdapter:
     providers = frozenset(PROVIDER_IDS)
     #: The model behind each provider id, so model-dependent rules are judged for it.
     models = {provider: choice.model_name for provider, choice in MODELS.items()}
+    #: What pydantic-ai's own mappers get wrong, each a rejection by the provider named
+    #: (docs/compliance.md has each minimal case). No upstream issue was found for these.
+    expected_failures = {
+        "payload.provider_rules": (
+            "user text stored before the tool results of the same request (a message typed while tools "
+            "ran) is sent between the calls and their results: OpenAI O8, GLM 1214, Anthropic A9, and on "
+            "Gemini one content mixing text and functionResponse (G11, "
+            "https://github.com/pydantic/pydantic-ai/issues/4210); Mistral keeps a system prompt after a "
+            "tool result in place ('Unexpected role system after role tool', M1) and sends a final "
+            "assistant message without prefix: true (M2)"),
+        "payload.tool_pairing": (
+            "the same user-before-results order leaves calls unanswered where the user text sits (OpenAI, "
+            "GLM, Qwen, Mistral, Anthropic, Bedrock); a tool-call id an OpenAI-compatible server reused "
+            "in a later round is sent twice, which Anthropic, Bedrock (Claude), GLM and Mistral reject"),
+        "payload.schema_valid": (
+            "whitespace-only instructions are sent as a system text block (Anthropic A7 'text content "
+            "blocks must contain non-whitespace text'), and an empty TextPart as a blank Bedrock text "
+            "block (B7 'The text field in the ContentBlock object ... is blank')"),
+    }
 
     def __init__(self) -> None:
         self.version = version(DISTRIBUTION)
