@@ -185,3 +185,21 @@ def test_a_file_url_sent_as_downloaded_bytes_is_sent():
     evaluation = evaluate_case(wrap(_Edited(drop)), get_contract("payload"), PayloadCase(history),
                                "openai-chat", timeout=5)
     assert "payload.nothing_lost" in [f.check for f in evaluation.failures]
+
+
+def test_markdown_lists_errors_warnings_and_expected_failures_with_their_cases():
+    from chatconform.conformance.report import Report, markdown
+
+    def result(check, status, example):
+        return {"type": "result", "implementation": "lib", "contract": "payload", "check": check, "status": status,
+                "message": f"{check} went wrong", "example": example, "variant": "openai-chat",
+                "examples": 100, "evaluated": 100}
+
+    report = Report({"version": "0", "profile": "ci"},
+                    [result("payload.user_led", "xfail", {"history": [1]}), result("payload.system_first", "warn", None),
+                     result("payload.tool_pairing", "fail", {"history": [2]}), result("payload.nothing_lost", "pass", None)],
+                    {"counts": {"pass": 1, "fail": 1, "warn": 1, "xfail": 1}})
+    text = markdown(report)
+    rows = [line for line in text.splitlines() if line.startswith("| lib |")]
+    assert [row.split(" | ")[2] for row in rows] == ["FAIL", "warn", "xfail"]
+    assert text.count("<details>") == 2 and '{"history": [1]}' in text and '{"history": [2]}' in text

@@ -172,14 +172,30 @@ def markdown(report: Report) -> str:
             "" if c is None else f"**{c.label}**" if c.status.fails_run else c.label for c in row) + " |")
     counts = report.footer.get("counts", {})
     lines += ["", ", ".join(f"{n} {s}" for s, n in counts.items() if n)]
-    # Errors first, then warnings (reported; they fail a run only under --strict).
-    shown = sorted((r for r in report.results if status_of(r).fails(strict=True)),
-                   key=lambda r: status_of(r) == Status.WARN)
+    # Errors first, then warnings (reported; they fail a run only under --strict), then the
+    # expected failures (an implementation's known deviations).
+    order = {Status.WARN: 1, Status.XFAIL: 2}
+    shown = sorted((r for r in report.results if status_of(r).fails(strict=True) or status_of(r) == Status.XFAIL),
+                   key=lambda r: order.get(status_of(r), 0))
     if shown:
         lines += ["", "| implementation | check | status | message |", "|---|---|---|---|"]
         lines += [f"| {r['implementation']} | `{r['check']}` | {status_of(r).label} | "
-                  f"{r['message'].replace('|', '/')} |" for r in shown]
+                  f"{_cell(r['message'])} |" for r in shown]
+        lines += [block for r in shown if r.get("example") is not None for block in _example_block(r)]
     return "\n".join(lines) + "\n"
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "/").replace("\n", " ")
+
+
+def _example_block(result: dict) -> list[str]:
+    """A collapsed block with the (minimal) case, so a step summary stays one table long."""
+    from chatconform.conformance.compact import render
+
+    variant = f" [{result['variant']}]" if result.get("variant") else ""
+    return ["", f"<details><summary>{result['implementation']} · {result['check']}{variant}: the case</summary>",
+            "", "```json", render(result["example"]), "```", "", "</details>"]
 
 
 def summary_json(report: Report) -> dict:
