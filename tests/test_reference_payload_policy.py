@@ -403,3 +403,20 @@ def test_mistral_final_assistant_is_a_prefix_and_only_the_last():
     assert "prefix" not in to_payload(history[:3], provider="mistral")["messages"][1]
     assert all("prefix" not in m for m in to_payload(history, provider="openai-chat")["messages"])
     assert to_payload(history[1:2], provider="mistral")["messages"] == [{"role": "assistant", "content": "Hello"}]
+
+
+def test_an_id_reused_in_many_rounds_gets_a_fresh_suffix_each_time():
+    """llama.cpp sends one constant id: the 70th round still gets its own, unused id."""
+    history: list = [ModelRequest([UserPromptPart("go")])]
+    for n in range(70):
+        history += [ModelResponse([ToolCallPart("t", {}, "call_1")]),
+                    ModelRequest([ToolReturnPart("t", f"r{n}", "call_1")])]
+    messages = to_payload(history, provider="openai-chat")["messages"]
+    ids = [m["tool_calls"][0]["id"] for m in messages if m["role"] == "assistant"]
+    assert ids[:3] == ["call_1", "call_1_2", "call_1_3"] and ids[-1] == "call_1_70"
+    assert [m["tool_call_id"] for m in messages if m["role"] == "tool"] == ids
+
+
+def test_mistral_prefix_on_the_shortest_continuation():
+    history = [ModelRequest([UserPromptPart("hi")]), ModelResponse([TextPart("Hello")])]
+    assert to_payload(history, provider="mistral")["messages"][-1]["prefix"] is True
