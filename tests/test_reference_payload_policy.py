@@ -420,3 +420,15 @@ def test_an_id_reused_in_many_rounds_gets_a_fresh_suffix_each_time():
 def test_mistral_prefix_on_the_shortest_continuation():
     history = [ModelRequest([UserPromptPart("hi")]), ModelResponse([TextPart("Hello")])]
     assert to_payload(history, provider="mistral")["messages"][-1]["prefix"] is True
+
+
+def test_the_stored_order_fake_answers_a_reused_id_under_its_own_wire_id():
+    """Its one bug is the order of results and user text; a reused id is paired as the
+    reference pairs it, each round's result under that round's id."""
+    history = [ModelRequest([UserPromptPart("go")]),
+               ModelResponse([ToolCallPart("t", {}, "call_1")]), ModelRequest([ToolReturnPart("t", "a", "call_1")]),
+               ModelResponse([ToolCallPart("t", {}, "call_1")]), ModelRequest([ToolReturnPart("t", "b", "call_1")])]
+    messages = ToolResultAfterUser().to_payload(history, provider="openai-chat")["messages"]
+    calls = [m["tool_calls"][0]["id"] for m in messages if m["role"] == "assistant"]
+    results = [(m["tool_call_id"], m["content"]) for m in messages if m["role"] == "tool"]
+    assert calls == ["call_1", "call_1_2"] and results == [("call_1", "a"), ("call_1_2", "b")]
