@@ -447,8 +447,11 @@ def _placed(ex: Example) -> tuple[list[Item], list[Item]]:
 def _anonymous_media(ex: Example) -> list[int]:
     """Positions of the payload's files that are none of the history's files (a URL sent
     as the bytes downloaded from it)."""
-    known = {item.value for item in _items(ex) if item.kind == "media"}
-    return [i for i, identity in enumerate(_payload_stream(ex)[2]) if identity not in known]
+    def compute():
+        known = {item.value for item in _items(ex) if item.kind == "media"}
+        return [i for i, identity in enumerate(_payload_stream(ex)[2]) if identity not in known]
+
+    return ex.once("anonymous_media", compute)
 
 
 def _index(values: list[str], value: str, start: int) -> int:
