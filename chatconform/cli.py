@@ -21,7 +21,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from chatconform.conformance.argtypes import positive_int, positive_seconds
+from chatconform.conformance.argtypes import jobs, positive_int, positive_seconds, shard
 from chatconform.conformance.registry import ConfigError
 
 
@@ -98,6 +98,12 @@ def _parser() -> argparse.ArgumentParser:
                      help="examples per search instead of the profile's (a quick look, not a gate)")
     run.add_argument("--timeout", type=positive_seconds, default=None, metavar="SECONDS",
                      help="per-call timeout for the implementation (default 10)")
+    run.add_argument("--jobs", "-j", type=jobs, default=1, metavar="N",
+                     help="run the searches in N worker processes (auto: one per CPU); the verdicts "
+                          "and the report are those of a serial run")
+    run.add_argument("--shard", type=shard, default=None, metavar="I/N",
+                     help="run only the I-th of N equal shares of the searches (a CI matrix); "
+                          "summary and diff merge the N reports")
     run.add_argument("--report", metavar="FILE.jsonl",
                      help="write a JSON-lines report (checked writable before the run)")
     run.add_argument("--strict", action="store_true",
@@ -124,7 +130,9 @@ def _parser() -> argparse.ArgumentParser:
     summary = sub.add_parser("summary", help="summarise a JSON-lines report",
                              description="Summarise a JSON-lines report; exit 0 unless --fail-on-failure "
                                          "is given and a check failed.")
-    summary.add_argument("report", metavar="REPORT.jsonl", help="a report written by run --report")
+    summary.add_argument("report", nargs="+", metavar="REPORT.jsonl",
+                         help="a report written by run --report, or every shard report of one run "
+                              "(files, or a folder of them), merged")
     summary.add_argument("--format", default="pretty", choices=["pretty", "markdown", "json"],
                          help="pretty (default), markdown (for a CI step summary) or json")
     summary.add_argument("--fail-on-failure", action="store_true",
@@ -133,8 +141,10 @@ def _parser() -> argparse.ArgumentParser:
 
     diff = sub.add_parser("diff", help="compare two reports by check id",
                           description="Compare two reports by check id; exit 1 when a check regressed.")
-    diff.add_argument("old", metavar="OLD.jsonl", help="the baseline report")
-    diff.add_argument("new", metavar="NEW.jsonl", help="the report to compare with it")
+    diff.add_argument("old", metavar="OLD.jsonl", help="the baseline report (a folder: its shard reports, merged)")
+    diff.add_argument("new", nargs="+", metavar="NEW.jsonl",
+                      help="the report to compare with it, or every shard report of one run (files, or a "
+                           "folder of them), merged")
     diff.set_defaults(handler=cmd_diff)
 
     validate = sub.add_parser("validate", help="lint recorded provider request bodies",
@@ -153,37 +163,64 @@ def _parser() -> argparse.ArgumentParser:
 # -- run ---------------------------------------------------------------------------------------
 
 class _Progress:
-    """One line per finished search; a live counter while a search runs on a terminal."""
+    """One line per finished search; on a terminal, a live line saying what is running (with
+    a counter of examples for a search in this process)."""
 
-    def __init__(self, err: Console):
+    def __init__(self, err: Console, total: int = 0):
         self.err = err
         self.status = None
-        self.count = 0
-        self.label = ""
+        self.running: dict[str, int] = {}  # label -> examples so far (counted in this process only)
+        self.total, self.done = total, 0
+
+    def _label(self, info: dict) -> str:
+        variant = f" [{info['variant']}]" if info["variant"] else ""
+        return f"{info['impl'].name} · {info['contract'].name}{variant}"
+
+    def _show(self) -> None:
+        if not self.err.is_terminal:
+            return
+        if not self.running:
+            if self.status is not None:
+                self.status.stop()
+                self.status = None
+            return
+        text = "; ".join(f"{label}: {n} examples" if n else label for label, n in self.running.items())
+        if self.total > 1:
+            text = f"[{self.done}/{self.total}] {text}"
+        if self.status is None:
+            self.status = self.err.status(Text(text))
+            self.status.start()
+        else:
+            self.status.update(Text(text))
 
     def __call__(self, event: str, **info: Any) -> None:
         if event == "start":
-            self.count = 0
-            variant = f" [{info['variant']}]" if info["variant"] else ""
-            self.label = f"{info['impl'].name} · {info['contract'].name}{variant}"
-            if self.err.is_terminal:
-                self.status = self.err.status(Text(f"{self.label}: starting"))
-                self.status.start()
+            self.running[self._label(info)] = 0
+            self._show()
         elif event == "example":
-            self.count += 1
-            if self.status is not None and self.count % 10 == 0:
-                self.status.update(Text(f"{self.label}: {self.count} examples"))
+            label = next(iter(self.running), None)  # a serial run has one search at a time
+            if label is not None:
+                self.running[label] += 1
+                if self.running[label] % 10 == 0:
+                    self._show()
         elif event == "end":
+            label = self._label(info)
+            self.running.pop(label, None)
+            self.done += 1
             if self.status is not None:
-                self.status.stop()
+                self.status.stop()  # the finished line prints above, then the live line comes back
                 self.status = None
             result = info["result"]
             failing = len(result.failures) + (result.hung is not None)
             note = (f"{failing} failing", "red") if failing else ("ok", "green")
             if result.aborted:
                 note = ("stopped", "magenta")
-            self.err.print(Text.assemble(f"  {self.label}: {result.examples} examples, "
+            self.err.print(Text.assemble(f"  {label}: {result.examples} examples, "
                                          f"{info['seconds']:.1f}s, ", note))
+            self._show()
+
+    def planned(self, units: int) -> None:
+        self.total = units
 
 
 def cmd_run(args, out: Console, err: Console) -> int:
@@ -207,20 +244,37 @@ def cmd_run(args, out: Console, err: Console) -> int:
     seed_note = args.seed if args.seed is not None else (
         "derandomized" if profile.derandomize else "random")
     providers = f" · providers {', '.join(args.provider)}" if args.provider else ""
+    shard_note = f" · shard {args.shard[0]}/{args.shard[1]}" if args.shard else ""
+    jobs_note = f" · {args.jobs} jobs" if args.jobs > 1 else ""
     err.print(f"chatconform {_version()} · profile {profile.name} · seed {seed_note} · "
               f"{len(impls)} implementation(s) · contracts "
-              f"{', '.join(c.name for c in selection.contracts)}{providers}")
+              f"{', '.join(c.name for c in selection.contracts)}{providers}{shard_note}{jobs_note}")
     started = time.perf_counter()
-    verdicts = engine.run(impls, selection, profile, seed=args.seed,
-                          timeout=args.timeout or DEFAULT_TIMEOUT, progress=_Progress(err))
+    progress = _Progress(err)
+    outcome = engine.execute(impls, selection, profile, seed=args.seed, timeout=args.timeout or DEFAULT_TIMEOUT,
+                             progress=progress, jobs=args.jobs, shard=args.shard, on_plan=progress.planned)
+    verdicts = outcome.verdicts
     seconds = time.perf_counter() - started
     repro.save_failures(verdicts)
-    head = report.header(impls, version=_version(), profile=profile.name, seed=args.seed)
+    head = report.header(impls, version=_version(), profile=profile.name, seed=args.seed,
+                         contracts=[c.name for c in selection.contracts], checks=selection.checks,
+                         examples=args.examples)
     if args.provider:
         head["providers"] = list(args.provider)
+    searches = []
+    if args.shard:
+        names = [impl.name for impl in impls]
+        report.add_shard(head, *args.shard, outcome.units, outcome.planned, names)
+        searches = [report.search_line(names[u.impl], u, outcome.results.get(u)) for u in outcome.units]
     foot = report.footer(verdicts, seconds)
+    if args.shard and engine.nothing_ran(verdicts) and not engine.nothing_ran_in(outcome.planned):
+        # The run has work, in other shards: this one is done, and green.
+        _write_report(args.report, head, verdicts, foot, err, searches)
+        err.print(f"shard {args.shard[0]}/{args.shard[1]}: nothing to search here "
+                  f"({len(outcome.units)} of the run's {len(outcome.planned)} searches, all skipped or none)")
+        return 0
     if engine.nothing_ran(verdicts):
-        _write_report(args.report, head, verdicts, foot, err)
+        _write_report(args.report, head, verdicts, foot, err, searches)
         reasons = sorted({v.message for v in verdicts})
         err.print("nothing to run: every selected check was skipped (" + "; ".join(reasons) + ")")
         return 3
@@ -228,21 +282,24 @@ def cmd_run(args, out: Console, err: Console) -> int:
     _print_failures(out, verdicts, verbose=args.verbose)
     counts = foot["counts"]
     out.print(", ".join(f"{n} {s}" for s, n in counts.items() if n) + f" in {seconds:.1f}s")
-    if not _write_report(args.report, head, verdicts, foot, err):
+    if args.shard:
+        out.print(f"shard {args.shard[0]}/{args.shard[1]}: {len(outcome.units)} of the run's "
+                  f"{len(outcome.planned)} searches; `chatconform summary` merges the shard reports")
+    if not _write_report(args.report, head, verdicts, foot, err, searches):
         return 2
     if args.report:
         out.print(f"report: {args.report}")
     return engine.exit_code(verdicts, strict=args.strict)
 
 
-def _write_report(path, head, verdicts, foot, err: Console) -> bool:
+def _write_report(path, head, verdicts, foot, err: Console, searches=()) -> bool:
     """Write the report after the results are shown, so a late write error loses nothing."""
     from chatconform.conformance import report
 
     if not path:
         return True
     try:
-        report.write(path, head, verdicts, foot)
+        report.write(path, head, verdicts, foot, searches)
     except ConfigError as exc:
         err.print(Text.assemble(("error:", "bold red"), f" {exc}"))
         return False
@@ -436,7 +493,7 @@ def cmd_replay(args, out: Console, err: Console) -> int:
 def cmd_summary(args, out: Console, err: Console) -> int:
     from chatconform.conformance import report
 
-    parsed = report.read(args.report)
+    parsed = report.read_many(args.report)
     if args.format == "markdown":
         _write(report.markdown(parsed))
     elif args.format == "json":
@@ -452,7 +509,7 @@ def cmd_summary(args, out: Console, err: Console) -> int:
 def cmd_diff(args, out: Console, err: Console) -> int:
     from chatconform.conformance import report
 
-    result = report.diff(report.read(args.old), report.read(args.new))
+    result = report.diff(report.read_many([args.old]), report.read_many(args.new))
     sections = [("regressed", result.regressed), ("improved", result.improved),
                 ("changed", result.changed)]
     for title, rows in sections:

@@ -20,16 +20,21 @@ def run_conformance(
     timeout: float = DEFAULT_TIMEOUT,
     examples: int | None = None,
     shrink: bool = True,
+    jobs: int = 1,
 ) -> list[engine.Verdict]:
     """Run the selected contracts against one implementation; return its verdicts.
 
     ``implementation`` is an entry-point name, ``module:attr``, or the object itself
     (class, instance or zero-argument factory). ``examples`` replaces the profile's
     example budget: that many examples per search. ``shrink=False`` reports failures
-    unshrunk, and stops searching once every selected check has failed.
+    unshrunk, and stops searching once every selected check has failed. ``jobs`` > 1 runs the
+    searches in that many worker processes, with the same verdicts; each loads the
+    implementation again, so an object must be a class or factory defined at a module's top
+    level (an instance cannot be sent), and a script that calls this needs the usual
+    ``if __name__ == "__main__":`` guard.
     """
     impl = discovery.load(implementation) if isinstance(implementation, str) else \
         discovery.wrap(implementation)
     selection = engine.select(contracts, checks)
     return engine.run([impl], selection, get_profile(profile, examples=examples), seed=seed, timeout=timeout,
-                      shrink=shrink)
+                      shrink=shrink, jobs=jobs)

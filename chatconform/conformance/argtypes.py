@@ -19,6 +19,32 @@ def positive_int(text: str) -> int:
     return value
 
 
+def jobs(text: str) -> int:
+    """``--jobs``: a number of worker processes, or ``auto`` for one per CPU."""
+    if text == "auto":
+        import os
+
+        return max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1)
+    try:
+        return positive_int(text)
+    except argparse.ArgumentTypeError as exc:
+        raise argparse.ArgumentTypeError(f"{exc} (or auto)") from None
+
+
+def shard(text: str) -> tuple[int, int]:
+    """``--shard I/N``: the I-th of N shards, 1 <= I <= N."""
+    index, slash, count = text.partition("/")
+    try:
+        if not slash:
+            raise ValueError
+        value = int(index), int(count)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected I/N, such as 1/4, got {text!r}") from None
+    if value[1] < 1 or not 1 <= value[0] <= value[1]:
+        raise argparse.ArgumentTypeError(f"expected I/N with 1 <= I <= N, got {text!r}")
+    return value
+
+
 def positive_seconds(text: str) -> float:
     """A positive, finite number of seconds (``--timeout``)."""
     try:

@@ -36,6 +36,9 @@ class Implementation:
     expected_failures: dict[str, str] = field(default_factory=dict)
     #: What a run narrowed a set-valued option to (``run --provider``), by option name.
     selected: dict[str, frozenset[str]] = field(default_factory=dict)
+    #: The object it was made from when it was given as one rather than by a spec (a worker
+    #: process loads it again from its class or factory: :mod:`chatconform.conformance.parallel`).
+    target: Any = None
 
     def select(self, option: str, allowed: set[str] | frozenset[str]) -> None:
         """Narrow the set-valued ``option`` (e.g. ``providers``) to ``allowed`` for this run."""
@@ -146,6 +149,7 @@ def wrap(target: Any, spec: str | None = None) -> Implementation:
         obj=obj,
         options=options,
         expected_failures=expected,
+        target=target if spec is None else None,
     )
 
 

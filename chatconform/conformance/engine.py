@@ -5,15 +5,25 @@ contract (:func:`evaluate_case`). An exploring pass records what fails; each che
 failing then gets a pass of its own that shrinks its failure (:func:`search`). Verdicts
 are folded per (implementation, check): a check passes only where it was evaluated, and a
 check evaluated on no case at all is ``not_evaluated``, never a pass.
+
+A run is planned as a list of :class:`Unit` (one search each, or one skipped
+(implementation, contract)); the units are independent, so they can run in any order, in
+other processes (:mod:`chatconform.conformance.parallel`) or in other CI jobs (shards), and
+fold to the same verdicts. What a search draws depends only on its own key: derandomized
+runs seed it from the contract, random ones from the run's stream and the contract, and
+the pool of "local constants" Hypothesis would otherwise collect from whatever modules the
+process happens to have imported is held empty while a search runs.
 """
 
 from __future__ import annotations
 
+import hashlib
 import random
 import time
 import warnings
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -84,6 +94,17 @@ class EngineCaseError(Exception):
         self.case_text = text if len(text) <= 2000 else text[:2000] + " …"
         super().__init__(f"the engine could not {stage} a generated case "
                          f"({type(error).__name__}: {str(error)[:300]})")
+
+    @classmethod
+    def restore(cls, message: str, case_text: str) -> EngineCaseError:
+        """The error again from its message and case text (sent from a worker, read from a report)."""
+        error = cls.__new__(cls)
+        Exception.__init__(error, message)
+        error.case_text = case_text
+        return error
+
+    def __reduce__(self):
+        return (EngineCaseError.restore, (str(self), self.case_text))
 
 
 @dataclass
@@ -268,7 +289,8 @@ class _Pass:
             with warnings.catch_warnings():
                 # Hypothesis warns when it writes out a large failing case; long cases are the point.
                 warnings.filterwarnings("ignore", message="Generating overly large repr")
-                wrapped()
+                with _no_local_constants():
+                    wrapped()
         except BaseException as exc:  # noqa: BLE001 - sorted out below
             if isinstance(exc, KeyboardInterrupt):
                 raise
@@ -283,6 +305,35 @@ class _Pass:
                 self.result.aborted = f"{type(leaf).__name__}: {leaf}"
             else:
                 self.result.aborted = f"the case strategy raised {type(leaf).__name__}: {leaf}"
+
+
+@contextmanager
+def _no_local_constants() -> Iterator[None]:
+    """Hold Hypothesis' pool of "local constants" empty while a search runs.
+
+    Hypothesis now and then draws a literal found in the source of the local modules the
+    process has imported. Which modules those are depends on the process (the command line,
+    a worker, a pytest session) and on what ran before, so the cases a search draws would
+    too. Its own fixed constants stay.
+    """
+    try:
+        from hypothesis.internal.conjecture import providers
+    except ImportError:  # pragma: no cover - a Hypothesis without the pool
+        yield
+        return
+    original = getattr(providers, "_get_local_constants", None)
+    cache = getattr(getattr(providers, "CONSTANTS_CACHE", None), "cache", None)
+    if original is None or cache is None or not hasattr(providers, "Constants"):
+        yield  # pragma: no cover - a Hypothesis without the pool
+        return
+    empty = providers.Constants()
+    providers._get_local_constants = lambda: empty
+    cache.clear()
+    try:
+        yield
+    finally:
+        providers._get_local_constants = original
+        cache.clear()
 
 
 def _leaves(exc: BaseException) -> Iterable[BaseException]:
@@ -333,8 +384,87 @@ def search(impl: Implementation, contract: Contract, variant: str | None, profil
 
 
 def new_stream(profile: Profile, seed: int | None) -> int | None:
-    """The random stream of a search: None where the profile or the seed fixes the cases."""
+    """The random stream of a run: None where the profile or the seed fixes the cases."""
     return random.getrandbits(64) if seed is None and not profile.derandomize else None
+
+
+def contract_stream(run_stream: int | None, contract: str) -> int | None:
+    """The stream every search of ``contract`` draws from in a random run: made from the
+    run's stream and the contract's name alone, so each variant (and each implementation)
+    is judged on the same cases whichever process runs the search, and in whatever order."""
+    if run_stream is None:
+        return None
+    return int.from_bytes(hashlib.sha256(f"{run_stream}|{contract}".encode()).digest()[:8], "big")
+
+
+# -- planning a run: one unit per search -----------------------------------------------------
+
+@dataclass(frozen=True)
+class Unit:
+    """One search of a run, (implementation, contract, variant), or one (implementation,
+    contract) that does not run, with the reason (``skip``). ``impl`` indexes the run's
+    implementations; ``stream`` is the search's random stream (None when derandomized or
+    seeded)."""
+
+    impl: int
+    contract: str
+    variant: str | None = None
+    skip: str | None = None
+    stream: int | None = None
+
+
+def _checks_of(contract: Contract, checks: frozenset[str] | None) -> frozenset[str] | None:
+    """The selected check ids of ``contract`` (None: all of them)."""
+    if checks is None:
+        return None
+    return frozenset(c.id for c in contract.ordered_checks() if c.id in checks)
+
+
+def plan(impls: list[Implementation], selection: Selection, *, run_stream: int | None = None) -> list[Unit]:
+    """Every unit of a run, in report order: implementations as given, contracts in listing
+    order, variants as the contract lists them. A contract none of whose checks is selected
+    has no unit."""
+    units: list[Unit] = []
+    for index, impl in enumerate(impls):
+        for contract in selection.contracts:
+            if _checks_of(contract, selection.checks) == frozenset():
+                continue
+            reason = (f"{impl.name} has no {contract.method}()" if impl.method(contract) is None
+                      else contract.skip_reason(impl))
+            variants = [] if reason else contract.variants(impl)
+            if not reason and not variants:
+                reason = f"{impl.name} gives {contract.name} nothing to search"
+            if reason:
+                units.append(Unit(index, contract.name, skip=reason))
+                continue
+            stream = contract_stream(run_stream, contract.name)
+            units.extend(Unit(index, contract.name, variant, stream=stream) for variant in variants)
+    return units
+
+
+def shard_units(units: list[Unit], index: int, count: int) -> list[Unit]:
+    """Shard ``index`` of ``count`` (1-based): every ``count``-th unit of the plan, starting at
+    the ``index``-th. It depends on the plan alone, never on ``--jobs``."""
+    if not 1 <= index <= count:
+        raise ConfigError(f"shard {index}/{count}: the shard number must be between 1 and {count}")
+    return [unit for position, unit in enumerate(units) if position % count == index - 1]
+
+
+def run_unit(impl: Implementation, unit: Unit, profile: Profile, *, seed: int | None = None,
+             timeout: float = DEFAULT_TIMEOUT, checks: frozenset[str] | None = None, shrink: bool = True,
+             progress: Callable[..., None] | None = None) -> SearchResult:
+    """Run one search unit in this process."""
+    contract = get_contract(unit.contract)
+    if progress:
+        progress("start", impl=impl, contract=contract, variant=unit.variant)
+    started = time.perf_counter()
+    tick = (lambda: progress("example")) if progress else None
+    result = search(impl, contract, unit.variant, profile, seed=seed, timeout=timeout,
+                    selected=_checks_of(contract, checks), tick=tick, shrink=shrink, stream=unit.stream)
+    if progress:
+        progress("end", impl=impl, contract=contract, variant=unit.variant, result=result,
+                 seconds=time.perf_counter() - started)
+    return result
 
 
 # -- folding searches into verdicts ---------------------------------------------------------
@@ -344,30 +474,25 @@ def contract_verdicts(impl: Implementation, contract: Contract, profile: Profile
                       timeout: float = DEFAULT_TIMEOUT, progress: Callable[..., None] | None = None,
                       shrink: bool = True) -> list[Verdict]:
     """All verdicts of one implementation for one contract (one per selected check)."""
+    return execute([impl], Selection([contract], checks), profile, seed=seed, timeout=timeout,
+                   progress=progress, shrink=shrink).verdicts
+
+
+def skip_verdicts(impl: Any, contract: Contract, checks: frozenset[str] | None, reason: str) -> list[Verdict]:
+    return [Verdict(impl.name, impl.spec, contract.name, c.id, Status.SKIP, reason)
+            for c in contract.ordered_checks() if checks is None or c.id in checks]
+
+
+def fold_contract(impl: Any, contract: Contract, checks: frozenset[str] | None,
+                  results: list[tuple[str | None, SearchResult]], *, partial: bool = False) -> list[Verdict]:
+    """The verdicts of one (implementation, contract) from its searches, one per selected check.
+
+    ``impl`` needs ``name``, ``spec`` and ``expected_failures``. ``partial``: the searches are
+    some of the contract's variants only (one shard's): a check evaluated on none of them, or
+    an expected failure that held on all of them, is undecided here (``skip``, saying so),
+    as the other shards' searches may decide it.
+    """
     selected = [c for c in contract.ordered_checks() if checks is None or c.id in checks]
-    reason = None
-    if impl.method(contract) is None:
-        reason = f"{impl.name} has no {contract.method}()"
-    else:
-        reason = contract.skip_reason(impl)
-    if reason:
-        return [Verdict(impl.name, impl.spec, contract.name, c.id, Status.SKIP, reason) for c in selected]
-
-    chosen = frozenset(c.id for c in selected) if checks is not None else None
-    results: list[tuple[str | None, SearchResult]] = []
-    stream = new_stream(profile, seed)  # one per contract: every variant draws the same cases
-    for variant in contract.variants(impl):
-        if progress:
-            progress("start", impl=impl, contract=contract, variant=variant)
-        started = time.perf_counter()
-        tick = (lambda: progress("example")) if progress else None
-        result = search(impl, contract, variant, profile, seed=seed, timeout=timeout,
-                        selected=chosen, tick=tick, shrink=shrink, stream=stream)
-        if progress:
-            progress("end", impl=impl, contract=contract, variant=variant, result=result,
-                     seconds=time.perf_counter() - started)
-        results.append((variant, result))
-
     examples = sum(r.examples for _, r in results)
     verdicts = []
     for check in selected:
@@ -376,6 +501,16 @@ def contract_verdicts(impl: Implementation, contract: Contract, profile: Profile
         verdict.evaluated = sum(r.evaluated[check.id] for _, r in results)
         if verdict.status == Status.PASS and not verdict.evaluated:
             verdict.status, verdict.message = Status.NOT_EVALUATED, _why_not_evaluated(contract, results)
+        if partial:
+            searched = ", ".join(str(v) for v, _ in results)
+            if verdict.status == Status.NOT_EVALUATED:
+                verdict.status = Status.SKIP
+                verdict.message = (f"undecided in this shard ({searched}): {verdict.message}; "
+                                   "the merged report decides")
+            elif verdict.status == Status.PASS and check.id in impl.expected_failures:
+                verdict.status = Status.SKIP
+                verdict.message = (f"undecided in this shard ({searched}): an expected failure that held "
+                                   "here; the merged report decides")
         verdicts.append(_apply_expectation(impl, verdict))
     return verdicts
 
@@ -453,20 +588,71 @@ def select(contracts: Iterable[str] | None = None, checks: Iterable[str] | None 
     return Selection(chosen, frozenset(check_ids) if check_ids else None)
 
 
+@dataclass
+class RunOutcome:
+    """What a run found: its verdicts, the units it searched (a shard's, or all) and every
+    unit of the run, and each search's result."""
+
+    verdicts: list[Verdict]
+    units: list[Unit]
+    planned: list[Unit]
+    results: dict[Unit, SearchResult]
+
+
+def execute(impls: list[Implementation], selection: Selection, profile: str | Profile = "ci", *,
+            seed: int | None = None, timeout: float = DEFAULT_TIMEOUT,
+            progress: Callable[..., None] | None = None, shrink: bool = True, jobs: int = 1,
+            shard: tuple[int, int] | None = None, on_plan: Callable[[int], None] | None = None) -> RunOutcome:
+    """Plan the run, search its units (``jobs`` > 1: in that many worker processes; ``shard``
+    ``(I, N)``: the I-th of N shards only) and fold the verdicts, in plan order whatever
+    order the searches finished in."""
+    prof = get_profile(profile) if isinstance(profile, str) else profile
+    planned = plan(impls, selection, run_stream=new_stream(prof, seed))
+    units = planned if shard is None else shard_units(planned, *shard)
+    searches = [u for u in units if u.skip is None]
+    if on_plan:
+        on_plan(len(searches))
+    if jobs > 1 and len(searches) > 1:
+        from chatconform.conformance.parallel import run_units
+
+        results = run_units(impls, searches, prof, seed=seed, timeout=timeout, checks=selection.checks,
+                            shrink=shrink, jobs=jobs, progress=progress)
+    else:
+        results = {u: run_unit(impls[u.impl], u, prof, seed=seed, timeout=timeout, checks=selection.checks,
+                               shrink=shrink, progress=progress) for u in searches}
+    return RunOutcome(fold_units(impls, selection, units, planned, results), units, planned, results)
+
+
+def fold_units(impls: list[Any], selection: Selection, units: list[Unit], planned: list[Unit],
+               results: dict[Unit, SearchResult]) -> list[Verdict]:
+    """The verdicts of ``units`` (of the run ``planned``), in plan order."""
+    verdicts: list[Verdict] = []
+    for index, name in dict.fromkeys((u.impl, u.contract) for u in units):
+        contract = get_contract(name)
+        mine = [u for u in units if (u.impl, u.contract) == (index, name)]
+        whole = [u for u in planned if (u.impl, u.contract) == (index, name)]
+        if mine[0].skip is not None:
+            verdicts.extend(skip_verdicts(impls[index], contract, selection.checks, mine[0].skip))
+            continue
+        verdicts.extend(fold_contract(impls[index], contract, selection.checks,
+                                      [(u.variant, results[u]) for u in mine], partial=len(mine) < len(whole)))
+    return verdicts
+
+
 def run(impls: list[Implementation], selection: Selection, profile: str | Profile = "ci", *,
         seed: int | None = None, timeout: float = DEFAULT_TIMEOUT,
-        progress: Callable[..., None] | None = None, shrink: bool = True) -> list[Verdict]:
-    prof = get_profile(profile) if isinstance(profile, str) else profile
-    verdicts: list[Verdict] = []
-    for impl in impls:
-        for contract in selection.contracts:
-            verdicts.extend(contract_verdicts(impl, contract, prof, checks=selection.checks, seed=seed,
-                                              timeout=timeout, progress=progress, shrink=shrink))
-    return verdicts
+        progress: Callable[..., None] | None = None, shrink: bool = True, jobs: int = 1) -> list[Verdict]:
+    return execute(impls, selection, profile, seed=seed, timeout=timeout, progress=progress,
+                   shrink=shrink, jobs=jobs).verdicts
 
 
 def nothing_ran(verdicts: list[Verdict]) -> bool:
     return all(v.status == Status.SKIP for v in verdicts)
+
+
+def nothing_ran_in(units: list[Unit]) -> bool:
+    """Whether a plan has no search at all (every unit skipped, or none)."""
+    return all(u.skip is not None for u in units)
 
 
 def exit_code(verdicts: list[Verdict], *, strict: bool = False) -> int:

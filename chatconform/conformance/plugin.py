@@ -3,6 +3,12 @@
 Loaded in every pytest session of anyone who installed chatconform, so it imports
 nothing heavy until a conformance test is collected. Use it with
 ``pytest --pyargs chatconform.conformance --chatconform-impl=NAME|module:attr``.
+
+Under pytest-xdist (``-n auto``) every worker collects the same items (they depend on the
+options and the installed implementations only) and judges them on the same cases. The
+items of one (implementation, contract) search form one ``xdist_group``, and a session
+that names chatconform options is scheduled by group, so each search runs once, on one
+worker, rather than once on every worker that got one of its items.
 """
 
 from __future__ import annotations
@@ -41,9 +47,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 def pytest_configure(config: pytest.Config) -> None:
     """A bad implementation, contract or check is a usage error (exit 4), found before collection."""
+    config.addinivalue_line("markers", "xdist_group(name): pytest-xdist runs the items of a group on one worker")
     options = ("chatconform_impl", "chatconform_contract", "chatconform_check")
     if not any(config.getoption(name, None) for name in options):
         return
+    _schedule_by_group(config)
     from chatconform.conformance import discovery, engine
     from chatconform.conformance.registry import ConfigError
 
@@ -57,6 +65,14 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 _LOADED = pytest.StashKey[tuple]()
+
+
+def _schedule_by_group(config: pytest.Config) -> None:
+    """Under ``-n`` with xdist's default distribution, distribute by ``xdist_group`` (one
+    worker per search); a ``--dist`` given on the command line is left as it is."""
+    explicit = any(arg == "-d" or arg.startswith("--dist") for arg in config.invocation_params.args)
+    if getattr(config.option, "dist", None) == "load" and not explicit:
+        config.option.dist = "loadgroup"
 
 
 def pytest_report_header(config: pytest.Config) -> str | None:
@@ -86,7 +102,8 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
         except ConfigError as exc:
             raise pytest.UsageError(f"chatconform: {exc}") from None
     params = [
-        pytest.param(spec, check.id, id=f"{spec}::{check.id}")
+        pytest.param(spec, check.id, id=f"{spec}::{check.id}",
+                     marks=pytest.mark.xdist_group(f"chatconform:{spec}:{contract.name}"))
         for spec in specs
         for contract in selection.contracts
         for check in contract.ordered_checks()

@@ -1,26 +1,33 @@
 """Reports as JSON lines: a header, one line per (implementation, check), a footer.
 
 The footer carries the counts, so a truncated report is detected rather than read
-as a shorter, greener run.
+as a shorter, greener run. A shard's report (``run --shard I/N``) also holds one ``search``
+line per search it ran, with everything the verdicts are folded from, so the shards of one
+run merge (:func:`merge`) into the report a single run would have written.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections import Counter
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
 
 from chatconform.conformance.argtypes import read_input
 from chatconform.conformance.discovery import Implementation
-from chatconform.conformance.engine import Verdict
+from chatconform.conformance.engine import EngineCaseError, Failure, SearchResult, Unit, Verdict
 from chatconform.conformance.registry import ConfigError
 from chatconform.conformance.status import STATUSES, Status
 
 
-def header(impls: list[Implementation], *, version: str, profile: str, seed: int | None) -> dict:
-    return {
+def header(impls: list[Implementation], *, version: str, profile: str, seed: int | None,
+           contracts: list[str] | None = None, checks: frozenset[str] | None = None,
+           examples: int | None = None) -> dict:
+    head = {
         "type": "header",
         "suite": "chatconform",
         "version": version,
@@ -29,10 +36,34 @@ def header(impls: list[Implementation], *, version: str, profile: str, seed: int
         "started": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "implementations": {
             impl.name: {"version": impl.version, "spec": impl.spec, "contracts": impl.contracts(),
-                        "options": {k: _jsonable(v) for k, v in impl.options.items()}}
+                        "options": {k: _jsonable(v) for k, v in impl.options.items()},
+                        "expected_failures": impl.expected_failures}
             for impl in impls
         },
     }
+    if contracts is not None:
+        head["contracts"] = list(contracts)
+        head["checks"] = sorted(checks) if checks is not None else None
+    if examples is not None:
+        head["examples"] = examples
+    return head
+
+
+#: The header fields that say which run a report is of (not when it ran, nor which shard).
+_RUN_FIELDS = ("version", "profile", "seed", "implementations", "contracts", "checks", "examples", "providers")
+
+
+def add_shard(head: dict, index: int, count: int, units: list[Unit], planned: list[Unit], names: list[str]) -> None:
+    """Say in ``head`` which shard of which run the report is: the run's fingerprint (its
+    settings, not its time), every unit of the run, and this shard's."""
+    def key(unit: Unit) -> list:
+        return [names[unit.impl], unit.contract, unit.variant]
+
+    run = json.dumps({k: head.get(k) for k in _RUN_FIELDS} | {"shards": count,
+                                                               "plan": [key(u) for u in planned]},
+                     sort_keys=True, default=str)
+    head["shard"] = {"index": index, "count": count, "run": hashlib.sha256(run.encode()).hexdigest()[:16],
+                     "units": [key(u) for u in units], "planned": [key(u) for u in planned]}
 
 
 def _jsonable(value):
@@ -80,10 +111,58 @@ def check_writable(path: str | Path) -> None:
         target.unlink(missing_ok=True)
 
 
-def write(path: str | Path, head: dict, verdicts: list[Verdict], foot: dict) -> None:
+def search_line(name: str, unit: Unit, result: SearchResult | None) -> dict:
+    """One search of a shard (or the reason its (implementation, contract) did not run)."""
+    line: dict[str, Any] = {"type": "search", "implementation": name, "contract": unit.contract,
+                            "variant": unit.variant}
+    if unit.skip is not None:
+        line["skip"] = unit.skip
+        return line
+    line["result"] = {
+        "failures": [_failure_json(f) for f in result.failures.values()],
+        "hung": _failure_json(result.hung) if result.hung else None,
+        "broken": result.broken,
+        "aborted": result.aborted,
+        "engine_error": [str(result.engine_error), result.engine_error.case_text] if result.engine_error else None,
+        "examples": result.examples, "unjudged": result.unjudged, "replayed": result.replayed,
+        "evaluated": dict(result.evaluated),
+    }
+    return line
+
+
+def _failure_json(failure: Failure) -> dict:
+    from chatconform.conformance.present import short
+
+    def value(v):
+        try:
+            json.dumps(v)
+            return v
+        except (TypeError, ValueError):
+            return short(v, limit=10**6)
+
+    return {"check": failure.check, "message": failure.message, "case": failure.case, "variant": failure.variant,
+            "expected": value(failure.expected), "actual": value(failure.actual), "shrunk": failure.shrunk,
+            "level": failure.level}
+
+
+def _search_result(data: dict) -> SearchResult:
+    result = SearchResult()
+    result.failures = {f["check"]: Failure(**f) for f in data["failures"]}
+    result.hung = Failure(**data["hung"]) if data.get("hung") else None
+    result.broken = dict(data.get("broken") or {})
+    result.aborted = data.get("aborted")
+    if data.get("engine_error"):
+        result.engine_error = EngineCaseError.restore(*data["engine_error"])
+    result.examples, result.unjudged = data["examples"], data["unjudged"]
+    result.replayed = data.get("replayed", 0)
+    result.evaluated = Counter(data["evaluated"])
+    return result
+
+
+def write(path: str | Path, head: dict, verdicts: list[Verdict], foot: dict, searches: list[dict] = ()) -> None:
     try:
         with open(path, "w") as out:
-            for line in [head, *map(result_line, verdicts), foot]:
+            for line in [head, *searches, *map(result_line, verdicts), foot]:
                 out.write(json.dumps(line, default=str) + "\n")
     except OSError as exc:
         raise ConfigError(f"cannot write the report {path}: {exc.strerror}") from None
@@ -94,6 +173,8 @@ class Report:
     header: dict
     results: list[dict]
     footer: dict
+    searches: list[dict] = ()
+    path: str = "the report"
 
 
 def read(path: str | Path) -> Report:
@@ -117,13 +198,102 @@ def read(path: str | Path) -> Report:
     if records[-1]["type"] != "footer":
         raise ConfigError(f"{path}: no footer line: the report is truncated")
     results = [r for r in records[1:-1] if r["type"] == "result"]
+    searches = [r for r in records[1:-1] if r["type"] == "search"]
     known = {str(status) for status in STATUSES}
     damaged = next((r for r in results if r.get("status") not in known or "check" not in r
                     or "implementation" not in r), None)
     if damaged is not None:
         raise ConfigError(f"{path}: a result line without a known status, check and implementation: "
                           f"{json.dumps(damaged)[:200]}")
-    return Report(records[0], results, records[-1])
+    return Report(records[0], results, records[-1], searches, str(path))
+
+
+def read_many(paths: list[str | Path]) -> Report:
+    """One report from ``paths``: a report (a shard's alone reads as that shard), or the shard
+    reports of one run merged (a folder stands for every ``*.jsonl`` in it)."""
+    files: list[Path] = []
+    for path in map(Path, paths):
+        if path.is_dir():
+            found = sorted(p for p in path.glob("*.jsonl") if p.is_file())
+            if not found:
+                raise ConfigError(f"{path}: no reports (*.jsonl) in this folder")
+            files.extend(found)
+        else:
+            files.append(path)
+    reports = [read(f) for f in dict.fromkeys(files)]
+    if len(reports) == 1:
+        return reports[0]  # one shard's report alone reads as that shard
+    return merge(reports)
+
+
+def merge(reports: list[Report]) -> Report:
+    """The shard reports of one run, merged into the report of the whole run: the verdicts
+    folded again from every shard's searches, in the run's order.
+
+    Refuses (ConfigError) reports that are not shards, shards of different runs (their
+    settings, implementations or plan differ), a shard given twice or overlapping another,
+    and a run with a shard missing.
+    """
+    from chatconform.conformance.contracts import get_contract
+    from chatconform.conformance.engine import Selection, fold_units
+
+    plain = [r.path for r in reports if "shard" not in r.header]
+    if plain:
+        raise ConfigError(f"{plain[0]} is not a shard report (run --shard I/N); only the shards of one run "
+                          "merge, so give one report at a time")
+    first = reports[0]
+    shard = first.header["shard"]
+    for other in reports[1:]:
+        if other.header["shard"]["run"] != shard["run"] or other.header["shard"]["count"] != shard["count"]:
+            raise ConfigError(f"{other.path} and {first.path} are shards of different runs (their settings, "
+                              "implementations or searches differ); merge the shards of one run only")
+    by_index: dict[int, Report] = {}
+    owner: dict[tuple, str] = {}
+    for r in reports:
+        index = r.header["shard"]["index"]
+        if index in by_index:
+            raise ConfigError(f"shard {index}/{shard['count']} is given twice: {by_index[index].path} and {r.path}")
+        by_index[index] = r
+        for key in map(tuple, r.header["shard"]["units"]):
+            if key in owner:
+                raise ConfigError(f"{r.path} and {owner[key]} overlap: both searched {_unit_text(key)}")
+            owner[key] = r.path
+    missing = [i for i in range(1, shard["count"] + 1) if i not in by_index]
+    if missing:
+        total = shard["count"]
+        raise ConfigError(f"shard {', '.join(f'{i}/{total}' for i in missing)} missing: the merged "
+                          f"report would leave out its searches (given: {', '.join(r.path for r in reports)})")
+    names = list(first.header["implementations"])
+    impls = [SimpleNamespace(name=n, spec=info.get("spec", n), expected_failures=info.get("expected_failures", {}))
+             for n, info in first.header["implementations"].items()]
+    lines = {(s["implementation"], s["contract"], s["variant"]): s for r in reports for s in r.searches}
+    planned, results = [], {}
+    for key in map(tuple, shard["planned"]):
+        line = lines.get(key)
+        if line is None:
+            raise ConfigError(f"{owner.get(key, 'no shard')}: no search line for {_unit_text(key)}; "
+                              "the report is damaged")
+        try:
+            get_contract(key[1])
+        except ConfigError as exc:
+            raise ConfigError(f"{owner[key]}: {exc} (written by chatconform {first.header.get('version')})") from None
+        unit = Unit(names.index(key[0]), key[1], key[2], skip=line.get("skip"))
+        planned.append(unit)
+        if unit.skip is None:
+            results[unit] = _search_result(line["result"])
+    checks = first.header.get("checks")
+    selection = Selection([get_contract(c) for c in dict.fromkeys(u.contract for u in planned)],
+                          frozenset(checks) if checks is not None else None)
+    verdicts = fold_units(impls, selection, planned, planned, results)
+    head = {k: v for k, v in first.header.items() if k != "shard"}
+    head["merged"] = {"shards": shard["count"], "run": shard["run"], "from": [by_index[i].path for i in sorted(by_index)]}
+    foot = footer(verdicts, max(float(r.footer.get("seconds", 0)) for r in reports))
+    return Report(head, [result_line(v) for v in verdicts], foot, [], "+".join(r.path for r in reports))
+
+
+def _unit_text(key: tuple) -> str:
+    impl, contract, variant = key
+    return f"{impl} · {contract}" + (f" [{variant}]" if variant else "")
 
 
 # -- rendering ---------------------------------------------------------------------------------

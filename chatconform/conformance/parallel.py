@@ -1,0 +1,286 @@
+"""Searching a run's units in worker processes (``chatconform run --jobs N``).
+
+Each worker is a fresh interpreter (the ``spawn`` start method: the parent holds threads,
+and perhaps programs started for ``exec:`` implementations, which a forked child would
+copy in whatever state they were in). A worker is sent implementation *specs*, never
+objects: it loads each one again, as the parent did, and runs one search at a time. The
+cases a search draws depend only on the unit (see :mod:`chatconform.conformance.engine`),
+so a verdict does not depend on which worker ran it, or when; the parent folds the results
+in plan order.
+
+A worker ignores Ctrl-C: the parent, on Ctrl-C, ends every worker and raises. A worker
+that dies (a crash in native code, the out-of-memory killer) is an error of the search it
+was running, with its exit code; the others go on in a new worker.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import inspect
+import multiprocessing
+import pickle
+import signal
+import sys
+import time
+from collections import deque
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from multiprocessing.connection import wait
+from pathlib import Path
+from typing import Any
+
+from chatconform.conformance.discovery import Implementation
+from chatconform.conformance.engine import Failure, SearchResult, Unit, run_unit
+from chatconform.conformance.profiles import Profile
+from chatconform.conformance.registry import ConfigError
+
+
+@dataclass(frozen=True)
+class Task:
+    """What a worker needs for one search: everything is plain data."""
+
+    unit: Unit
+    spec: str
+    selected: dict[str, frozenset[str]]
+    profile: Profile
+    seed: int | None
+    timeout: float
+    checks: frozenset[str] | None
+    shrink: bool
+
+
+def portable_spec(impl: Implementation) -> str:
+    """A spec a worker process can load the implementation from.
+
+    An implementation named by a spec is loaded from that spec. One given as an object
+    (``run_conformance(MyImpl, jobs=2)``) is named by its module and qualified name when
+    that module can be imported by name, or else by its file (a class in a test module
+    or a script); an instance, or a class defined inside a function, cannot be sent.
+    """
+    if impl.target is None:
+        return impl.spec
+    target = impl.target
+    name, module_name = getattr(target, "__qualname__", None), getattr(target, "__module__", None)
+    if not (inspect.isclass(target) or inspect.isfunction(target)) or not name or "<locals>" in name:
+        raise ConfigError(
+            f"{impl.spec}: cannot send {type(target).__name__} {impl.name!r} to worker processes; give a class "
+            "or zero-argument factory defined at a module's top level, or a spec ('module:attr', "
+            "'file.py:attr'), or run with jobs=1")
+    module = sys.modules.get(module_name)
+    if module_name != "__main__":
+        try:
+            findable = importlib.util.find_spec(module_name) is not None
+        except (ImportError, ValueError):
+            findable = False
+        if findable:
+            return f"{module_name}:{name}"
+    path = getattr(module, "__file__", None)
+    if path and Path(path).suffix == ".py":
+        return f"{Path(path).resolve()}:{name}"
+    raise ConfigError(f"{impl.spec}: cannot send {impl.name!r} to worker processes: its module "
+                      f"{module_name!r} cannot be imported there; give a spec, or run with jobs=1")
+
+
+def run_units(impls: list[Implementation], units: list[Unit], profile: Profile, *, seed: int | None,
+              timeout: float, checks: frozenset[str] | None, shrink: bool, jobs: int,
+              progress: Callable[..., None] | None = None) -> dict[Unit, SearchResult]:
+    """Search ``units`` in up to ``jobs`` worker processes; each unit's result."""
+    from chatconform.conformance.contracts import get_contract
+
+    specs = {index: portable_spec(impls[index]) for index in sorted({u.impl for u in units})}
+    tasks = [Task(u, specs[u.impl], dict(impls[u.impl].selected), profile, seed, timeout, checks, shrink)
+             for u in units]
+    results: dict[Unit, SearchResult] = {}
+    pool = _Pool(min(jobs, len(tasks)))
+
+    def event(kind: str, task: Task, **info: Any) -> None:
+        if progress:
+            progress(kind, impl=impls[task.unit.impl], contract=get_contract(task.unit.contract),
+                     variant=task.unit.variant, **info)
+
+    try:
+        for task, result, seconds in pool.run(tasks, started=lambda task: event("start", task)):
+            results[task.unit] = result
+            event("end", task, result=result, seconds=seconds)
+    finally:
+        pool.close()
+    return results
+
+
+class _Worker:
+    def __init__(self, context) -> None:
+        self.conn, child = context.Pipe()
+        self.process = context.Process(target=_serve, args=(child,), daemon=True,
+                                       name="chatconform-worker")
+        with _main_left_out():
+            self.process.start()
+        child.close()
+        self.task: Task | None = None
+        self.started = 0.0
+
+
+class _Pool:
+    """Worker processes, each searching one unit at a time, fed from one queue."""
+
+    def __init__(self, size: int) -> None:
+        self.context = multiprocessing.get_context("spawn")
+        self.size = size
+        self.workers: list[_Worker] = []
+
+    def run(self, tasks: list[Task], started: Callable[[Task], None]):
+        pending = deque(tasks)
+
+        def feed(worker: _Worker) -> None:
+            if pending:
+                worker.task, worker.started = pending.popleft(), time.perf_counter()
+                worker.conn.send(worker.task)
+                started(worker.task)
+            else:
+                worker.task = None
+
+        for _ in range(self.size):
+            self.workers.append(_Worker(self.context))
+            feed(self.workers[-1])
+        while busy := [w for w in self.workers if w.task is not None]:
+            ready = wait([w.conn for w in busy] + [w.process.sentinel for w in busy])
+            for worker in busy:
+                if worker.conn not in ready and worker.process.sentinel not in ready:
+                    continue
+                task, seconds = worker.task, time.perf_counter() - worker.started
+                try:
+                    result = worker.conn.recv() if worker.conn.poll() else None
+                except (EOFError, OSError):
+                    result = None
+                if result is None:  # the process ended without answering
+                    worker.process.join(5)
+                    result = _stopped(f"the worker process searching it died "
+                                      f"({_exit_text(worker.process.exitcode)})")
+                    self._retire(worker)
+                    if pending:
+                        self.workers.append(_Worker(self.context))
+                        feed(self.workers[-1])
+                else:
+                    feed(worker)
+                yield task, result, seconds
+
+    def _retire(self, worker: _Worker) -> None:
+        worker.task = None
+        worker.conn.close()
+        self.workers.remove(worker)
+
+    def close(self) -> None:
+        """Stop every worker: politely when idle, at once when still searching (Ctrl-C)."""
+        for worker in self.workers:
+            try:
+                if worker.task is None:
+                    worker.conn.send(None)
+                else:
+                    worker.process.terminate()
+            except OSError:
+                worker.process.terminate()
+        deadline = time.monotonic() + 5
+        for worker in self.workers:
+            worker.process.join(max(0.0, deadline - time.monotonic()))
+            if worker.process.is_alive():
+                worker.process.kill()
+                worker.process.join()
+            worker.conn.close()
+        self.workers.clear()
+
+
+@contextmanager
+def _main_left_out() -> Iterator[None]:
+    """Start a worker without running the parent's ``__main__`` again in it.
+
+    ``spawn`` re-imports the main script in each child, so that objects pickled from it can
+    be found; a worker is sent specs only, and a user's script without an
+    ``if __name__ == "__main__":`` guard would start a run in every worker. The start
+    reads where ``__main__`` came from at that moment only, so it is hidden for that moment.
+    """
+    main = sys.modules.get("__main__")
+    saved = {name: vars(main)[name] for name in ("__spec__", "__file__") if main is not None and name in vars(main)}
+    if "__file__" in saved:
+        del main.__file__
+    if "__spec__" in saved:
+        main.__spec__ = None
+    try:
+        yield
+    finally:
+        for name, value in saved.items():
+            setattr(main, name, value)
+
+
+def _exit_text(code: int | None) -> str:
+    if code is None:
+        return "no exit code"
+    if code < 0:
+        try:
+            return f"killed by {signal.Signals(-code).name}"
+        except ValueError:
+            return f"killed by signal {-code}"
+    return f"exit code {code}"
+
+
+def _stopped(reason: str) -> SearchResult:
+    result = SearchResult()
+    result.aborted = reason
+    return result
+
+
+# -- the worker side ---------------------------------------------------------------------------
+
+def _serve(conn) -> None:
+    """A worker's loop: load, search, answer; until told to stop (None) or the pipe closes."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides what Ctrl-C stops
+    loaded: dict[tuple[str, tuple], Any] = {}
+    while True:
+        try:
+            task = conn.recv()
+        except (EOFError, OSError):
+            return
+        if task is None:
+            return
+        conn.send(_search(task, loaded))
+
+
+def _search(task: Task, loaded: dict) -> SearchResult:
+    from chatconform.conformance import discovery
+
+    key = (task.spec, tuple(sorted((k, tuple(sorted(v))) for k, v in task.selected.items())))
+    if key not in loaded:
+        try:
+            impl = discovery.load(task.spec)
+            for option, allowed in task.selected.items():
+                impl.select(option, allowed)
+            loaded[key] = impl
+        except Exception as exc:  # noqa: BLE001 - reported on the unit's verdicts
+            loaded[key] = f"{type(exc).__name__}: {exc}" if not isinstance(exc, ConfigError) else str(exc)
+    impl = loaded[key]
+    if isinstance(impl, str):
+        return _stopped(f"the worker process could not load {task.spec}: {impl}")
+    try:
+        result = run_unit(impl, task.unit, task.profile, seed=task.seed, timeout=task.timeout,
+                          checks=task.checks, shrink=task.shrink)
+    except Exception as exc:  # noqa: BLE001 - the engine's own failure, reported as such
+        return _stopped(f"the search raised {type(exc).__name__}: {exc}")
+    return _sendable(result)
+
+
+def _sendable(result: SearchResult) -> SearchResult:
+    """The result with every expected/actual value that cannot be pickled turned into its
+    printed form (what a failure shows of it anyway)."""
+    from chatconform.conformance.present import short
+
+    failures: list[Failure] = list(result.failures.values()) + ([result.hung] if result.hung else [])
+    for failure in failures:
+        for name in ("expected", "actual"):
+            value = getattr(failure, name)
+            try:
+                pickle.dumps(value)
+            except Exception:  # noqa: BLE001 - anything an implementation returned
+                try:
+                    setattr(failure, name, short(value, limit=10**6))
+                except Exception:  # noqa: BLE001
+                    setattr(failure, name, repr(value))
+    return result
