@@ -36,8 +36,9 @@ that never fires, and the driver cancels the task (or reschedules the run's
 ``asyncio.timeout`` to now) when it sees that event. A tool that raises, or that blocks
 after results, first waits until its sibling calls have returned, so which results exist
 is decided by the script, not by scheduling. Each run gets its own event loop, fixed
-``run_id`` and ``conversation_id``, and the captured messages' timestamps are replaced by
-a fixed clock, so a scenario gives the same capture every time.
+``run_id`` and ``conversation_id``, and the times the run wrote into the captured
+messages are replaced by a fixed clock, so a scenario gives the same capture every time
+(the stored history's own times must lie in the past, as stored times do).
 
 What pydantic-ai writes at each point is what the run really leaves (see
 https://ai.pydantic.dev/message-history/ and the ``state`` field of ``ModelResponse``
@@ -210,13 +211,13 @@ class _Script:
     def last_response_parts(self, step: int) -> list:
         sc = self.sc
         parts: list = []
+        calls = self._calls(step) if self._last_has_calls() else []
         if sc.ending == "usage_limit" and sc.limit == "tokens":
-            parts.append(TextPart(_LONG_ANSWER))
-        elif sc.last_text or not self._last_has_calls():
+            # The calls first: a stream is stopped as soon as its chunks cross the limit.
+            return [*calls, TextPart(_LONG_ANSWER)]
+        if sc.last_text or not calls:
             parts.append(TextPart(f"Answer of the run (a{step})"))
-        if self._last_has_calls():
-            parts.extend(self._calls(step))
-        return parts
+        return [*parts, *calls]
 
     def parts_for(self, step: int) -> list:
         if step < len(self.sc.rounds):
@@ -375,13 +376,18 @@ async def _play(sc: Scenario, script: _Script, captured: list[ModelMessage]) -> 
     return RunResult(sc.previous, list(captured), sc.outcome, stopped, output, sc)
 
 
-def _restamp(messages: Sequence[ModelMessage]) -> list[ModelMessage]:
-    """The capture with a fixed clock: one second per message, parts at their message's time."""
+def _restamp(messages: Sequence[ModelMessage], started: datetime) -> list[ModelMessage]:
+    """The capture with a fixed clock: a time the run wrote (at or after ``started``) becomes
+    :data:`EPOCH` plus one second per message; the stored history keeps its own times."""
+    def fixed(value: Any, when: datetime) -> Any:
+        return when if isinstance(value, datetime) and value >= started else value
+
     out = []
     for index, message in enumerate(messages):
         when = EPOCH + timedelta(seconds=index)
-        parts = [dataclasses.replace(p, timestamp=when) if hasattr(p, "timestamp") else p for p in message.parts]
-        out.append(dataclasses.replace(message, parts=parts, timestamp=when))
+        parts = [dataclasses.replace(p, timestamp=fixed(p.timestamp, when)) if hasattr(p, "timestamp") else p
+                 for p in message.parts]
+        out.append(dataclasses.replace(message, parts=parts, timestamp=fixed(message.timestamp, when)))
     return out
 
 
@@ -393,10 +399,11 @@ def run_scenario(sc: Scenario) -> RunResult:
     """
     async def main() -> RunResult:
         script = _Script(sc)
+        started = datetime.now(timezone.utc)
         with capture_run_messages() as captured:
             result = await _play(dataclasses.replace(sc, previous=_copy(sc.previous)), script, captured)
         result.previous, result.scenario = sc.previous, sc
-        result.captured = _restamp(result.captured)
+        result.captured = _restamp(result.captured, started)
         return result
 
     return asyncio.run(main())

@@ -38,7 +38,7 @@ from chatconform.conformance.guard import DEFAULT_TIMEOUT, guarded_call
 from chatconform.conformance.history import HistoryContract, history_problem
 from chatconform.conformance.registry import NotApplicable, Violation
 from chatconform.reference.persist import FINISHED, check_outcome, persist_run
-from chatconform.strategies.runs import ENDINGS, TOOLS, run_cases
+from chatconform.strategies.runs import ENDINGS, EPOCH, TOOLS, run_cases
 
 
 @dataclass
@@ -128,7 +128,8 @@ def large_case(size: int, seed: int) -> PersistCase:
     text = f"Answer briefly. (instructions {rng.randrange(10**6)})"
     run = [dataclasses.replace(m, instructions=text) if isinstance(m, ModelRequest) else m for m in history[half:]]
     calls = [ToolCallPart("lookup", {"n": i}, f"large_call_{i}") for i in range(rng.randint(1, 3))]
-    return PersistCase(history[:half], [*history[:half], *run, ModelResponse(calls, model_name="scripted")],
+    last = ModelResponse(calls, model_name="scripted", timestamp=history[-1].timestamp or EPOCH)
+    return PersistCase(history[:half], [*history[:half], *run, last],
                        "cancelled", text, "cancel_after_calls")
 
 
