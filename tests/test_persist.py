@@ -2,6 +2,7 @@
 policy, the persist case's JSON, and the contract's catches."""
 
 import dataclasses
+import re
 
 import pytest
 from hypothesis import given, settings
@@ -212,10 +213,26 @@ def test_states_pydantic_ai_wrote_are_kept():
     assert persist_run([], tail, "failure") == tail
 
 
-@pytest.mark.parametrize("outcome", ["", "crashed", None, "Success"])
+@pytest.mark.parametrize("outcome", ["", "crashed", None, "Success", ["success"]])
 def test_an_unknown_outcome_is_refused_by_value(outcome):
-    with pytest.raises(ValueError, match=f"outcome={outcome!r}"):
+    expected = re.escape(f"outcome={outcome!r} is not one of success, deferred, failure, cancelled, timeout")
+    with pytest.raises(ValueError, match=f"^{expected}$"):
         persist_run(PREVIOUS, CAPTURED, outcome)
+
+
+def test_messages_without_instructions_are_the_captures_own():
+    captured = [*PREVIOUS, *CAPTURED[2:]]
+    stored = persist_run([], captured, "success")
+    assert [a is b for a, b in zip(stored, captured)] == [True, True, False, True]
+
+
+@pytest.mark.parametrize("outcome", ["failure", "cancelled", "timeout"])
+def test_an_unfinished_run_without_open_calls_at_its_end_is_stored_as_captured(outcome):
+    results = ModelRequest([ToolReturnPart("lookup", "r (r1)", tool_call_id="c1")])
+    answered = [*PREVIOUS, CALLS, results]  # stopped by a request limit after the results
+    assert persist_run([], answered, outcome) == answered
+    text = [*PREVIOUS, ModelRequest([UserPromptPart("Go (u2)")]), ModelResponse([TextPart("Done (a2)")])]
+    assert persist_run([], text, outcome) == text  # a complete answer with no calls is not marked
 
 
 def test_the_stored_history_continues_where_the_capture_would_not():
@@ -267,7 +284,7 @@ def test_the_large_case_is_a_cancelled_run_the_reference_stores_whole():
 @pytest.mark.slow
 def test_the_missing_marker_is_shrunk_to_a_run_cancelled_after_its_calls():
     verdicts = run_conformance("chatconform.fakes.persist:NoInterruptedMarker",
-                               checks=["persist.interrupted_marker"], profile="ci")
+                               checks=["persist.interrupted_marker"], profile="ci", examples=40)
     (failure,) = verdicts[0].failures
     assert failure.shrunk and failure.case["outcome"] in ("cancelled", "timeout", "failure")
     assert failure.case["captured"][-1]["kind"] == "response" and len(failure.case["captured"]) <= 3

@@ -56,7 +56,7 @@ FINISHED = frozenset({"success", "deferred"})
 
 
 def check_outcome(outcome: object) -> None:
-    if not isinstance(outcome, str) or outcome not in OUTCOMES:
+    if outcome not in OUTCOMES:
         raise ValueError(f"outcome={outcome!r} is not one of {', '.join(OUTCOMES)}")
 
 

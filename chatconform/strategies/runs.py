@@ -98,6 +98,9 @@ TOOLS = ("lookup", "hold", "crash", "ask_human")
 #: The clock the captured messages are stamped with (one second per message).
 EPOCH = datetime(2026, 2, 2, 12, 0, tzinfo=timezone.utc)
 
+#: Seconds after which a run that neither ended nor reached its cut point is a driver bug.
+STUCK_AFTER = 30.0
+
 _LONG_ANSWER = " ".join(["word"] * 160)  # crosses the token limit below on its own
 _TOKEN_LIMIT = 120
 
@@ -359,7 +362,13 @@ async def _play(sc: Scenario, script: _Script, captured: list[ModelMessage]) -> 
 
     task = asyncio.ensure_future(run())
     watcher = asyncio.ensure_future(script.reached.wait())
-    await asyncio.wait({task, watcher}, return_when=asyncio.FIRST_COMPLETED)
+    # A guard, not a clock the outcome depends on: a run that neither ends nor reaches its
+    # cut point is a bug of the driver, reported instead of hanging the search.
+    await asyncio.wait({task, watcher}, timeout=STUCK_AFTER, return_when=asyncio.FIRST_COMPLETED)
+    if not task.done() and not script.reached.is_set():
+        task.cancel()
+        watcher.cancel()
+        raise RuntimeError(f"the scenario neither ended nor reached its cut point in {STUCK_AFTER:g}s: {sc!r}")
     if script.reached.is_set() and not task.done():
         if sc.ending == "timeout":
             timer[0].reschedule(asyncio.get_running_loop().time())

@@ -312,7 +312,8 @@ def _next_agent() -> Agent:
 
 
 def _continue(history: list[ModelMessage], outcome: str) -> None:
-    """The next run on the stored history: a new prompt, or the deferred calls' results."""
+    """The next run on the stored history: a new prompt, or the deferred calls' results.
+    Raises what the run raises."""
     agent = _next_agent()
     if outcome == "deferred" and (pending := _open_calls(history)):
         results = DeferredToolResults(calls={c.tool_call_id: "Yes. (u-human)" for c in pending})
@@ -335,12 +336,15 @@ async def _tool(n: int = 0) -> str:
               "https://github.com/alchemiststudiosDOTai/tunacode/issues/258)",
 )
 def continuable(ex: Example) -> None:
-    try:
-        _continue(list(ex.output), ex.case.outcome)
-    except Exception as exc:  # noqa: BLE001 - whatever the next run raises is the finding
-        how = "with the deferred results" if ex.case.outcome == "deferred" else "with a new prompt"
-        raise Violation(f"the next run {how} raised {type(exc).__name__}: {str(exc)[:300]}",
-                        expected="the run continues", actual=type(exc).__name__) from None
+    # On a thread of its own with its own event loop, like a call into an implementation.
+    outcome = guarded_call(lambda: _continue(list(ex.output), ex.case.outcome), DEFAULT_TIMEOUT)
+    how = "with the deferred results" if ex.case.outcome == "deferred" else "with a new prompt"
+    if outcome.timed_out:
+        raise Violation(f"the next run {how} did not finish within {DEFAULT_TIMEOUT:g}s",
+                        expected="the run continues", actual="hung")
+    if outcome.error is not None:
+        raise Violation(f"the next run {how} raised {outcome.describe_error()[:300]}",
+                        expected="the run continues", actual=type(outcome.error).__name__)
 
 
 # -- round_trip ------------------------------------------------------------------------------
