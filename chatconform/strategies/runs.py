@@ -429,7 +429,8 @@ def _copy(history: Sequence[ModelMessage]) -> list[ModelMessage]:
 @st.composite
 def _scenarios(draw, *, endings: tuple[str, ...], stream: bool | None, max_rounds: int, max_calls: int,
                previous) -> Scenario:
-    # The outcome first, then the ending within it: each outcome comes up about as often.
+    # The outcome first, then the ending within it: the six cancellation endings do not
+    # crowd out the other outcomes.
     outcome = draw(st.sampled_from([o for o in OUTCOMES if any(OUTCOME_OF[e] == o for e in endings)]))
     ending = draw(st.sampled_from([e for e in endings if OUTCOME_OF[e] == outcome]))
     streamed = draw(st.booleans()) if stream is None else stream
