@@ -203,7 +203,7 @@ def test_registered_as_an_entry_point_behind_its_extra():
     target = project["entry-points"]["chatconform.implementations"]["pydantic-ai"]
     impl = discovery.wrap(EntryPoint("pydantic-ai", target, discovery.GROUP).load(), "pydantic-ai")
     assert (impl.name, impl.contracts(), impl.options["providers"]) == (
-        "pydantic-ai", ["payload"], frozenset(PROVIDER_IDS))
+        "pydantic-ai", ["payload", "persist"], frozenset(PROVIDER_IDS))
     extras = project["optional-dependencies"]
     assert any(d.startswith("pydantic-ai-slim[") for d in extras["pydantic-ai"])
     assert "chatconform[pydantic-ai,harness,langchain]" in extras["all"]
@@ -264,3 +264,21 @@ def test_naming_an_adapter_that_cannot_load_is_a_config_error(broken_adapter, ca
 
 def test_short_payload_run_has_no_engine_errors(short_run):
     short_run(PydanticAIAdapter, "payload", examples=3)
+
+
+def test_short_persist_run_has_no_engine_errors(short_run):
+    short_run(PydanticAIAdapter, "persist", examples=3)
+
+
+def test_persist_run_stores_the_capture_as_pydantic_ai_leaves_it(adapter):
+    """The deviations its expected failures name, on the capture of a run cancelled after calls."""
+    from chatconform.strategies.runs import Scenario, run_scenario
+
+    result = run_scenario(Scenario(previous=[], instructions="Be brief.", ending="cancel_after_calls"))
+    stored = adapter.persist_run(result.previous, result.captured, result.outcome)
+    assert stored == result.captured and stored is not result.captured
+    assert stored[0].instructions == "Be brief." and stored[-1].state == "complete" and stored[-1].tool_calls
+    assert set(adapter.expected_failures) >= {"persist.no_instructions", "persist.interrupted_marker",
+                                              "persist.continuable", "persist.matches_reference"}
+    previous = result.captured[:1]
+    assert adapter.persist_run(previous, [], "cancelled") == previous

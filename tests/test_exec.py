@@ -107,7 +107,8 @@ def test_requests_follow_their_schemas(monkeypatch):
         sent.append({"type": "call", "id": len(sent) + 1, **request})
         contract = request["contract"]
         result = {"thread": request["input"], "payload": {"messages": []},
-                  "compaction": request["input"]["history"] if contract == "compaction" else None}[contract]
+                  "compaction": request["input"]["history"] if contract == "compaction" else None,
+                  "persist": request["input"]["captured"] if contract == "persist" else None}[contract]
         return {"id": len(sent), "result": result}
 
     monkeypatch.setattr(program.Session, "call", record)

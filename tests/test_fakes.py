@@ -24,8 +24,9 @@ def test_fake_is_caught_by_the_checks_it_names(spec):
     # Whether it is caught, not how small its counterexample shrinks (tested apart).
     warns = getattr(fake, "warns", ())
     # A payload fake is searched once per provider it declares: sixty cases each catch every
-    # one of them (a search stops as soon as each check it names has failed).
-    examples = 60 if ".payload:" in spec else None
+    # one of them (a search stops as soon as each check it names has failed). A persist case
+    # is a real agent run, drawn whether or not the search still needs it: a hundred catch each fake.
+    examples = 60 if ".payload:" in spec else 100 if ".persist:" in spec else None
     verdicts = {v.check: v for v in run_conformance(spec, checks=fake.violates + warns, profile="ci",
                                                     timeout=2, shrink=False, examples=examples)}
     missed = [c for c in fake.violates if verdicts[c].status != "fail"]

@@ -69,6 +69,7 @@ GUARDS: dict[str, list[str]] = {
     "chatconform/reference/thread.py": ["tests/test_thread_reference.py"],
     "chatconform/reference/payload.py": ["tests/test_reference_payload.py", "tests/test_reference_payload_policy.py"],
     "chatconform/reference/compaction.py": ["tests/test_compaction.py", "tests/test_reference_compaction_policy.py"],
+    "chatconform/reference/persist.py": ["tests/test_persist.py"],
 }
 
 #: Mutants that cannot change behaviour, with the reason: left out of the score.

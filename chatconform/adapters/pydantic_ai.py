@@ -269,7 +269,28 @@ class PydanticAIAdapter:
             "whitespace-only instructions are sent as a system text block (Anthropic A7 'text content "
             "blocks must contain non-whitespace text'), and an empty TextPart as a blank Bedrock text "
             "block (B7 'The text field in the ContentBlock object ... is blank')"),
+        # persist_run stores the capture as pydantic-ai leaves it (docs/compliance.md has the cases).
+        "persist.no_instructions": (
+            "every request the run sent keeps ModelRequest.instructions, so the run's system prompt is "
+            "stored with the conversation (dify-agent strips it: https://github.com/langgenius/dify/pull/40972)"),
+        "persist.interrupted_marker": (
+            "a run cancelled, timed out or failed after a response with tool calls and before any tool "
+            "ran leaves that response complete; nothing marks it interrupted "
+            "(https://github.com/langgenius/dify/issues/41616)"),
+        "persist.continuable": (
+            "so the next run with a prompt raises 'Cannot provide a new user prompt when the message "
+            "history contains unprocessed tool calls' (https://github.com/langgenius/dify/issues/41616)"),
+        "persist.matches_reference": "follows from the three above",
     }
+
+    def persist_run(self, previous: Sequence[ModelMessage], captured: Sequence[ModelMessage],
+                    outcome: str) -> list[ModelMessage]:
+        """What pydantic-ai's documentation leads an application to store after a run: the
+        run's messages as pydantic-ai leaves them (``result.all_messages()``, which is the
+        ``capture_run_messages()`` list, or that list for a run that raised), and the
+        stored history unchanged when nothing was captured. pydantic-ai has no function of
+        its own for this step; the deviations are in ``expected_failures``."""
+        return list(captured) if captured else list(previous)
 
     def __init__(self) -> None:
         self.version = version(DISTRIBUTION)

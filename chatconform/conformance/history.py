@@ -186,6 +186,17 @@ def history_from_json(data: Any, where: str) -> History:
 
 # -- contracts over histories -------------------------------------------------------------------
 
+def history_problem(output: Any) -> str | None:
+    """Why ``output`` is not a history (a list of ``ModelRequest``/``ModelResponse``), or None:
+    the ``output_problem`` of every contract whose method returns a history."""
+    if not isinstance(output, list):
+        return f"returned {type(output).__name__}, expected a history (a list of messages)"
+    bad = next((i for i, m in enumerate(output) if not isinstance(m, (ModelRequest, ModelResponse))), None)
+    if bad is not None:
+        return f"item {bad} of the result is {type(output[bad]).__name__}, not a ModelRequest or ModelResponse"
+    return None
+
+
 class HistoryContract(Contract):
     """A contract whose case is a dataclass (:attr:`case_type`) holding histories.
 

@@ -1,5 +1,5 @@
-"""Public Hypothesis strategies: conversation trees (as stored rows), agent histories, and
-compaction cuts into them.
+"""Public Hypothesis strategies: conversation trees (as stored rows), agent histories,
+compaction cuts into them, and agent runs played to an ending on a real pydantic-ai agent.
 
 Every strategy is a function with keyword-only knobs that builds valid data by
 construction and shrinks toward the simplest case.
@@ -7,6 +7,7 @@ construction and shrinks toward the simplest case.
 
 from chatconform.strategies.cuts import compaction_cases, cuts
 from chatconform.strategies.histories import SUMMARY_METADATA_KEY, expand_history, histories, instructions
+from chatconform.strategies.runs import run_cases, run_scenario, scenarios
 from chatconform.strategies.trees import conversation_rows, expand_conversation, large_conversations
 
 __all__ = [
@@ -19,4 +20,7 @@ __all__ = [
     "histories",
     "instructions",
     "large_conversations",
+    "run_cases",
+    "run_scenario",
+    "scenarios",
 ]

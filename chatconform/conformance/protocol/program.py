@@ -80,6 +80,7 @@ CODECS: dict[str, Codec] = {
     "thread": Codec(_rows, lambda contract, data: contract.case_from_json(data)),
     "payload": Codec(_history_case, lambda contract, data: data),
     "compaction": Codec(_history_case, lambda contract, data: history_from_json(data, "the result")),
+    "persist": Codec(_history_case, lambda contract, data: history_from_json(data, "the result")),
 }
 
 
