@@ -11,6 +11,14 @@ from hypothesis import settings
 settings.register_profile("chatconform-tests", derandomize=True, database=None, deadline=None)
 settings.load_profile("chatconform-tests")
 
+# Hypothesis now and then draws a literal found in the local modules a process imported, so
+# a search written with ``@given`` here would draw other cases when other test modules are
+# collected (one file alone, a -k selection, an xdist worker). The engine's searches leave
+# that pool out; these tests do too, for the whole session.
+from chatconform.conformance.engine import no_local_constants  # noqa: E402
+
+no_local_constants().__enter__()
+
 
 import socket  # noqa: E402
 

@@ -289,7 +289,7 @@ class _Pass:
             with warnings.catch_warnings():
                 # Hypothesis warns when it writes out a large failing case; long cases are the point.
                 warnings.filterwarnings("ignore", message="Generating overly large repr")
-                with _no_local_constants():
+                with no_local_constants():
                     wrapped()
         except BaseException as exc:  # noqa: BLE001 - sorted out below
             if isinstance(exc, KeyboardInterrupt):
@@ -308,7 +308,7 @@ class _Pass:
 
 
 @contextmanager
-def _no_local_constants() -> Iterator[None]:
+def no_local_constants() -> Iterator[None]:
     """Hold Hypothesis' pool of "local constants" empty while a search runs.
 
     Hypothesis now and then draws a literal found in the source of the local modules the

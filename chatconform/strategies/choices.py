@@ -130,16 +130,18 @@ class Bulk:
 NO_BULK = Bulk(0, 0)
 
 # The gate: a bulk section when a draw in [0, _GATE_SIDES) lands on the top _GATE_HITS
-# values (Hypothesis favours 0, so this is about one example in twelve, not two in 16).
+# values (Hypothesis favours 0, so this is about one example in eight, not three in 16).
 _GATE_SIDES = 16
-_GATE_HITS = 2
+_GATE_HITS = 3
+# A near-the-top length is within this many units of the maximum.
+_NEAR_TOP = 150
 
 
 def bulk_section(draw, max_size: int) -> Bulk:
     """Draw whether this example has a bulk section, and its seed and length.
 
-    About one example in twelve gets one. Three in four of those are within 300 units of
-    ``max_size`` (a run of a few hundred examples always meets the longest inputs, where
+    About one example in eight gets one. Three in four of those are within ``_NEAR_TOP``
+    units of ``max_size`` (a run of a few hundred examples always meets the longest inputs, where
     window and truncation bugs hide); the others take any length from 0 to ``max_size``.
     The length is one draw, so shrinking finds the shortest failing length by halving
     (a cap at 50 shrinks to 51, not to the next round number); the near-the-top choice
@@ -149,5 +151,5 @@ def bulk_section(draw, max_size: int) -> Bulk:
     """
     if max_size < 1 or draw(st.integers(0, _GATE_SIDES - 1)) < _GATE_SIDES - _GATE_HITS:
         return NO_BULK
-    low = max(0, max_size - 300) if draw(st.integers(0, 3)) else 0
+    low = max(0, max_size - _NEAR_TOP) if draw(st.integers(0, 3)) else 0
     return Bulk(draw(_SEEDS), draw(st.integers(low, max_size)))

@@ -10,7 +10,7 @@ and continued, and optionally a dangling tail.
 
 Text items come plain or in the shapes real bugs trip on (padding, emoji and combining
 characters, thousands of characters, JSON, role markers, frame tags), and blank items sit
-beside other content. About one example in twelve holds a bulk section of hundreds of
+beside other content. About one example in eight holds a bulk section of hundreds of
 turns played by a seeded PRNG through the same code (see
 :mod:`chatconform.strategies.choices`), so histories of thousands of messages come up.
 
@@ -20,7 +20,8 @@ drawn offsets, UTC) and JSON round-trippable through ``ModelMessagesTypeAdapter`
 ``BinaryContent``). Every non-blank text item carries a unique tag such as ``(u3)`` so a
 check can find each piece in a provider payload. Tool call ids come in providers' shapes
 (``call_7``, ``toolu_…``, 9 and 10+ alphanumerics, 64 characters) and are unique within
-a response; with ``reused_call_ids`` a later round may reuse an earlier round's id, as
+a response; a tool round may come from another model than the one before (a
+conversation continued on another provider) and write its ids its own way; with ``reused_call_ids`` a later round may reuse an earlier round's id, as
 some OpenAI-compatible servers do, each call still answered by the request after it. Each example switches some features off (swarm testing), and everything
 shrinks toward a single plain user prompt: the bulk section goes first, then features,
 then each choice to its first option.
@@ -367,6 +368,11 @@ class _Run:
         return True
 
     def tool_round(self) -> None:
+        if self.choose.boolean() and self.choose.boolean():
+            # The conversation goes on with another model (pydantic-ai takes a model per
+            # run), whose call ids are written its own way: the earlier rounds keep theirs.
+            self.id_style = self.choose.choice(_ID_STYLES)
+            self.model_name = self.choose.choice(_MODEL_NAMES)
         calls = self.calls()
         self.response(self.with_blank([*self.lead_parts(), *calls], TextPart))
         ts = self.tick()
@@ -574,7 +580,7 @@ def histories(
     - ``ends_with_request``: the last message is a ``ModelRequest`` (the input of the
       next model call); otherwise a ``ModelResponse``.
     - ``max_tool_rounds``/``max_parallel_calls``: bounds per turn and per response.
-    - ``max_bulk_turns``: about one example in twelve also holds a bulk section of up to
+    - ``max_bulk_turns``: about one example in eight also holds a bulk section of up to
       this many turns (on top of ``max_turns``) right after the first turn, played by a
       PRNG from one drawn seed with the example's features, so histories of thousands
       of messages cost a few draws; 0 turns bulk sections off.
