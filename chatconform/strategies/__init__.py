@@ -1,5 +1,5 @@
-"""Public Hypothesis strategies: conversation trees (as stored rows), agent histories, and
-compaction cuts into them.
+"""Public Hypothesis strategies: conversation trees (as stored rows), agent histories (also as
+an untrusted client sends them back), and compaction cuts into them.
 
 Every strategy is a function with keyword-only knobs that builds valid data by
 construction and shrinks toward the simplest case.
@@ -7,6 +7,7 @@ construction and shrinks toward the simplest case.
 
 from chatconform.strategies.cuts import compaction_cases, cuts
 from chatconform.strategies.histories import SUMMARY_METADATA_KEY, expand_history, histories, instructions
+from chatconform.strategies.hostile import expand_hostile_history, hostile_histories
 from chatconform.strategies.trees import conversation_rows, expand_conversation, large_conversations
 
 __all__ = [
@@ -16,7 +17,9 @@ __all__ = [
     "cuts",
     "expand_conversation",
     "expand_history",
+    "expand_hostile_history",
     "histories",
+    "hostile_histories",
     "instructions",
     "large_conversations",
 ]

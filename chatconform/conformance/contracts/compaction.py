@@ -18,7 +18,7 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
-from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse
+from pydantic_ai.messages import ModelMessage
 
 from chatconform.conformance.contract import Example
 from chatconform.conformance.contracts.payload import CONTRACT as PAYLOAD_CONTRACT
@@ -27,6 +27,7 @@ from chatconform.conformance.guard import DEFAULT_TIMEOUT, guarded_call
 from chatconform.conformance.history import (
     HistoryContract,
     Item,
+    history_output_problem,
     lost_items,
     out_of_order,
     tool_pairing_problems,
@@ -70,12 +71,7 @@ class CompactionContract(HistoryContract):
         return compact(case.history, cut=case.cut, summary=case.summary)
 
     def output_problem(self, output, case):
-        if not isinstance(output, list):
-            return f"returned {type(output).__name__}, expected a history (a list of messages)"
-        bad = next((i for i, m in enumerate(output) if not isinstance(m, (ModelRequest, ModelResponse))), None)
-        if bad is not None:
-            return f"item {bad} of the result is {type(output[bad]).__name__}, not a ModelRequest or ModelResponse"
-        return None
+        return history_output_problem(output)
 
 
 CONTRACT = CompactionContract()
