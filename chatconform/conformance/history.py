@@ -266,6 +266,22 @@ def first_difference(a: Sequence[Any], b: Sequence[Any]) -> int:
     return next((i for i, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b)))
 
 
+def describe_at(items: Sequence[Any], index: int, width: int = 600) -> str:
+    """Item ``index`` of ``items`` for a failure message (its repr, cut), or that there is none."""
+    if index >= len(items):
+        return f"nothing at {index} (there are {len(items)})"
+    return repr(items[index])[:width]
+
+
+def check_fixed_point(ex: Example) -> None:
+    """Violation unless the implementation returns its own result unchanged."""
+    again = applied_again(ex)
+    if again != ex.output:
+        first = first_difference(ex.output, again)
+        raise Violation(f"a second pass changes the result at message {first}",
+                        expected=describe_at(ex.output, first), actual=describe_at(again, first))
+
+
 def applied_again(ex: Example) -> History:
     """The implementation's method applied to its own result (a copy), for idempotence.
 
@@ -287,6 +303,61 @@ def applied_again(ex: Example) -> History:
     if problem is not None:
         raise Violation(f"given its own result, {problem}")
     return outcome.output
+
+
+@dataclasses.dataclass
+class HistoryCase:
+    """A case that is one history."""
+
+    history: History
+
+
+class HistoryTransformContract(HistoryContract):
+    """A contract whose method takes one history and returns one (``sanitize``, ``repair``).
+
+    A subclass names its reference function (:meth:`transform`), the strategy of its
+    histories (:meth:`histories`, built once) and how a large history is grown from a seed
+    (:meth:`expand`, for ``chatconform bench``).
+    """
+
+    case_type = HistoryCase
+
+    def transform(self, history: History) -> History:
+        raise NotImplementedError
+
+    def histories(self):  # -> SearchStrategy[History]
+        raise NotImplementedError
+
+    def expand(self, seed: int, size: int) -> History:
+        raise NotImplementedError
+
+    def cases(self, variant):
+        if "_cases" not in vars(self):
+            self._cases = self.histories().map(HistoryCase)
+        return self._cases
+
+    def call(self, fn, case, variant):
+        return fn(case.history)
+
+    def reference(self, case, variant):
+        return self.transform(case.history)
+
+    def output_problem(self, output, case):
+        return history_output_problem(output)
+
+    def large_case(self, size: int, seed: int, variant: str | None) -> HistoryCase:
+        """About ``size`` messages grown by :meth:`expand` (linear time, no Hypothesis draws)."""
+        import random
+
+        return HistoryCase(self.expand(random.Random(seed).getrandbits(32), size))
+
+    def floor(self, case: HistoryCase, variant: str | None) -> None:
+        """One bare pass: every message and part looked at once, the tool-call ids collected."""
+        ids = set()
+        for message in case.history:
+            for part in message.parts:
+                if isinstance(part, ToolCallPart):
+                    ids.add(part.tool_call_id)
 
 
 # -- what a history holds ------------------------------------------------------------------------
