@@ -112,20 +112,24 @@ class Sanitizer:
         return item
 
     def content(self, value: Any) -> Any:
-        """Tool-result content with its file references sanitized, lists and dicts walked."""
+        """Tool-result content with its file references sanitized, lists and dicts walked;
+        ``value`` itself when nothing in it changes."""
         if isinstance(value, Mapping):
             out = {}
             for key, item in value.items():
                 kept = self.content(item)
                 if kept is not _DROP:
                     out[key] = kept
-            return out
+            return value if _same(list(out.values()), list(value.values())) else out
         if isinstance(value, Sequence) and not isinstance(value, (str, bytes, bytearray)):
-            return [kept for kept in map(self.content, value) if kept is not _DROP]
+            items = [kept for kept in map(self.content, value) if kept is not _DROP]
+            return value if _same(items, value) else items
         return self.file(value)
 
     def result(self, part: Any) -> Any:
         content = self.content(part.content)
+        if content is part.content:
+            return part
         return replace(part, content=None if content is _DROP else content)
 
     def user_prompt(self, part: UserPromptPart) -> UserPromptPart:
@@ -139,7 +143,7 @@ class Sanitizer:
             if isinstance(kept, TextContent) and kept.metadata is not None:
                 kept = replace(kept, metadata=None)
             items.append(kept)
-        return replace(part, content=items)
+        return part if _same(items, part.content) else replace(part, content=items)
 
     # -- parts and messages -------------------------------------------------------------
     def request_part(self, part: Any) -> Any:
@@ -184,25 +188,37 @@ class Sanitizer:
             index -= 1
 
     def messages(self, history: Sequence[ModelMessage]) -> list[ModelMessage]:
-        """Every message with its parts sanitized; the ones left empty dropped."""
+        """Every message with its parts sanitized; the ones left empty dropped. A message
+        with nothing to change is kept as it is (the same object)."""
         out: list[ModelMessage] = []
         for message in history:
+            metadata = self.metadata(message.metadata)
             if isinstance(message, ModelRequest):
                 parts = [kept for kept in map(self.request_part, message.parts) if kept is not None]
-                if parts:
-                    out.append(replace(message, parts=parts, instructions=None,
-                                       metadata=self.metadata(message.metadata)))
+                if not parts:
+                    continue
+                if _same(parts, message.parts) and message.instructions is None and metadata is message.metadata:
+                    out.append(message)
+                else:
+                    out.append(replace(message, parts=parts, instructions=None, metadata=metadata))
             else:
                 parts = [self.response_part(part) for part in message.parts]
-                if parts:
-                    out.append(replace(message, parts=parts, workspace_ref=None,
-                                       metadata=self.metadata(message.metadata)))
+                if not parts:
+                    continue
+                if _same(parts, message.parts) and message.workspace_ref is None and metadata is message.metadata:
+                    out.append(message)
+                else:
+                    out.append(replace(message, parts=parts, workspace_ref=None, metadata=metadata))
         return out
 
     def sanitize(self, history: Sequence[ModelMessage]) -> list[ModelMessage]:
         out = self.messages(history)
         self.strip_trailing_calls(out)
         return out
+
+
+def _same(parts: list, original: Sequence) -> bool:
+    return len(parts) == len(original) and all(a is b for a, b in zip(parts, original))
 
 
 _RULES = Sanitizer()
