@@ -100,9 +100,9 @@ def test_bad_arguments_name_the_parameter(argument, value):
 
 
 def test_expand_hostile_history_is_deterministic_about_the_size_and_hostile():
-    history = expand_hostile_history(7, 2_000)
-    assert history == expand_hostile_history(7, 2_000)
-    assert 2_000 <= len(history) <= 2_200
+    history = expand_hostile_history(7, 10_000)  # two hundred edits, every kind several times
+    assert history == expand_hostile_history(7, 10_000)
+    assert 10_000 <= len(history) <= 10_500
     matching = match_calls(history)
     assert matching.orphans and matching.second_answers and matching.unanswered
     assert any(isinstance(i, FileUrl) and url_scheme(i.url) not in ("http", "https") for i in _items(history))

@@ -14,8 +14,9 @@ what a client can slip in:
   scheme at all, a bracket a URL parser chokes on), with ``force_download`` set to
   ``True`` or ``'allow-local'``, in user prompts, in tool results (nested in lists and
   dicts) and in a provider's native tool results;
-- uploaded-file references (``UploadedFile``), ``TextContent`` metadata, and the
-  framework's reserved ``__pydantic_ai__`` message metadata;
+- uploaded-file references (``UploadedFile``), ``TextContent`` metadata, the framework's
+  reserved ``__pydantic_ai__`` message metadata, a response's ``workspace_ref``, and a
+  provider compaction item stamped as already carrying the standing prompt;
 - unresolved tool calls at the end, in one or several trailing responses (with text or
   thinking beside them, with or without a model name, behind a trailing system-only or
   empty request), and in the middle (a result taken away or moved past later turns);
@@ -40,8 +41,10 @@ from functools import lru_cache
 from hypothesis import strategies as st
 
 from pydantic_ai.messages import (
+    STANDING_PROMPT_PLANTED_KEY,
     AgentInstructionSource,
     AudioUrl,
+    CompactionPart,
     DocumentUrl,
     ImageUrl,
     InstructionDeltaPart,
@@ -62,6 +65,7 @@ from pydantic_ai.messages import (
     UploadedFile,
     UserPromptPart,
     VideoUrl,
+    WorkspaceRef,
 )
 
 from chatconform.strategies.choices import Chooser, DrawChooser, SeededChooser
@@ -106,6 +110,7 @@ _EDITS = {
     "instruction_delta": "system_voice", "no_output_feedback": "system_voice",
     "user_file_url": "file_urls", "result_file_url": "file_urls", "native_file_url": "file_urls",
     "uploaded_file": "uploaded_files", "text_metadata": "metadata", "reserved_metadata": "metadata",
+    "workspace_ref": "metadata", "compaction_stamp": "metadata",
     "trailing_calls": "unresolved_calls", "drop_result": "unresolved_calls", "late_result": "unresolved_calls",
     "orphan_result": "orphan_results", "result_before_call": "orphan_results",
     "duplicate_result": "duplicate_ids", "duplicate_call_id": "duplicate_ids",
@@ -298,6 +303,21 @@ class _Editor:
             metadata["app.session"] = f"s{self.tag()}"
         self.h[index] = replace(self.h[index], metadata=metadata)
 
+    def workspace_ref(self) -> None:
+        """A response pointing a reconnecting capability at an environment."""
+        index = self.pick(lambda m: isinstance(m, ModelResponse))
+        if index is not None:
+            ref = WorkspaceRef(provider="e2b", id=f"sbx_{self.tag()}")
+            self.h[index] = replace(self.h[index], workspace_ref=ref)
+
+    def compaction_stamp(self) -> None:
+        """A provider-side compaction item claiming it already carries the standing prompt."""
+        index = self.pick(lambda m: isinstance(m, ModelResponse))
+        if index is not None:
+            details = {STANDING_PROMPT_PLANTED_KEY: True, "encrypted_content": f"gAAAA{self.tag()}"}
+            part = CompactionPart(None, id=f"cmp_{self.tag()}", provider_name="openai", provider_details=details)
+            self.insert_part(index, part)
+
     def trailing_calls(self) -> None:
         """One to three responses at the end with unresolved calls (and perhaps text only in
         the last), then perhaps a system-only or empty interrupted request behind them."""
@@ -447,8 +467,9 @@ def hostile_histories(
       ``True`` or ``'allow-local'``. Placed in a user prompt, in a tool result (alone,
       in a list, or nested in a dict) or in a native (provider-run) tool result.
     - ``uploaded_files``: an ``UploadedFile`` in a user prompt or a tool result.
-    - ``metadata``: ``TextContent`` with metadata in a user prompt, and the reserved
-      ``__pydantic_ai__`` key in a message's metadata.
+    - ``metadata``: ``TextContent`` with metadata in a user prompt, the reserved
+      ``__pydantic_ai__`` key in a message's metadata, a ``workspace_ref`` on a response,
+      and a response ``CompactionPart`` with the standing-prompt stamp.
     - ``unresolved_calls``: one to three trailing responses with unanswered calls (text or
       thinking beside them, or a text-only response after them; with a model name or
       none), maybe followed by a system-only or an empty interrupted request; a result
