@@ -371,3 +371,52 @@ async def _bedrock(model: Any, messages: list, params: Any, settings: Any) -> di
 #: Provider id -> the coroutine that maps with that provider's model and builds the body.
 _RENDER = {"openai-chat": _openai_chat, "qwen-vllm": _openai_chat, "glm": _openai_chat, "mistral": _mistral,
            "anthropic": _anthropic, "gemini": _gemini, "bedrock-converse": _bedrock}
+
+
+# -- sanitize and repair: pydantic-ai's own functions ------------------------------------------
+#
+# ``sanitize`` is ``pydantic_ai.messages.sanitize_messages`` with its defaults (what the UI
+# adapters apply to client-submitted history), ``repair`` is ``repair_messages`` with its
+# default ``repair_last_response=True``. Their warnings (one per kind of thing stripped) are
+# silenced here: they are attributed to this module, and the checks judge the result.
+
+import warnings  # noqa: E402
+
+from pydantic_ai.messages import repair_messages, sanitize_messages  # noqa: E402
+
+warnings.filterwarnings("ignore", category=UserWarning, module=r"chatconform\.adapters\.pydantic_ai$")
+
+#: Where pydantic-ai's functions differ from the reference, each with its minimal case
+#: (tests/test_adapter_pydantic_ai_sanitize_repair.py reproduces each). No upstream issue was found
+#: for these.
+_HISTORY_EXPECTED_FAILURES = {
+    "sanitize.no_crash": (
+        "a client file URL with an unclosed IPv6 bracket ([user: ImageUrl('https://[::1/1.png'), 'Hello']) "
+        "makes sanitize_messages raise ValueError('Invalid IPv6 URL') from urllib.parse.urlparse"),
+    "sanitize.file_url_schemes": (
+        "a file URL without a scheme is kept ([user: ImageUrl('//evil.example/3.png')]): the allow-list "
+        "is applied only when urlparse finds a scheme"),
+    "sanitize.no_trailing_unresolved_calls": (
+        "the walk back over trailing responses stops at the first one it changes, so [user] [call c2] "
+        "[empty interrupted request] [text, call x2] keeps c2 in what is then a trailing response"),
+    "sanitize.matches_reference": "follows from the three above",
+    "repair.every_call_answered_once": (
+        "a second result for an answered call is kept ([user] [call c2] [result c2, result c2] [call c4]): "
+        "only results whose id was never called are dropped"),
+    "repair.matches_reference": (
+        "follows from the above; also, the results synthesized for one response come grouped by call id, "
+        "not in the order of the calls"),
+}
+
+
+def _sanitize(self: PydanticAIAdapter, history: Sequence[ModelMessage]) -> list[ModelMessage]:
+    return sanitize_messages(history)
+
+
+def _repair(self: PydanticAIAdapter, history: Sequence[ModelMessage]) -> list[ModelMessage]:
+    return repair_messages(history)
+
+
+PydanticAIAdapter.sanitize = _sanitize
+PydanticAIAdapter.repair = _repair
+PydanticAIAdapter.expected_failures = {**PydanticAIAdapter.expected_failures, **_HISTORY_EXPECTED_FAILURES}

@@ -232,7 +232,7 @@ class _Pass:
         if self.result.hung is not None or self.result.engine_error is not None:
             return  # an abandoned call may still run: calling again would pile up threads
         if self.done_when_all_seen and self.selected is not None and self.selected <= self.observed.keys():
-            return  # every selected check has failed: nothing left to learn without shrinking
+            raise _AllSeen  # every selected check has failed: nothing left to learn without shrinking
         if self.profile.steer_to_large:
             hypothesis.target(float(self.contract.size(case)), label="size")
         if self.tick:
@@ -282,6 +282,9 @@ class _Pass:
             # would also switch the example database off, which the dev profile needs.
             test._hypothesis_internal_use_seed = self.stream
         settings = self.profile.settings(seed=self.seed, scale=self.contract.examples_scale)
+        if self.done_when_all_seen:  # stop generating at _AllSeen, without shrinking it
+            settings = hypothesis.settings(settings, phases=[p for p in settings.phases
+                                                             if p != hypothesis.Phase.shrink])
         wrapped = settings(given(self.contract.cases(self.variant))(test))
         if self.seed is not None:  # the user's --seed: reproducible, as Hypothesis means it
             wrapped = hypothesis.seed(self.seed)(wrapped)
@@ -299,6 +302,8 @@ class _Pass:
 
     def _collect(self, exc: BaseException) -> None:
         for leaf in _leaves(exc):
+            if isinstance(leaf, _AllSeen):
+                continue
             if isinstance(leaf, _CheckFailed):
                 self.result.failures.setdefault(leaf.failure.check, leaf.failure)
             elif isinstance(leaf, HypothesisException):
@@ -334,6 +339,12 @@ def no_local_constants() -> Iterator[None]:
     finally:
         providers._get_local_constants = original
         cache.clear()
+
+
+class _AllSeen(Exception):
+    """Ends an exploring pass that does not shrink once every selected check has failed:
+    the cases still to be generated could teach it nothing, and generating them is most
+    of the cost of a search."""
 
 
 def _leaves(exc: BaseException) -> Iterable[BaseException]:

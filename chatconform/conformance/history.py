@@ -13,6 +13,7 @@ values. The invariants several contracts share over histories live here too:
 from __future__ import annotations
 
 import base64
+import copy as copy_module
 import dataclasses
 from collections import Counter
 from collections.abc import Iterable, Sequence
@@ -38,7 +39,9 @@ from pydantic_ai.messages import (
     UserPromptPart,
 )
 
-from chatconform.conformance.contract import Contract
+from chatconform.conformance.contract import Contract, Example
+from chatconform.conformance.guard import DEFAULT_TIMEOUT, guarded_call
+from chatconform.conformance.registry import NotApplicable, Violation
 
 History = list[ModelMessage]
 
@@ -106,12 +109,19 @@ def _slim(obj: dict[str, Any], inherited_time: Any) -> dict[str, Any]:
         if key == "timestamp":
             if value != inherited_time:
                 out[key] = value
+        elif key == "content" and obj.get("part_kind") in _VERBATIM_CONTENT:
+            out[key] = value
         elif key in defaults:
             if value != defaults[key]:
                 out[key] = _drop_none(value)
         elif value is not None:
             out[key] = _drop_none(value)
     return out
+
+
+#: Parts whose ``content`` is the tool's own data, written as it is: a None in it is data,
+#: and a file in it is recognised on loading only with every one of its keys.
+_VERBATIM_CONTENT = ("tool-return", "builtin-tool-return")
 
 
 def _drop_none(value: Any) -> Any:
@@ -238,6 +248,117 @@ class HistoryContract(Contract):
 
     def size(self, case: Any) -> int:
         return sum(len(getattr(case, name)) for name in self.history_fields)
+
+
+def fresh_lists(history: Sequence[ModelMessage]) -> History:
+    """A copy of ``history`` down to each message's list of parts (the parts are shared):
+    what an implementation that rebuilds lists in place may touch, at a fraction of a
+    deep copy's cost on long histories. ``input_untouched`` judges deeper edits."""
+    out = []
+    for message in history:
+        clone = copy_module.copy(message)
+        clone.parts = list(message.parts)
+        out.append(clone)
+    return out
+
+
+def first_difference(a: Sequence[Any], b: Sequence[Any]) -> int:
+    """The first index where ``a`` and ``b`` differ (the shorter length when one is a prefix)."""
+    return next((i for i, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b)))
+
+
+def describe_at(items: Sequence[Any], index: int, width: int = 600) -> str:
+    """Item ``index`` of ``items`` for a failure message (its repr, cut), or that there is none."""
+    if index >= len(items):
+        return f"nothing at {index} (there are {len(items)})"
+    return repr(items[index])[:width]
+
+
+def check_fixed_point(ex: Example) -> None:
+    """Violation unless the implementation returns its own result unchanged."""
+    again = applied_again(ex)
+    if again != ex.output:
+        first = first_difference(ex.output, again)
+        raise Violation(f"a second pass changes the result at message {first}",
+                        expected=describe_at(ex.output, first), actual=describe_at(again, first))
+
+
+def applied_again(ex: Example) -> History:
+    """The implementation's method applied to its own result (a copy), for idempotence.
+
+    The result of a valid input is a valid input: raising on it, hanging, or returning
+    something malformed is a violation. NotApplicable where the example carries no
+    implementation to call.
+    """
+    own = ex.impl.method(ex.contract) if ex.impl is not None else None
+    if own is None:
+        raise NotApplicable("no implementation to apply a second time")
+    copy = fresh_lists(ex.output)
+    outcome = guarded_call(lambda: ex.contract.call(own, ex.contract.case_type(copy), ex.variant), DEFAULT_TIMEOUT)
+    if outcome.timed_out:
+        raise Violation("hung when given its own result", expected="a result", actual="no answer")
+    if outcome.error is not None:
+        raise Violation(f"raised when given its own result: {outcome.describe_error()}",
+                        expected="a result", actual=outcome.describe_error())
+    problem = history_problem(outcome.output)
+    if problem is not None:
+        raise Violation(f"given its own result, {problem}")
+    return outcome.output
+
+
+@dataclasses.dataclass
+class HistoryCase:
+    """A case that is one history."""
+
+    history: History
+
+
+class HistoryTransformContract(HistoryContract):
+    """A contract whose method takes one history and returns one (``sanitize``, ``repair``).
+
+    A subclass names its reference function (:meth:`transform`), the strategy of its
+    histories (:meth:`histories`, built once) and how a large history is grown from a seed
+    (:meth:`expand`, for ``chatconform bench``).
+    """
+
+    case_type = HistoryCase
+
+    def transform(self, history: History) -> History:
+        raise NotImplementedError
+
+    def histories(self):  # -> SearchStrategy[History]
+        raise NotImplementedError
+
+    def expand(self, seed: int, size: int) -> History:
+        raise NotImplementedError
+
+    def cases(self, variant):
+        if "_cases" not in vars(self):
+            self._cases = self.histories().map(HistoryCase)
+        return self._cases
+
+    def call(self, fn, case, variant):
+        return fn(case.history)
+
+    def reference(self, case, variant):
+        return self.transform(case.history)
+
+    def output_problem(self, output, case):
+        return history_problem(output)
+
+    def large_case(self, size: int, seed: int, variant: str | None) -> HistoryCase:
+        """About ``size`` messages grown by :meth:`expand` (linear time, no Hypothesis draws)."""
+        import random
+
+        return HistoryCase(self.expand(random.Random(seed).getrandbits(32), size))
+
+    def floor(self, case: HistoryCase, variant: str | None) -> None:
+        """One bare pass: every message and part looked at once, the tool-call ids collected."""
+        ids = set()
+        for message in case.history:
+            for part in message.parts:
+                if isinstance(part, ToolCallPart):
+                    ids.add(part.tool_call_id)
 
 
 # -- what a history holds ------------------------------------------------------------------------

@@ -1,5 +1,6 @@
-"""Public Hypothesis strategies: conversation trees (as stored rows), agent histories,
-compaction cuts into them, and agent runs played to an ending on a real pydantic-ai agent.
+"""Public Hypothesis strategies: conversation trees (as stored rows), agent histories (also as
+an untrusted client sends them back), compaction cuts into them, and agent runs played to an
+ending on a real pydantic-ai agent.
 
 Every strategy is a function with keyword-only knobs that builds valid data by
 construction and shrinks toward the simplest case.
@@ -7,6 +8,7 @@ construction and shrinks toward the simplest case.
 
 from chatconform.strategies.cuts import compaction_cases, cuts
 from chatconform.strategies.histories import SUMMARY_METADATA_KEY, expand_history, histories, instructions
+from chatconform.strategies.hostile import expand_hostile_history, hostile_histories
 from chatconform.strategies.runs import run_cases, run_scenario, scenarios
 from chatconform.strategies.trees import conversation_rows, expand_conversation, large_conversations
 
@@ -17,7 +19,9 @@ __all__ = [
     "cuts",
     "expand_conversation",
     "expand_history",
+    "expand_hostile_history",
     "histories",
+    "hostile_histories",
     "instructions",
     "large_conversations",
     "run_cases",

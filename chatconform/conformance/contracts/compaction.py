@@ -26,8 +26,8 @@ from chatconform.conformance.contracts.payload import PROVIDERS_OPTION
 from chatconform.conformance.guard import DEFAULT_TIMEOUT, guarded_call
 from chatconform.conformance.history import (
     HistoryContract,
-    history_problem,
     Item,
+    history_problem,
     lost_items,
     out_of_order,
     tool_pairing_problems,
