@@ -39,6 +39,7 @@ from pydantic_ai.messages import (
 )
 
 from chatconform.conformance.contract import Contract
+from chatconform.conformance.registry import NotApplicable, Violation
 
 History = list[ModelMessage]
 
@@ -229,6 +230,26 @@ class HistoryContract(Contract):
         return sum(len(getattr(case, name)) for name in self.history_fields)
 
 
+def walk_parts(history: Sequence[ModelMessage]) -> int:
+    """One bare pass over a history, every part looked at once: the floor benchmarks
+    measure a contract's implementation against. Returns the number of parts."""
+    count = 0
+    for message in history:
+        for _part in message.parts:
+            count += 1
+    return count
+
+
+def history_problem(output: Any) -> str | None:
+    """Why ``output`` is not a history (a list of ``ModelRequest``/``ModelResponse``), or None."""
+    if not isinstance(output, list):
+        return f"returned {type(output).__name__}, expected a history (a list of messages)"
+    bad = next((i for i, m in enumerate(output) if not isinstance(m, (ModelRequest, ModelResponse))), None)
+    if bad is not None:
+        return f"item {bad} of the result is {type(output[bad]).__name__}, not a ModelRequest or ModelResponse"
+    return None
+
+
 # -- what a history holds ------------------------------------------------------------------------
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -310,6 +331,17 @@ def lost_items(before: Sequence[Item], after: Sequence[Item]) -> list[Item]:
     return out
 
 
+def check_same_items(expected: Sequence[Item], actual: Sequence[Item]) -> None:
+    """A Violation at the first item where ``actual`` (a result's items) differs from
+    ``expected`` (the reference result's): the ``matches_reference`` of history contracts."""
+    if list(expected) == list(actual):
+        return
+    first = next((i for i, (a, b) in enumerate(zip(expected, actual)) if a != b), min(len(expected), len(actual)))
+    raise Violation(f"the result differs from the reference at item {first}",
+                    expected=[f"{i.kind}: {i.value[:80]}" for i in expected[first:first + 3]],
+                    actual=[f"{i.kind}: {i.value[:80]}" for i in actual[first:first + 3]])
+
+
 def out_of_order(kept: Sequence[Item], result: Sequence[Item]) -> Item | None:
     """The first item of ``kept`` that does not follow the previous one in ``result``, or None.
 
@@ -363,3 +395,18 @@ def tool_pairing_problems(history: Sequence[ModelMessage]) -> list[str]:
     problems.extend(f"message {index}: tool call {call_id} is never answered"
                     for call_id, index in open_calls.items())
     return problems
+
+
+def register_pairs_intact(contract: Contract, rationale: str) -> None:
+    """Register ``<contract>.pairs_intact`` on a contract that shortens ``case.history``:
+    where every call of the input pairs up, every call of the result must too."""
+
+    @contract.check("pairs_intact", title="every tool call of the result is answered once and every result "
+                                          "has its call", rationale=rationale)
+    def pairs_intact(ex: Any) -> None:
+        if tool_pairing_problems(ex.case.history):
+            raise NotApplicable("the input's own tool calls do not pair up")
+        problems = tool_pairing_problems(ex.output)
+        if problems:
+            raise Violation(problems[0] + (f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""),
+                            expected="no pairing problems", actual=problems[:5])
