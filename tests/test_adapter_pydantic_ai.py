@@ -203,7 +203,7 @@ def test_registered_as_an_entry_point_behind_its_extra():
     target = project["entry-points"]["chatconform.implementations"]["pydantic-ai"]
     impl = discovery.wrap(EntryPoint("pydantic-ai", target, discovery.GROUP).load(), "pydantic-ai")
     assert (impl.name, impl.contracts(), impl.options["providers"]) == (
-        "pydantic-ai", ["payload"], frozenset(PROVIDER_IDS))
+        "pydantic-ai", ["payload", "serde"], frozenset(PROVIDER_IDS))
     extras = project["optional-dependencies"]
     assert any(d.startswith("pydantic-ai-slim[") for d in extras["pydantic-ai"])
     assert "chatconform[pydantic-ai,harness,langchain]" in extras["all"]
@@ -264,3 +264,17 @@ def test_naming_an_adapter_that_cannot_load_is_a_config_error(broken_adapter, ca
 
 def test_short_payload_run_has_no_engine_errors(short_run):
     short_run(PydanticAIAdapter, "payload", examples=3)
+
+
+# -- serde: dump/load through ModelMessagesTypeAdapter -------------------------------------------
+
+def test_dump_and_load_are_the_type_adapters_own(adapter):
+    from pydantic import ValidationError
+    from pydantic_ai.messages import ModelMessagesTypeAdapter
+
+    history = weather_history()
+    data = adapter.dump(history)
+    assert data == ModelMessagesTypeAdapter.dump_json(history)
+    assert adapter.load(data) == history == adapter.load(data.decode())
+    with pytest.raises(ValidationError):
+        adapter.load(data[:-1])

@@ -26,6 +26,8 @@ __all__ = ["budget_points", "budgets", "trim_cases"]
 
 #: One case in this many trims the empty history.
 _EMPTY_ODDS = 20
+#: The longest bulk section a trim case holds: hundreds of messages (benchmarks go further).
+_BULK_TURNS = 200
 
 
 def budget_points(history: Sequence[ModelMessage]) -> list[int]:
@@ -46,5 +48,5 @@ def budgets(history: Sequence[ModelMessage]):
 @st.composite
 def trim_cases(draw) -> tuple[list[ModelMessage], int]:
     """(history, max_messages): a trim to run, the budget where trims break."""
-    history = [] if draw(st.integers(0, _EMPTY_ODDS - 1)) == _EMPTY_ODDS - 1 else draw(_history_with_tail())
+    history = [] if draw(st.integers(0, _EMPTY_ODDS - 1)) == _EMPTY_ODDS - 1 else draw(_history_with_tail(_BULK_TURNS))
     return history, draw(budgets(history))
