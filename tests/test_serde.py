@@ -39,6 +39,13 @@ def test_the_reference_round_trips_generated_histories(history):
     assert isinstance(data, bytes) and load(data) == history and load(data.decode()) == history
 
 
+def test_the_reference_implementation_offers_dump_and_load():
+    from chatconform.reference import ReferenceImplementation
+
+    reference = ReferenceImplementation()
+    assert (reference.dump, reference.load) == (dump, load)
+
+
 @pytest.mark.parametrize("malformation", MALFORMATIONS)
 @pytest.mark.parametrize("at", [0, 1, 5, 10_000])
 def test_every_malformation_makes_the_reference_load_raise(malformation, at):

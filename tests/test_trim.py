@@ -4,10 +4,13 @@ import re
 
 import pytest
 from hypothesis import given, settings
+from hypothesis import strategies as st
 from pydantic_ai.messages import (
     CompactionPart,
     ModelRequest,
     ModelResponse,
+    RetryFeedbackPart,
+    RetryInfo,
     SystemPromptPart,
     TextPart,
     ToolCallPart,
@@ -18,7 +21,8 @@ from pydantic_ai.messages import (
 from chatconform.conformance.contracts import get_contract
 from chatconform.conformance.history import history_from_json, tool_pairing_problems, visible_items
 from chatconform.reference.trim import trim, valid_starts
-from chatconform.strategies import trim_cases
+from chatconform.reference.compaction import standing_system_parts
+from chatconform.strategies import budgets, histories, trim_cases
 from chatconform.strategies.budgets import budget_points
 from chatconform.strategies.cuts import late_result_tail
 
@@ -46,8 +50,15 @@ def kinds(history) -> list[str]:
 
 @pytest.mark.parametrize("max_messages", [0, -1, True, 1.0, "2", None])
 def test_a_budget_that_is_not_a_positive_int_is_refused_by_value(max_messages):
-    with pytest.raises(ValueError, match=re.escape(f"max_messages={max_messages!r}")):
+    with pytest.raises(ValueError, match=re.escape(f"max_messages={max_messages!r} is not a message budget: "
+                                                   "it must be an int of at least 1")):
         trim([user("Hi (u1)")], max_messages=max_messages)
+
+
+def test_the_reference_implementation_offers_trim():
+    from chatconform.reference import ReferenceImplementation
+
+    assert ReferenceImplementation().trim is trim
 
 
 def test_the_empty_history_trims_to_empty():
@@ -123,6 +134,36 @@ def test_user_text_stored_before_tool_results_is_not_a_start():
     assert valid_starts(history) == [0]
 
 
+def test_a_start_after_a_tool_round_and_one_before_retry_feedback():
+    feedback = ModelRequest([RetryFeedbackPart("Return a number. (f5)", retry=RetryInfo(cause="no_output", attempt=1, max_retries=2))])
+    history = [user("Q1 (u1)"), *tool_round("c1"), answer("A1 (a2)"), user("Q2 (u3)"), answer("A2 (a4)"),
+               feedback, answer("42 (a6)")]
+    assert valid_starts(history) == [0, 4]  # after the round; not at the feedback (no user voice)
+    assert trim(history, max_messages=4) == history[4:]
+
+
+def test_edges_of_the_start_search():
+    """Pinned where generated cases rarely go: a start at index 1, at the newest message,
+    after an empty response, after a system-only newest request."""
+    assert trim([user("Q0 (u0)"), user("Q1 (u1)"), answer("A (a2)")], max_messages=2)[0].parts[0].content == "Q1 (u1)"
+    newest = [user("Q1 (u1)"), answer("A1 (a2)"), user("Q2 (u3)")]
+    assert trim(newest, max_messages=1) == newest[2:]
+    empty = [user("Q1 (u1)"), ModelResponse([]), user("Q2 (u2)"), answer("A2 (a3)")]
+    assert trim(empty, max_messages=3) == empty[2:]  # not the empty response, though it fits
+    ends_in_system = [user("Q1 (u1)"), answer("A1 (a2)"), ModelRequest([SystemPromptPart("Be brief. (s3)")])]
+    assert valid_starts(ends_in_system) == [0]
+
+
+def test_only_the_leading_requests_hold_the_standing_prompt():
+    mid = SystemPromptPart("Use metric units. (s9)")
+    history = [user("Q1 (u1)"), answer("A1 (a2)"), ModelRequest([mid, UserPromptPart("Q2 (u3)")]), answer("A2 (a4)"),
+               user("Q3 (u5)"), answer("A3 (a6)"), user("Q4 (u7)"), answer("A4 (a8)")]
+    assert trim(history, max_messages=4) == history[4:]  # no head is owed for the mid-conversation prompt
+    late = [user("Q0 (u0)"), ModelRequest([SYSTEM, UserPromptPart("Q1 (u1)")]), answer("A1 (a2)"), user("Q2 (u3)"),
+            answer("A2 (a4)")]
+    assert trim(late, max_messages=4) == late[1:]  # starting at the prompt's own request owes no head
+
+
 def test_the_input_is_not_mutated():
     history = [ModelRequest([SYSTEM, UserPromptPart("Q1 (u2)")]), answer("A1 (a3)"), user("Q2 (u4)")]
     before = [m.parts[:] for m in history]
@@ -140,6 +181,34 @@ def test_trim_cases_are_valid_and_the_reference_result_is_a_valid_trim(case):
     assert len(result) <= max(max_messages, len(trim(history, max_messages=1)))
     if history:
         assert visible_items(result)[-1] == visible_items(history)[-1]
+
+
+def brute_force_trim(history, max_messages):
+    """The policy read straight from the README, one candidate start at a time."""
+    if len(history) <= max_messages:
+        return list(history)
+
+    def valid(start):
+        tail = history[start:]
+        first = next((i for i in visible_items(tail) if i.kind != "system"), None)
+        return start == 0 or (isinstance(tail[0], ModelRequest) and not tool_pairing_problems(tail)
+                              and first is not None and first.kind in ("user", "summary"))
+
+    def result(start):
+        standing = standing_system_parts(history, start)
+        return [*([ModelRequest(standing)] if standing else []), *history[start:]]
+
+    starts = [s for s in range(len(history)) if valid(s)]
+    return next((result(s) for s in starts if len(result(s)) <= max_messages), result(starts[-1]))
+
+
+@settings(max_examples=150, deadline=None)
+@given(histories(max_bulk_turns=0, max_turns=6).flatmap(lambda h: st.tuples(st.just(h), budgets(h))))
+def test_the_reference_is_the_brute_force_policy(case):
+    history, max_messages = case
+    expected = brute_force_trim(history, max_messages)
+    result = trim(history, max_messages=max_messages)
+    assert len(result) == len(expected) and visible_items(result) == visible_items(expected)
 
 
 # -- the budget strategy ----------------------------------------------------------------------

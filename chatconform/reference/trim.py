@@ -42,6 +42,7 @@ list), the re-added system prompt parts are copies.
 from __future__ import annotations
 
 import copy
+import itertools
 from collections.abc import Sequence
 
 from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, SystemPromptPart
@@ -87,12 +88,9 @@ def valid_starts(history: Sequence[ModelMessage]) -> list[int]:
 
 def _first_standing(history: Sequence[ModelMessage]) -> int | None:
     """Index of the first leading request holding a system prompt, or None."""
-    for index, message in enumerate(history):
-        if isinstance(message, ModelResponse):
-            return None
-        if any(isinstance(part, SystemPromptPart) for part in message.parts):
-            return index
-    return None
+    leading = itertools.takewhile(lambda message: not isinstance(message, ModelResponse), history)
+    return next((index for index, message in enumerate(leading)
+                 if any(isinstance(part, SystemPromptPart) for part in message.parts)), None)
 
 
 def trim(history: Sequence[ModelMessage], *, max_messages: int) -> list[ModelMessage]:
