@@ -233,6 +233,29 @@ def test_a_case_loads_back_from_its_json_and_a_bad_one_is_named():
         contract.case_from_json({"history": []})
 
 
+def test_suffix_only_allows_the_standing_prompt_in_front_once():
+    from chatconform.conformance.discovery import wrap
+    from chatconform.conformance.engine import evaluate_case
+
+    class PromptOnTop:
+        name, version = "prompt-on-top", "1"
+
+        def trim(self, history, *, max_messages):
+            return [ModelRequest([SYSTEM]), *history[-max_messages + 1:]]
+
+    contract = get_contract("trim")
+    history = [ModelRequest([SYSTEM, UserPromptPart("Q1 (u2)")]), answer("A1 (a3)"), user("Q2 (u4)"), answer("A2 (a5)")]
+
+    def suffix_failure(max_messages):
+        evaluation = evaluate_case(wrap(PromptOnTop), contract, contract.case_type(history, max_messages), None,
+                                   timeout=5, only=frozenset({"trim.suffix_only"}))
+        return [f.message for f in evaluation.failures]
+
+    assert suffix_failure(3) == []  # [system] + [Q2, A2]: the prompt was cut off, so it may come back
+    assert suffix_failure(5) == ["the standing system prompt is kept in front of a part of the history that "
+                                 "still holds it"]
+
+
 def test_the_benchmark_hooks_build_a_case_of_about_the_size_asked():
     contract = get_contract("trim")
     case = contract.large_case(1_000, seed=3, variant=None)

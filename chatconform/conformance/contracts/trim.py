@@ -18,7 +18,7 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 
-from pydantic_ai.messages import ModelMessage, ModelRequest
+from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse
 
 from chatconform.conformance.contract import Example
 from chatconform.conformance.history import (
@@ -95,6 +95,17 @@ def _standing_items(ex: Example) -> list[Item]:
     return ex.once("standing", lambda: visible_items([ModelRequest(standing_system_parts(ex.case.history))]))
 
 
+def _standing_positions(ex: Example) -> list[int]:
+    """Where each item of the standing system prompt is in the history's items, in order."""
+    def compute() -> list[int]:
+        first_response = next((i for i, m in enumerate(ex.case.history) if isinstance(m, ModelResponse)),
+                              len(ex.case.history))
+        leading = visible_items(ex.case.history[:first_response])
+        return [i for i, item in enumerate(leading) if item.kind == "system"]
+
+    return ex.once("standing_positions", compute)
+
+
 def _describe(item: Item) -> str:
     return f"{item.kind}: {item.value[:80]}"
 
@@ -131,7 +142,13 @@ def suffix_only(ex: Example) -> None:
         return
     common = next((i for i, (a, b) in enumerate(zip(items, standing)) if a != b), min(len(items), len(standing)))
     if common and _suffix_mismatch(items[common:], history) is None:
-        return  # the standing prompt (or its start) in front of a suffix
+        # The standing prompt (or its start) in front of a suffix: allowed where the suffix
+        # no longer holds it, else it is there twice.
+        offset = len(history) - len(items) + common
+        if offset > _standing_positions(ex)[common - 1]:
+            return
+        raise Violation("the standing system prompt is kept in front of a part of the history that still holds it",
+                        expected="the system prompt once", actual=[_describe(i) for i in items[:common]])
     index, expected, found = mismatch
     raise Violation(f"item {index} of the result ({_describe(found)!r}) is not where the end of the history has it",
                     expected=_describe(expected) if expected else "nothing: the result holds more than the history",
