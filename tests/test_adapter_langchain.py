@@ -161,7 +161,7 @@ def test_registered_as_an_entry_point_behind_its_extra():
     target = project["entry-points"]["chatconform.implementations"]["langchain-core"]
     impl = discovery.wrap(EntryPoint("langchain-core", target, discovery.GROUP).load(), "langchain-core")
     assert (impl.name, impl.contracts(), impl.options["providers"]) == (
-        "langchain-core", ["payload"], frozenset({"openai-chat"}))
+        "langchain-core", ["payload", "trim"], frozenset({"openai-chat"}))
     assert impl.version == version("langchain-core")
     extras = project["optional-dependencies"]
     assert extras["langchain"] == ["langchain-core>=0.3"]
@@ -170,3 +170,31 @@ def test_registered_as_an_entry_point_behind_its_extra():
 
 def test_short_payload_run_has_no_engine_errors(short_run):
     short_run(LangChainCoreAdapter, "payload")
+
+
+# -- trim: trim_messages, mapped back to the parts it kept ----------------------------------------
+
+def test_trim_keeps_what_trim_messages_keeps_as_the_input_s_own_parts(adapter):
+    history = weather_history()
+    history = [*history, ModelRequest(parts=[UserPromptPart("And tomorrow?")]), ModelResponse(parts=[TextPart("Rain.")])]
+    # LangChain sees [system, human, ai, tool, ai, human, ai]: the last 3 open on the human message.
+    result = adapter.trim(history, max_messages=3)
+    assert result[1:] == history[-2:] and all(a is b for a, b in zip(result[1:], history[-2:]))
+    assert result[0].parts == [history[0].parts[0]]  # the system part alone, from the first request
+    assert adapter.trim(history, max_messages=20) == history
+
+
+def test_trim_deviations_as_trim_messages_has_them(adapter):
+    """The README's minimal cases of the expected failures."""
+    system_and_user = [ModelRequest(parts=[SystemPromptPart("Be brief. (s1)"), UserPromptPart("Hello (u2)")])]
+    assert [type(p) for m in adapter.trim(system_and_user, max_messages=1) for p in m.parts] == [SystemPromptPart]
+    calls = ModelResponse(parts=[ToolCallPart("get_weather", {}, "c1")])
+    typed_while_running = [ModelRequest(parts=[UserPromptPart("Weather? (u1)")]), calls,
+                           ModelRequest(parts=[UserPromptPart("Also Berlin (u2)"),
+                                               ToolReturnPart("get_weather", "sunny (r3)", "c1")])]
+    kept = adapter.trim(typed_while_running, max_messages=2)
+    assert [type(p) for m in kept for p in m.parts] == [UserPromptPart, ToolReturnPart]  # c1's result, no call
+    agentic_tail = [ModelRequest(parts=[UserPromptPart("Go (u1)")]), calls,
+                    ModelRequest(parts=[ToolReturnPart("get_weather", "sunny (r2)", "c1")]),
+                    ModelResponse(parts=[TextPart("Done. (a3)")])]
+    assert adapter.trim(agentic_tail, max_messages=3) == []

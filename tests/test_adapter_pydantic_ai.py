@@ -203,7 +203,7 @@ def test_registered_as_an_entry_point_behind_its_extra():
     target = project["entry-points"]["chatconform.implementations"]["pydantic-ai"]
     impl = discovery.wrap(EntryPoint("pydantic-ai", target, discovery.GROUP).load(), "pydantic-ai")
     assert (impl.name, impl.contracts(), impl.options["providers"]) == (
-        "pydantic-ai", ["payload", "persist"], frozenset(PROVIDER_IDS))
+        "pydantic-ai", ["payload", "persist", "serde"], frozenset(PROVIDER_IDS))
     extras = project["optional-dependencies"]
     assert any(d.startswith("pydantic-ai-slim[") for d in extras["pydantic-ai"])
     assert "chatconform[pydantic-ai,harness,langchain]" in extras["all"]
@@ -282,3 +282,17 @@ def test_persist_run_stores_the_capture_as_pydantic_ai_leaves_it(adapter):
                                               "persist.continuable", "persist.matches_reference"}
     previous = result.captured[:1]
     assert adapter.persist_run(previous, [], "cancelled") == previous
+
+
+# -- serde: dump/load through ModelMessagesTypeAdapter -------------------------------------------
+
+def test_dump_and_load_are_the_type_adapters_own(adapter):
+    from pydantic import ValidationError
+    from pydantic_ai.messages import ModelMessagesTypeAdapter
+
+    history = weather_history()
+    data = adapter.dump(history)
+    assert data == ModelMessagesTypeAdapter.dump_json(history)
+    assert adapter.load(data) == history == adapter.load(data.decode())
+    with pytest.raises(ValidationError):
+        adapter.load(data[:-1])

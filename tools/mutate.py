@@ -70,6 +70,8 @@ GUARDS: dict[str, list[str]] = {
     "chatconform/reference/payload.py": ["tests/test_reference_payload.py", "tests/test_reference_payload_policy.py"],
     "chatconform/reference/compaction.py": ["tests/test_compaction.py", "tests/test_reference_compaction_policy.py"],
     "chatconform/reference/persist.py": ["tests/test_persist.py"],
+    "chatconform/reference/trim.py": ["tests/test_trim.py"],
+    "chatconform/reference/serde.py": ["tests/test_serde.py"],
 }
 
 #: Mutants that cannot change behaviour, with the reason: left out of the score.
@@ -78,6 +80,7 @@ GUARDS: dict[str, list[str]] = {
 #: anything simply stops applying. ``--list`` prints each mutant's key.
 _PAYLOAD = "chatconform/reference/payload.py"
 _COMPACTION = "chatconform/reference/compaction.py"
+_TRIM = "chatconform/reference/trim.py"
 _ANTHROPIC_EDGE = 'if messages and messages[-1]["role"] == "assistant" and messages[-1]["content"][-1]["type"] == "text":'
 _LAST_IS_TEXT = ("an assistant message is last only when it holds no tool call (every call is followed by "
                  "its result), so each of its blocks is text")
@@ -120,6 +123,19 @@ EQUIVALENT: dict[tuple[str, str, str, int], str] = {
         "move (always to an earlier call) can land inside it",
     (_COMPACTION, "if call < moved <= result:", "`<` -> `<=`", 3):
         "when moved == call the move sets moved to the value it already has",
+    (_TRIM, "depth = [0] * (n + 1)", "`1` -> `2`", 19): "the extra slot of the difference array is never read",
+    (_TRIM, "depth[call + 1] += 1", "`1` -> `0`", 13):
+        "the message of the call is a response, never a start, so whether it counts as inside the pair is moot",
+    (_TRIM, "opens: list[str | None] = [None] * (n + 1)", "`1` -> `2`", 40): "the extra slot is never read",
+    (_TRIM, "for index in range(n - 1, -1, -1):", "`1` -> `2`", 27):
+        "the extra pass at index -1 writes the sentinel slot after its only read (by the last message)",
+    (_TRIM, "for index in range(n - 1, -1, -1):", "`1` -> `0`", 27):
+        "opens[0] is never read: 0 is a start whatever the history opens with",
+    (_TRIM, 'kinds = [item.kind for item in visible_items(history[index:index + 1]) if item.kind != "system"]',
+     "`1` -> `2`", 67):
+        "a first non-system item found in the next message is opens[index + 1], which the fallback gives anyway",
+    (_TRIM, "if n <= max_messages:", "`<=` -> `<`", 3):
+        "with n == max_messages the search that follows picks start 0 (its size n fits) and builds the same list",
 }
 
 #: Mutants that do change behaviour, left unkilled on purpose, with the reason: they

@@ -40,11 +40,21 @@ A response-side ``CompactionPart`` (a provider's own compaction blob) and other
 provider-specific parts have no LangChain message and are left out. :func:`from_langchain`
 converts back; the project's tests check that a round trip keeps every visible item, in
 order.
+
+``trim(history, max_messages=N)`` (the ``trim`` contract) converts the history the same
+way, one LangChain message per part, and keeps what
+``langchain_core.messages.trim_messages`` keeps with the settings its docs give for chat
+history: ``strategy="last"``, ``token_counter=len`` (so ``max_tokens`` counts messages),
+``max_tokens=N``, ``start_on="human"`` and ``include_system=True``. The kept LangChain
+messages are mapped back to the parts they came from, and the parts regrouped into their
+messages (a message kept whole is the input's own; one kept in part is a copy with those
+parts), so what is judged is trim_messages' choice, not the converter's.
 """
 
 from __future__ import annotations
 
 import base64
+import dataclasses
 import importlib.util
 import json
 from collections.abc import Sequence
@@ -70,6 +80,7 @@ from langchain_core.messages import (  # noqa: E402
     SystemMessage,
     ToolMessage,
     convert_to_openai_messages,
+    trim_messages,
 )
 from pydantic_ai.messages import (  # noqa: E402
     BinaryContent,
@@ -246,11 +257,50 @@ def from_langchain(messages: Sequence[BaseMessage]) -> list[ModelMessage]:
     return out
 
 
+# -- trim: trim_messages, mapped back to the parts it kept -------------------------------------------
+
+def _with_origins(history: Sequence[ModelMessage]) -> tuple[list[BaseMessage], list[tuple[int, int | None]]]:
+    """:func:`to_langchain`'s messages, each with where it came from: (message index, part
+    index), the part index None for a response (one AIMessage)."""
+    out: list[BaseMessage] = []
+    origins: list[tuple[int, int | None]] = []
+    for index, message in enumerate(history):
+        if isinstance(message, ModelRequest):
+            for part_index, part in enumerate(message.parts):
+                converted = _request_messages(ModelRequest([part]))
+                out.extend(converted)
+                origins.extend([(index, part_index)] * len(converted))
+        else:
+            out.append(_response_message(message))
+            origins.append((index, None))
+    return out, origins
+
+
+def _regrouped(history: Sequence[ModelMessage], kept: list[tuple[int, int | None]]) -> list[ModelMessage]:
+    """The messages of ``history`` holding the ``kept`` parts, in order: a message whose
+    every part is kept is the input's own, one kept in part a copy with those parts."""
+    out: list[ModelMessage] = []
+    index = 0
+    while index < len(kept):
+        message_index = kept[index][0]
+        end = index
+        while end < len(kept) and kept[end][0] == message_index:
+            end += 1
+        message = history[message_index]
+        parts = list(dict.fromkeys(part for _, part in kept[index:end] if part is not None))
+        if isinstance(message, ModelResponse) or len(parts) == len(message.parts):
+            out.append(message)
+        else:
+            out.append(dataclasses.replace(message, parts=[message.parts[p] for p in parts]))
+        index = end
+    return out
+
+
 # -- the adapter -----------------------------------------------------------------------------------
 
 class LangChainCoreAdapter:
-    """``to_payload`` for ``openai-chat`` through ``convert_to_openai_messages`` (see the module
-    docstring)."""
+    """``to_payload`` for ``openai-chat`` through ``convert_to_openai_messages``, and ``trim``
+    through ``trim_messages`` (see the module docstring)."""
 
     name = "langchain-core"
     providers = frozenset({"openai-chat"})
@@ -270,6 +320,21 @@ class LangChainCoreAdapter:
         "payload.provider_rules": (
             "the same order as payload.tool_pairing: OpenAI O8/O7, a tool_calls message not followed "
             "by its tool messages"),
+        # trim, through trim_messages(strategy="last", token_counter=len, start_on="human",
+        # include_system=True); each with its minimal case in the README.
+        "trim.keeps_latest": (
+            "include_system=True counts the system message against max_tokens and start_on='human' drops "
+            "everything before the first human message of the window: [system, user] with max_messages=1 "
+            "keeps the system message alone, and a window with no human message keeps nothing of the turn "
+            "in progress; no upstream issue found"),
+        "trim.user_led": (
+            "the same: a window of N messages with no human message in it (an agent's tool rounds after "
+            "the user's request) leaves no user turn, only the system message or nothing"),
+        "trim.pairs_intact": (
+            "start_on='human' starts at a human message even where tool results follow it: a message typed "
+            "while tools ran, stored before their results, opens the window and the results lose their call "
+            "(orphaned ToolMessages: https://github.com/langchain-ai/langchain/issues/33245)"),
+        "trim.matches_reference": "the three deviations above",
     }
 
     def __init__(self) -> None:
@@ -283,3 +348,10 @@ class LangChainCoreAdapter:
         if instructions:
             messages.insert(0, SystemMessage(content=instructions))
         return {"messages": convert_to_openai_messages(messages)}
+
+    def trim(self, history: Sequence[ModelMessage], *, max_messages: int) -> list[ModelMessage]:
+        messages, origins = _with_origins(history)
+        kept = trim_messages(messages, max_tokens=max_messages, token_counter=len, strategy="last",
+                             start_on="human", include_system=True)
+        position = {id(message): i for i, message in enumerate(messages)}
+        return _regrouped(history, [origins[position[id(message)]] for message in kept])

@@ -49,7 +49,8 @@ class Example:
     variant: str | None
     #: The implementation under test (a discovery ``Implementation``), for the few checks
     #: that judge the output through another of its methods (``compaction.user_led`` maps
-    #: the compacted history with the implementation's own ``to_payload``).
+    #: the compacted history with the implementation's own ``to_payload``; the ``serde``
+    #: checks read what ``dump`` wrote back with its ``load``).
     impl: Any = None
 
     memo: dict[str, Any] = field(default_factory=dict)

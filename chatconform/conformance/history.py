@@ -361,6 +361,16 @@ class HistoryTransformContract(HistoryContract):
                     ids.add(part.tool_call_id)
 
 
+def walk_parts(history: Sequence[ModelMessage]) -> int:
+    """One bare pass over a history, every part looked at once: the floor benchmarks
+    measure a contract's implementation against. Returns the number of parts."""
+    count = 0
+    for message in history:
+        for _part in message.parts:
+            count += 1
+    return count
+
+
 # -- what a history holds ------------------------------------------------------------------------
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -442,6 +452,17 @@ def lost_items(before: Sequence[Item], after: Sequence[Item]) -> list[Item]:
     return out
 
 
+def check_same_items(expected: Sequence[Item], actual: Sequence[Item]) -> None:
+    """A Violation at the first item where ``actual`` (a result's items) differs from
+    ``expected`` (the reference result's): the ``matches_reference`` of history contracts."""
+    if list(expected) == list(actual):
+        return
+    first = next((i for i, (a, b) in enumerate(zip(expected, actual)) if a != b), min(len(expected), len(actual)))
+    raise Violation(f"the result differs from the reference at item {first}",
+                    expected=[f"{i.kind}: {i.value[:80]}" for i in expected[first:first + 3]],
+                    actual=[f"{i.kind}: {i.value[:80]}" for i in actual[first:first + 3]])
+
+
 def out_of_order(kept: Sequence[Item], result: Sequence[Item]) -> Item | None:
     """The first item of ``kept`` that does not follow the previous one in ``result``, or None.
 
@@ -495,3 +516,18 @@ def tool_pairing_problems(history: Sequence[ModelMessage]) -> list[str]:
     problems.extend(f"message {index}: tool call {call_id} is never answered"
                     for call_id, index in open_calls.items())
     return problems
+
+
+def register_pairs_intact(contract: Contract, rationale: str) -> None:
+    """Register ``<contract>.pairs_intact`` on a contract that shortens ``case.history``:
+    where every call of the input pairs up, every call of the result must too."""
+
+    @contract.check("pairs_intact", title="every tool call of the result is answered once and every result "
+                                          "has its call", rationale=rationale)
+    def pairs_intact(ex: Any) -> None:
+        if tool_pairing_problems(ex.case.history):
+            raise NotApplicable("the input's own tool calls do not pair up")
+        problems = tool_pairing_problems(ex.output)
+        if problems:
+            raise Violation(problems[0] + (f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""),
+                            expected="no pairing problems", actual=problems[:5])

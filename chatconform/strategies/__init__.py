@@ -1,19 +1,22 @@
 """Public Hypothesis strategies: conversation trees (as stored rows), agent histories (also as
-an untrusted client sends them back), compaction cuts into them, and agent runs played to an
-ending on a real pydantic-ai agent.
+an untrusted client sends them back), compaction cuts into them, trim budgets, malformed
+stored histories, and agent runs played to an ending on a real pydantic-ai agent.
 
 Every strategy is a function with keyword-only knobs that builds valid data by
 construction and shrinks toward the simplest case.
 """
 
+from chatconform.strategies.budgets import budgets, trim_cases
 from chatconform.strategies.cuts import compaction_cases, cuts
 from chatconform.strategies.histories import SUMMARY_METADATA_KEY, expand_history, histories, instructions
 from chatconform.strategies.hostile import expand_hostile_history, hostile_histories
+from chatconform.strategies.malformed import malform, serde_cases
 from chatconform.strategies.runs import run_cases, run_scenario, scenarios
 from chatconform.strategies.trees import conversation_rows, expand_conversation, large_conversations
 
 __all__ = [
     "SUMMARY_METADATA_KEY",
+    "budgets",
     "compaction_cases",
     "conversation_rows",
     "cuts",
@@ -24,7 +27,10 @@ __all__ = [
     "hostile_histories",
     "instructions",
     "large_conversations",
+    "malform",
     "run_cases",
     "run_scenario",
     "scenarios",
+    "serde_cases",
+    "trim_cases",
 ]

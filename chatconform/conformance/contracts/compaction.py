@@ -27,10 +27,11 @@ from chatconform.conformance.guard import DEFAULT_TIMEOUT, guarded_call
 from chatconform.conformance.history import (
     HistoryContract,
     Item,
+    check_same_items,
     history_problem,
     lost_items,
     out_of_order,
-    tool_pairing_problems,
+    register_pairs_intact,
     visible_items,
 )
 from chatconform.conformance.registry import NotApplicable, Violation
@@ -201,20 +202,12 @@ def system_prompt_once(ex: Example) -> None:
 
 # -- pairs_intact ------------------------------------------------------------------------------
 
-@CONTRACT.check(
-    "pairs_intact",
-    title="every tool call of the result is answered once and every result has its call",
+register_pairs_intact(
+    CONTRACT,
     rationale="pydantic-ai-harness _is_safe_cutoff checks pairs only 5 messages either way, so a "
               "call answered later is cut from its result; providers then reject the orphan "
               "('No tool call found for function call output', vellum-assistant PR #39919)",
 )
-def pairs_intact(ex: Example) -> None:
-    if tool_pairing_problems(ex.case.history):
-        raise NotApplicable("the input's own tool calls do not pair up")
-    problems = tool_pairing_problems(ex.output)
-    if problems:
-        raise Violation(problems[0] + (f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""),
-                        expected="no pairing problems", actual=problems[:5])
 
 
 # -- tail_preserved ----------------------------------------------------------------------------
@@ -277,12 +270,5 @@ def cut_respected(ex: Example) -> None:
               "the user's voice, the tail untouched) is what every provider accepts",
 )
 def matches_reference(ex: Example) -> None:
-    expected = visible_items(ex.reference)
-    actual = _result_items(ex)
-    if expected != actual:
-        first = next((i for i, (a, b) in enumerate(zip(expected, actual)) if a != b),
-                     min(len(expected), len(actual)))
-        raise Violation(f"the result differs from the reference at item {first}",
-                        expected=[f"{i.kind}: {i.value[:80]}" for i in expected[first:first + 3]],
-                        actual=[f"{i.kind}: {i.value[:80]}" for i in actual[first:first + 3]])
+    check_same_items(visible_items(ex.reference), _result_items(ex))
 
