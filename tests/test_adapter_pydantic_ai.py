@@ -203,7 +203,7 @@ def test_registered_as_an_entry_point_behind_its_extra():
     target = project["entry-points"]["chatconform.implementations"]["pydantic-ai"]
     impl = discovery.wrap(EntryPoint("pydantic-ai", target, discovery.GROUP).load(), "pydantic-ai")
     assert (impl.name, impl.contracts(), impl.options["providers"]) == (
-        "pydantic-ai", ["payload", "persist", "serde"], frozenset(PROVIDER_IDS))
+        "pydantic-ai", ["payload", "persist", "sanitize", "repair", "serde"], frozenset(PROVIDER_IDS))
     extras = project["optional-dependencies"]
     assert any(d.startswith("pydantic-ai-slim[") for d in extras["pydantic-ai"])
     assert "chatconform[pydantic-ai,harness,langchain]" in extras["all"]
