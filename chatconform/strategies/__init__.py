@@ -6,8 +6,18 @@ construction and shrinks toward the simplest case.
 """
 
 from chatconform.strategies.cuts import compaction_cases, cuts
-from chatconform.strategies.histories import SUMMARY_METADATA_KEY, expand_history, histories, instructions
-from chatconform.strategies.trees import conversation_rows, expand_conversation, large_conversations
+from chatconform.strategies.histories import SUMMARY_METADATA_KEY, histories, instructions
+from chatconform.strategies.large import (
+    expand_conversation,
+    expand_history,
+    hostile_history,
+    large_conversations,
+    large_history,
+    large_rows,
+    recorded_payloads,
+    write_json_lines,
+)
+from chatconform.strategies.trees import conversation_rows
 
 __all__ = [
     "SUMMARY_METADATA_KEY",
@@ -17,6 +27,11 @@ __all__ = [
     "expand_conversation",
     "expand_history",
     "histories",
+    "hostile_history",
     "instructions",
     "large_conversations",
+    "large_history",
+    "large_rows",
+    "recorded_payloads",
+    "write_json_lines",
 ]
