@@ -79,7 +79,6 @@ it (arguments and tool results are copied).
 from __future__ import annotations
 
 import base64
-import copy
 import hashlib
 import json
 import re
@@ -171,8 +170,13 @@ class Image:
 class Call:
     id: str
     name: str
-    args: dict
-    arguments: str
+    arguments: str  # the arguments as one JSON string, as the OpenAI-style dialects send them
+
+    @property
+    def args(self) -> dict:
+        """The arguments as a fresh dict, for the dialects that send an object: parsed from
+        :attr:`arguments` when rendered, so the OpenAI-style dialects never build one."""
+        return json.loads(self.arguments)
 
 
 @dataclass(slots=True)
@@ -191,9 +195,25 @@ class Turn:
     items: list = field(default_factory=list)
 
 
-def _json_copy(value: Any) -> Any:
-    """A JSON-native deep copy (so the payload never aliases the history)."""
-    return json.loads(json.dumps(value, ensure_ascii=False))
+def _json_copy(value: Any, what: str) -> Any:
+    """A JSON-native deep copy (so the payload never aliases the history); a string is
+    immutable and needs none."""
+    if isinstance(value, str):
+        return value
+    try:
+        return json.loads(json.dumps(value, ensure_ascii=False))
+    except RecursionError:
+        raise ValueError(f"{what} is nested too deeply to send") from None
+
+
+def _arguments(part: ToolCallPart) -> str:
+    """A call's arguments as compact JSON (pydantic-ai's own rendering). pydantic's
+    serializer stops at 255 levels of nesting: such arguments get a clear ``ValueError``."""
+    try:
+        return part.args_as_json_str()
+    except (ValueError, RecursionError) as exc:
+        raise ValueError(f"the arguments of tool call {part.tool_call_id!r} cannot be sent "
+                         f"({type(exc).__name__}: {str(exc)[:200]})") from None
 
 
 def _result_text(content: Any) -> str:
@@ -340,8 +360,7 @@ class PayloadMapper:
                     elif isinstance(part, ToolCallPart):
                         wire = self.wire_id(part.tool_call_id, used, call_ids)
                         used.add(wire)
-                        items.append(Call(wire, part.tool_name, copy.deepcopy(part.args_as_dict()),
-                                          part.args_as_json_str()))
+                        items.append(Call(wire, part.tool_name, _arguments(part)))
                         if not self.results_follow_calls:
                             sent_as.setdefault(part.tool_call_id, deque()).append(wire)
                             if part.tool_call_id not in results:
@@ -356,7 +375,8 @@ class PayloadMapper:
 
     @staticmethod
     def _result(part: ToolReturnPart, wire_id: str) -> Result:
-        return Result(wire_id, part.tool_name, _json_copy(part.content), part.outcome in _ERROR_OUTCOMES)
+        return Result(wire_id, part.tool_name, _json_copy(part.content, f"the result of tool call {wire_id!r}"),
+                      part.outcome in _ERROR_OUTCOMES)
 
     @staticmethod
     def _interrupted(call: ToolCallPart, wire_id: str) -> Result:
