@@ -85,8 +85,7 @@ import re
 import string
 from collections import deque
 from collections.abc import Sequence
-from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from pydantic_ai.messages import (
     INTERRUPTED_TOOL_RETURN_CONTENT,
@@ -154,20 +153,20 @@ def mistral_tool_call_id(tool_call_id: str) -> str:
 
 
 # -- the neutral turn list every dialect is rendered from ---------------------------------
-@dataclass(slots=True)
-class Text:
+# Items are tuples: the collector stops tracking a tuple of strings, so the items of a long
+# history do not make it scan the heap again and again (a call on 10^5 messages holds
+# some 10^5 of them until it returns).
+class Text(NamedTuple):
     text: str
 
 
-@dataclass(slots=True)
-class Image:
+class Image(NamedTuple):
     media_type: str
     data: bytes | None = None
     url: str | None = None
 
 
-@dataclass(slots=True)
-class Call:
+class Call(NamedTuple):
     id: str
     name: str
     arguments: str  # the arguments as one JSON string, as the OpenAI-style dialects send them
@@ -179,20 +178,26 @@ class Call:
         return json.loads(self.arguments)
 
 
-@dataclass(slots=True)
-class Result:
+class Result(NamedTuple):
     id: str
     name: str
     content: Any
     error: bool
 
 
-@dataclass(slots=True)
-class Turn:
-    """One provider-neutral turn: role ``system``, ``user``, ``assistant`` or ``tool``."""
+class Turn(list):
+    """One provider-neutral turn: role ``system``, ``user``, ``assistant`` or ``tool``; the
+    turn is the list of its items (one object per turn, not two)."""
 
-    role: str
-    items: list = field(default_factory=list)
+    __slots__ = ("role",)
+
+    def __init__(self, role: str, items: Any = ()) -> None:
+        super().__init__(items)
+        self.role = role
+
+    @property
+    def items(self) -> list:
+        return self
 
 
 def _json_copy(value: Any, what: str) -> Any:
@@ -408,12 +413,13 @@ class PayloadMapper:
     def merge(self, turns: list[Turn], provider: str) -> list[Turn]:
         """Merge runs of same-role turns; tool results count as user content."""
         merged: list[Turn] = []
-        for turn in turns:
-            role = "user" if turn.role == "tool" else turn.role
-            if merged and merged[-1].role == role and not self._kept_apart(merged[-1], turn, provider):
+        for turn in turns:  # the turns are this call's own: merged in place, not copied
+            if turn.role == "tool":
+                turn.role = "user"
+            if merged and merged[-1].role == turn.role and not self._kept_apart(merged[-1], turn, provider):
                 merged[-1].items.extend(turn.items)
             else:
-                merged.append(Turn(role, list(turn.items)))
+                merged.append(turn)
         return merged
 
     @staticmethod
