@@ -109,8 +109,9 @@ def test_bench_prints_a_table_per_contract_and_writes_json(tmp_path, capsys):
     assert set(data) == {"machine", "sizes", "seed", "series", "notes"}
     assert data["sizes"] == [200, 400] and data["machine"]["cpus"]
     kinds = Counter((s["contract"], s["impl"]) for s in data["series"])
-    assert kinds == Counter({("thread", "reference"): 1, ("thread", "checks"): 1,
-                             ("compaction", "reference"): 1, ("compaction", "checks"): 1})
+    assert kinds == Counter({("thread", "floor"): 1, ("thread", "reference"): 1, ("thread", "checks"): 1,
+                             ("compaction", "floor"): 1, ("compaction", "reference"): 1,
+                             ("compaction", "checks"): 1})
     for series in data["series"]:
         assert [t["size"] for t in series["timings"]] == [200, 400]
         assert isinstance(series["exponent"], float)

@@ -6,7 +6,10 @@ is built from ``(size, seed)``; then, round by round, the contract's floor
 implementation's function run on it in turn, so that a machine busy with other work slows
 them alike. The time reported is the median of the rounds (more rounds for small sizes,
 one for a call that takes longer than ``ROUND_LIMIT``). A ``checks`` series times every
-check of the contract on the reference's answer, as a run evaluates them.
+check of the contract on the reference's answer, as a run evaluates them, and a ``floor``
+series shows how the floor itself grows: on a machine whose caches the data outgrows,
+even a bare pass grows faster than linearly, and an implementation's exponent is best read
+beside it.
 
 The growth exponent is the least-squares slope of log(time) against log(size): 1.0 is
 linear, 2.0 quadratic. It is fitted over the sizes from 10^4 up when there are two of
@@ -34,7 +37,8 @@ from chatconform.conformance.registry import NotApplicable, Violation
 DEFAULT_SIZES = (1_000, 10_000, 100_000)
 #: A size whose predicted time per call is above this many seconds is not timed.
 CALL_BUDGET = 60.0
-#: Rounds per size: at least MIN_ROUNDS, up to MAX_ROUNDS while they fit in ROUND_TIME.
+#: Rounds of one series at one size: at least MIN_ROUNDS, up to MAX_ROUNDS while they fit
+#: in ROUND_TIME seconds.
 MIN_ROUNDS, MAX_ROUNDS, ROUND_TIME = 3, 15, 1.0
 #: A call slower than this is timed once.
 ROUND_LIMIT = 10.0
@@ -43,6 +47,7 @@ MIN_SPAN = 0.002
 #: Sizes from here up are used for the exponent, when two of them were timed.
 FIT_FROM = 10_000
 CHECKS = "checks"
+FLOOR = "floor"
 
 
 def fit_exponent(sizes: Sequence[float], seconds: Sequence[float]) -> float | None:
@@ -212,14 +217,15 @@ def run_bench(impls: Sequence[Any], contracts: Sequence[Contract], sizes: Sequen
             result.notes.append(f"{contract.name}: no implementation selected provides {contract.method}")
             continue
         for variant, timed in runners.items():
-            result.series.extend(t.series for t in timed)
+            floor = Series(contract.name, FLOOR, variant)
+            result.series.extend([floor, *(t.series for t in timed)])
             for size in sizes:
-                _time_size(contract, variant, size, seed, timed, note)
+                _time_size(contract, variant, size, seed, timed, floor, note)
     return result
 
 
 def _time_size(contract: Contract, variant: str | None, size: int, seed: int, timed: list[_Timed],
-               note: Callable[..., None]) -> None:
+               floor_series: Series, note: Callable[..., None]) -> None:
     live = []
     for t in timed:
         if t.stopped:
@@ -254,20 +260,22 @@ def _time_size(contract: Contract, variant: str | None, size: int, seed: int, ti
         first[index] = time.perf_counter() - started
     if not first:
         return
-    rounds = _rounds(max(first.values()))
+    rounds = {index: _rounds(seconds) for index, seconds in first.items()}
     started = time.perf_counter()
     contract.floor(case, variant)
     floor_repeat = _repeat(time.perf_counter() - started)
     floor_times: list[float] = []
     times: dict[int, list[float]] = {index: [] for index in first}
-    for _ in range(rounds):  # in turn, round by round: drift on a busy machine hits all alike
+    for round_number in range(max(rounds.values())):  # in turn: drift on a busy machine hits all alike
         floor_times.append(_per_call(lambda: contract.floor(case, variant), floor_repeat))
         for index in first:
-            times[index].append(_per_call(lambda: live[index].run(case), _repeat(first[index])))
+            if round_number < rounds[index]:
+                times[index].append(_per_call(lambda: live[index].run(case), _repeat(first[index])))
     floor = statistics.median(floor_times)
+    floor_series.timings.append(Timing(size, messages, floor, floor, len(floor_times)))
     for index, spent in times.items():
         t = live[index]
-        timing = Timing(size, messages, statistics.median(spent), floor, rounds)
+        timing = Timing(size, messages, statistics.median(spent), floor, len(spent))
         t.series.timings.append(timing)
         note("timed", series=t.series, size=size, timing=timing)
     del case
