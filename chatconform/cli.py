@@ -2,7 +2,8 @@
 
 chatconform generates conversations, runs the named checks against your implementation,
 and prints each failure shrunk to a minimal input with a regression test to paste. It also
-summarises and compares JSON-lines reports, and lints recorded provider request bodies.
+summarises and compares JSON-lines reports, lints recorded provider request bodies,
+and times the contract functions on large inputs.
 
 Exit codes: 0 pass (expected failures included), 1 a check failed or was not evaluated
 (summary only with --fail-on-failure), 2 usage or configuration error, 3 nothing was

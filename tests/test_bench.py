@@ -125,9 +125,10 @@ def test_bench_payload_times_one_provider_per_dialect_unless_named(capsys):
     out = capsys.readouterr().out
     assert all(p in out for p in ("openai-chat", "anthropic", "gemini", "bedrock-converse"))
     assert "qwen-vllm" not in out and "checks" not in out
-    assert main(["bench", "--impl", "reference", "--contract", "payload", "--sizes", "60", "--provider", "mistral"]) == 0
+    assert main(["bench", "--impl", "reference", "--contract", "payload", "--contract", "thread", "--sizes", "60",
+                 "--provider", "mistral", "--no-checks"]) == 0
     out = capsys.readouterr().out
-    assert "mistral" in out and "anthropic" not in out
+    assert "mistral" in out and "anthropic" not in out and "thread:" in out  # thread has no providers
 
 
 @pytest.mark.parametrize("sizes", ["0", "10,x", "1.5", ""])

@@ -198,7 +198,7 @@ def run_bench(impls: Sequence[Any], contracts: Sequence[Contract], sizes: Sequen
                 continue
             reason = contract.skip_reason(impl)
             variants = contract.variants(impl)
-            if providers:
+            if providers and variants != [None]:  # a contract without providers keeps its one variant
                 variants = [v for v in variants if v in providers]
             else:
                 variants = contract.bench_variants(variants)
