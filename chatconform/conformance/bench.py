@@ -5,8 +5,9 @@ is built from ``(size, seed)``; then, round by round, the contract's floor
 (:meth:`Contract.floor`: one bare pass doing the least work the contract needs) and each
 implementation's function run on it in turn, so that a machine busy with other work slows
 them alike. The time reported is the median of the rounds (more rounds for small sizes,
-one for a call that takes longer than ``ROUND_LIMIT``). A ``checks`` series times every
-check of the contract on the reference's answer, as a run evaluates them, and a ``floor``
+one for a call that takes longer than ``ROUND_LIMIT``). A ``checks`` series times the
+reference's call and then every check of the contract on its answer, as a run evaluates
+one case, and a ``floor``
 series shows how the floor itself grows: on a machine whose caches the data outgrows,
 even a bare pass grows faster than linearly, and an implementation's exponent is best read
 beside it.
