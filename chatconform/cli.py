@@ -2,7 +2,8 @@
 
 chatconform generates conversations, runs the named checks against your implementation,
 and prints each failure shrunk to a minimal input with a regression test to paste. It also
-summarises and compares JSON-lines reports, and lints recorded provider request bodies.
+summarises and compares JSON-lines reports, lints recorded provider request bodies,
+and times the contract functions on large inputs.
 
 Exit codes: 0 pass (expected failures included), 1 a check failed or was not evaluated
 (summary only with --fail-on-failure), 2 usage or configuration error, 3 nothing was
@@ -21,7 +22,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from chatconform.conformance.argtypes import jobs, positive_int, positive_seconds, shard
+from chatconform.conformance.argtypes import jobs, positive_int, positive_seconds, shard, size_list
 from chatconform.conformance.registry import ConfigError
 
 
@@ -157,6 +158,25 @@ def _parser() -> argparse.ArgumentParser:
     validate.add_argument("--format", default="pretty", choices=["pretty", "json"],
                           help="pretty (default) or one JSON object per problem")
     validate.set_defaults(handler=cmd_validate)
+
+    bench = sub.add_parser("bench", help="time the contract functions on large inputs",
+                           description="Time each implementation's contract functions on large "
+                                       "generated inputs beside a floor (one bare pass over the same "
+                                       "data) and fit how the time grows with the size (1.0 = linear). "
+                                       "Not a gate: it exits 0 whatever the timings.")
+    bench.add_argument("--impl", action="append", default=[], metavar="NAME|module:attr|file.py:attr",
+                       help="implementation to time (repeatable; default: every registered one)")
+    bench.add_argument("--contract", action="append", default=[], metavar="NAME",
+                       help="contract to time (repeatable; default: every one with a large input)")
+    bench.add_argument("--sizes", type=size_list, default=None, metavar="N,N,...",
+                       help="input sizes in messages or rows (default 1000,10000,100000)")
+    bench.add_argument("--provider", action="append", default=[], choices=PROVIDER_IDS, metavar="ID",
+                       help="payload providers to time (repeatable; default: one per dialect)")
+    bench.add_argument("--seed", type=int, default=0, metavar="N", help="the seed of the inputs (default 0)")
+    bench.add_argument("--no-checks", dest="checks", action="store_false",
+                       help="do not time the contract's checks on the reference's answers")
+    bench.add_argument("--json", metavar="FILE", help="also write every timing as JSON")
+    bench.set_defaults(handler=cmd_bench)
     return parser
 
 
@@ -529,6 +549,77 @@ def cmd_validate(args, out: Console, err: Console) -> int:
     from chatconform.provider_schemas.lint import run_validate
 
     return run_validate(args.files, args.provider, args.format)
+
+
+# -- bench ------------------------------------------------------------------------------------
+
+def _seconds(value: float) -> str:
+    for unit, scale in (("s", 1.0), ("ms", 1e-3), ("µs", 1e-6)):
+        if value >= scale:
+            return f"{value / scale:.3g} {unit}"
+    return f"{value * 1e9:.3g} ns"
+
+
+def cmd_bench(args, out: Console, err: Console) -> int:
+    from chatconform.conformance import bench, discovery, engine
+
+    if args.json:
+        from chatconform.conformance import report
+
+        report.check_writable(args.json)
+    contracts = engine.select(args.contract, []).contracts
+    impls = [discovery.load(spec) for spec in args.impl] if args.impl else discovery.load_installed(err.print)
+    if not impls:
+        err.print("nothing to time: no implementation is registered; pass --impl")
+        return 3
+    sizes = args.sizes or list(bench.DEFAULT_SIZES)
+    err.print(f"chatconform {_version()} bench · sizes {', '.join(f'{n:,}' for n in sizes)} · seed {args.seed} · "
+              f"{bench.machine()['cpus']} CPUs, Python {bench.machine()['python']}")
+
+    def progress(event: str, **info: Any) -> None:
+        if event == "case":
+            variant = f" [{info['variant']}]" if info["variant"] else ""
+            err.print(f"  {info['contract']}{variant} at {info['size']:,}: building the input")
+        elif event == "timed":
+            series = info["series"]
+            label = f"{series.contract} · {series.impl}" + (f" [{series.variant}]" if series.variant else "")
+            if "timing" in info:
+                t = info["timing"]
+                ratio = f", {t.ratio:.1f}x the floor" if t.ratio else ""
+                err.print(f"    {label}: {_seconds(t.seconds)}{ratio} ({t.rounds} rounds)")
+            else:
+                err.print(f"    {label}: {info['skipped']}")
+
+    result = bench.run_bench(impls, contracts, sizes, seed=args.seed, providers=args.provider or None,
+                             checks=args.checks, progress=progress)
+    if not result.series:
+        for line in result.notes:
+            err.print(line)
+        err.print("nothing to time")
+        return 3
+    for contract in dict.fromkeys(s.contract for s in result.series):
+        table = Table(title=f"{contract}: time per call (median), growth exponent fitted on log-log "
+                            f"(1.0 = linear)", title_justify="left")
+        for column in ("implementation", "variant", "size", "time", "per message", "x floor", "exponent"):
+            table.add_column(column, justify="left" if column in ("implementation", "variant") else "right")
+        for series in (s for s in result.series if s.contract == contract):
+            exponent = series.exponent
+            fitted = (f"{exponent:.2f}" + (f" ({series.fit_sizes[0]:,}+)" if series.fit_sizes[0] > sizes[0] else "")
+                      if exponent is not None else "-")
+            for index, t in enumerate(series.timings):
+                table.add_row(series.impl, series.variant or "", f"{t.size:,}", _seconds(t.seconds),
+                              _seconds(t.per_message), f"{t.ratio:.1f}" if t.ratio else "-",
+                              fitted if index == len(series.timings) - 1 else "")
+            if series.note:
+                table.add_row(series.impl, series.variant or "", "", series.note, "", "", "")
+        out.print(table)
+    for line in result.notes:
+        out.print(line)
+    if args.json:
+        with open(args.json, "w", encoding="utf-8") as handle:
+            json.dump(result.to_json(sizes=sizes, seed=args.seed), handle, indent=1)
+        out.print(f"timings: {args.json}")
+    return 0
 
 
 if __name__ == "__main__":

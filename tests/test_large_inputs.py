@@ -1,7 +1,18 @@
 """Large inputs are expanded from (seed, size): deterministic, valid, and the right size."""
 
-from pydantic_ai.messages import ModelMessagesTypeAdapter, ModelRequest, ToolCallPart, ToolReturnPart
+import json
 
+import pytest
+from pydantic_ai.messages import (
+    ModelMessagesTypeAdapter,
+    ModelRequest,
+    ModelResponse,
+    ToolCallPart,
+    ToolReturnPart,
+    UserPromptPart,
+)
+
+from chatconform.reference.payload import to_payload
 from chatconform.reference.thread import UUID_NIL, extract_thread
 from chatconform.strategies import expand_conversation, expand_history
 
@@ -26,3 +37,39 @@ def test_expand_history_round_trips_and_answers_every_call():
     calls = [p.tool_call_id for m in history for p in m.parts if isinstance(p, ToolCallPart)]
     results = [p.tool_call_id for m in history for p in m.parts if isinstance(p, ToolReturnPart)]
     assert len(set(calls)) == len(calls) and sorted(calls) == sorted(results)
+
+
+def _nested(depth: int):
+    value: object = "leaf"
+    for _ in range(depth):
+        value = {"x": value}
+    return value
+
+
+def _history(args, result):
+    return [ModelRequest([UserPromptPart("hi")]), ModelResponse([ToolCallPart("f", args, tool_call_id="c1")]),
+            ModelRequest([ToolReturnPart("f", result, tool_call_id="c1")])]
+
+
+@pytest.mark.parametrize("depth", [300, 5_000])
+@pytest.mark.parametrize("provider", ["openai-chat", "anthropic"])
+def test_arguments_nested_too_deeply_are_a_clear_error(depth, provider):
+    with pytest.raises(ValueError, match="the arguments of tool call 'c1' cannot be sent"):
+        to_payload(_history(_nested(depth), "ok"), provider=provider)
+
+
+def test_arguments_stored_as_json_too_deep_to_read_go_as_pydantic_ai_sends_them():
+    body = to_payload(_history(json.dumps(_nested(300)), "ok"), provider="openai-chat")
+    assert body["messages"][1]["tool_calls"][0]["function"]["arguments"].startswith('{"INVALID_JSON":')
+
+
+def test_a_result_nested_too_deeply_is_a_clear_error():
+    to_payload(_history({}, _nested(300)), provider="anthropic")  # Python's JSON takes 300 levels
+    with pytest.raises(ValueError, match="the result of tool call 'c1' is nested too deeply"):
+        to_payload(_history({}, _nested(5_000)), provider="anthropic")
+
+
+def test_nesting_a_provider_takes_is_sent():
+    args = _nested(120)
+    body = to_payload(_history(args, "ok"), provider="anthropic")
+    assert body["messages"][1]["content"][0]["input"] == args

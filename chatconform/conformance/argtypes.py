@@ -45,6 +45,22 @@ def shard(text: str) -> tuple[int, int]:
     return value
 
 
+def size_list(text: str) -> list[int]:
+    """Comma-separated sizes, each a whole number of at least 1 (``bench --sizes``);
+    ``1e5`` and ``100_000`` are read too."""
+    sizes = []
+    for item in text.split(","):
+        item = item.strip().replace("_", "")
+        try:
+            value = float(item) if "e" in item.lower() else int(item)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected sizes such as 1000,10000,100000, got {text!r}") from None
+        if value != int(value) or value < 1:
+            raise argparse.ArgumentTypeError(f"each size must be a whole number of at least 1, got {item!r}")
+        sizes.append(int(value))
+    return sizes
+
+
 def positive_seconds(text: str) -> float:
     """A positive, finite number of seconds (``--timeout``)."""
     try:

@@ -176,3 +176,20 @@ class Contract(ABC):
         """How big a case is; the deep profile steers toward large ones."""
         return 0
 
+    # -- benchmark hooks (``chatconform bench``, ``benchmarks/``) ----------------------------
+    def bench_variants(self, variants: list[str | None]) -> list[str | None]:
+        """Of an implementation's ``variants``, the ones ``chatconform bench`` times when none
+        is named (all of them, unless a contract has many that cost the same)."""
+        return variants
+
+    def large_case(self, size: int, seed: int, variant: str | None) -> Any | None:
+        """A deterministic case of about ``size`` messages (or rows), in exactly the form
+        :meth:`call` takes, built in time linear in ``size``; None when the contract has no
+        large input (the benchmark then says so)."""
+        return None
+
+    def floor(self, case: Any, variant: str | None) -> None:
+        """One bare pass over ``case`` doing the least work the contract needs: what a
+        benchmark compares the contract's functions with, measured in the same run."""
+        return None
+

@@ -327,9 +327,7 @@ class DropsToolErrorFlag(_Fake):
 
     @staticmethod
     def _result(part, wire_id):
-        result = PayloadMapper._result(part, wire_id)
-        result.error = False
-        return result
+        return PayloadMapper._result(part, wire_id)._replace(error=False)
 
 
 class SendsBlankText(_Fake):

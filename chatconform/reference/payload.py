@@ -79,15 +79,13 @@ it (arguments and tool results are copied).
 from __future__ import annotations
 
 import base64
-import copy
 import hashlib
 import json
 import re
 import string
 from collections import deque
 from collections.abc import Sequence
-from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from pydantic_ai.messages import (
     INTERRUPTED_TOOL_RETURN_CONTENT,
@@ -155,45 +153,72 @@ def mistral_tool_call_id(tool_call_id: str) -> str:
 
 
 # -- the neutral turn list every dialect is rendered from ---------------------------------
-@dataclass(slots=True)
-class Text:
+# Items are tuples: the collector stops tracking a tuple of strings, so the items of a long
+# history do not make it scan the heap again and again (a call on 10^5 messages holds
+# some 10^5 of them until it returns).
+class Text(NamedTuple):
     text: str
 
 
-@dataclass(slots=True)
-class Image:
+class Image(NamedTuple):
     media_type: str
     data: bytes | None = None
     url: str | None = None
 
 
-@dataclass(slots=True)
-class Call:
+class Call(NamedTuple):
     id: str
     name: str
-    args: dict
-    arguments: str
+    arguments: str  # the arguments as one JSON string, as the OpenAI-style dialects send them
+
+    @property
+    def args(self) -> dict:
+        """The arguments as a fresh dict, for the dialects that send an object: parsed from
+        :attr:`arguments` when rendered, so the OpenAI-style dialects never build one."""
+        return json.loads(self.arguments)
 
 
-@dataclass(slots=True)
-class Result:
+class Result(NamedTuple):
     id: str
     name: str
     content: Any
     error: bool
 
 
-@dataclass(slots=True)
-class Turn:
-    """One provider-neutral turn: role ``system``, ``user``, ``assistant`` or ``tool``."""
+class Turn(list):
+    """One provider-neutral turn: role ``system``, ``user``, ``assistant`` or ``tool``; the
+    turn is the list of its items (one object per turn, not two)."""
 
-    role: str
-    items: list = field(default_factory=list)
+    __slots__ = ("role",)
+
+    def __init__(self, role: str, items: Any = ()) -> None:
+        super().__init__(items)
+        self.role = role
+
+    @property
+    def items(self) -> list:
+        return self
 
 
-def _json_copy(value: Any) -> Any:
-    """A JSON-native deep copy (so the payload never aliases the history)."""
-    return json.loads(json.dumps(value, ensure_ascii=False))
+def _json_copy(value: Any, what: str) -> Any:
+    """A JSON-native deep copy (so the payload never aliases the history); a string is
+    immutable and needs none."""
+    if isinstance(value, str):
+        return value
+    try:
+        return json.loads(json.dumps(value, ensure_ascii=False))
+    except RecursionError:
+        raise ValueError(f"{what} is nested too deeply to send") from None
+
+
+def _arguments(part: ToolCallPart) -> str:
+    """A call's arguments as compact JSON (pydantic-ai's own rendering). pydantic's
+    serializer stops at 255 levels of nesting: such arguments get a clear ``ValueError``."""
+    try:
+        return part.args_as_json_str()
+    except (ValueError, RecursionError) as exc:
+        raise ValueError(f"the arguments of tool call {part.tool_call_id!r} cannot be sent "
+                         f"({type(exc).__name__}: {str(exc)[:200]})") from None
 
 
 def _result_text(content: Any) -> str:
@@ -340,8 +365,7 @@ class PayloadMapper:
                     elif isinstance(part, ToolCallPart):
                         wire = self.wire_id(part.tool_call_id, used, call_ids)
                         used.add(wire)
-                        items.append(Call(wire, part.tool_name, copy.deepcopy(part.args_as_dict()),
-                                          part.args_as_json_str()))
+                        items.append(Call(wire, part.tool_name, _arguments(part)))
                         if not self.results_follow_calls:
                             sent_as.setdefault(part.tool_call_id, deque()).append(wire)
                             if part.tool_call_id not in results:
@@ -356,7 +380,8 @@ class PayloadMapper:
 
     @staticmethod
     def _result(part: ToolReturnPart, wire_id: str) -> Result:
-        return Result(wire_id, part.tool_name, _json_copy(part.content), part.outcome in _ERROR_OUTCOMES)
+        return Result(wire_id, part.tool_name, _json_copy(part.content, f"the result of tool call {wire_id!r}"),
+                      part.outcome in _ERROR_OUTCOMES)
 
     @staticmethod
     def _interrupted(call: ToolCallPart, wire_id: str) -> Result:
@@ -388,12 +413,13 @@ class PayloadMapper:
     def merge(self, turns: list[Turn], provider: str) -> list[Turn]:
         """Merge runs of same-role turns; tool results count as user content."""
         merged: list[Turn] = []
-        for turn in turns:
-            role = "user" if turn.role == "tool" else turn.role
-            if merged and merged[-1].role == role and not self._kept_apart(merged[-1], turn, provider):
+        for turn in turns:  # the turns are this call's own: merged in place, not copied
+            if turn.role == "tool":
+                turn.role = "user"
+            if merged and merged[-1].role == turn.role and not self._kept_apart(merged[-1], turn, provider):
                 merged[-1].items.extend(turn.items)
             else:
-                merged.append(Turn(role, list(turn.items)))
+                merged.append(turn)
         return merged
 
     @staticmethod

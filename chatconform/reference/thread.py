@@ -61,10 +61,15 @@ def extract_thread(rows_newest_first: Sequence[RowLike]) -> list[RowLike]:
     already in the thread (a corrupted, cyclic link); a UUID_NIL parent continues with
     the next older row of the input.
     """
-    rows = distinct_rows(rows_newest_first)
+    rows = rows_newest_first
     if not rows:
         return []
+    # One pass indexes the rows by id; only when an id repeats (the comprehension keeps the
+    # last place of each id) is the index rebuilt over the distinct rows.
     position = {row.id: index for index, row in enumerate(rows)}
+    if len(position) != len(rows):
+        rows = distinct_rows(rows)
+        position = {row.id: index for index, row in enumerate(rows)}
     thread = [rows[0]]
     seen = {0}
     current = 0

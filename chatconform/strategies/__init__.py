@@ -8,11 +8,21 @@ construction and shrinks toward the simplest case.
 
 from chatconform.strategies.budgets import budgets, trim_cases
 from chatconform.strategies.cuts import compaction_cases, cuts
-from chatconform.strategies.histories import SUMMARY_METADATA_KEY, expand_history, histories, instructions
+from chatconform.strategies.histories import SUMMARY_METADATA_KEY, histories, instructions
 from chatconform.strategies.hostile import expand_hostile_history, hostile_histories
+from chatconform.strategies.large import (
+    expand_conversation,
+    expand_history,
+    hostile_history,
+    large_conversations,
+    large_history,
+    large_rows,
+    recorded_payloads,
+    write_json_lines,
+)
 from chatconform.strategies.malformed import malform, serde_cases
 from chatconform.strategies.runs import run_cases, run_scenario, scenarios
-from chatconform.strategies.trees import conversation_rows, expand_conversation, large_conversations
+from chatconform.strategies.trees import conversation_rows
 
 __all__ = [
     "SUMMARY_METADATA_KEY",
@@ -25,12 +35,17 @@ __all__ = [
     "expand_hostile_history",
     "histories",
     "hostile_histories",
+    "hostile_history",
     "instructions",
     "large_conversations",
+    "large_history",
+    "large_rows",
     "malform",
+    "recorded_payloads",
     "run_cases",
     "run_scenario",
     "scenarios",
     "serde_cases",
     "trim_cases",
+    "write_json_lines",
 ]

@@ -59,7 +59,7 @@ from pydantic_ai.messages import (
 from chatconform.strategies.choices import Bulk, Chooser, DrawChooser, bulk_section
 from chatconform.strategies.validation import check_bool, check_int
 
-__all__ = ["SUMMARY_METADATA_KEY", "expand_history", "histories", "instructions"]
+__all__ = ["SUMMARY_METADATA_KEY", "histories", "instructions"]
 
 _EPOCH = datetime(2026, 1, 5, 9, 0, tzinfo=timezone.utc)
 
@@ -627,50 +627,3 @@ def instructions(*, blank: bool = True):
     check_bool("blank", blank)
     text = st.sampled_from(_PHRASES["instructions"]).map(lambda phrase: f"{phrase} (instructions)")
     return st.none() | text | st.sampled_from(_BLANKS) if blank else st.none() | text
-
-
-def expand_history(seed: int, size: int) -> list[ModelMessage]:
-    """A large agent history of about ``size`` messages grown by a PRNG from ``seed``.
-
-    For benchmarks and the deep profile: Hypothesis draws only (seed, size). The shape
-    follows the generated runs (system prompt, user turns, tool rounds with unique ids,
-    answers, an occasional mid-conversation system prompt or compaction summary) and
-    ends with a request, as the input of the next model call does.
-    """
-    import random
-
-    rng = random.Random(seed)
-    tools = sorted(_TOOLS)
-    clock = _EPOCH
-    tag = 0
-
-    def text(kind: str) -> str:
-        nonlocal tag
-        tag += 1
-        return f"{rng.choice(_PHRASES[kind])} ({_TAG_LETTER[kind]}{tag})"
-
-    messages: list[ModelMessage] = [ModelRequest(
-        [SystemPromptPart(text("system"), timestamp=clock), UserPromptPart(text("user"), timestamp=clock)])]
-    while len(messages) < size:
-        clock += timedelta(seconds=rng.randint(1, 30))
-        roll = rng.random()
-        if roll < 0.45:
-            calls = []
-            for _ in range(rng.randint(1, 3)):
-                name = tools[rng.randrange(len(tools))]
-                arg, values = _TOOLS[name]
-                tag += 1
-                calls.append(ToolCallPart(name, {arg: rng.choice(values)}, tool_call_id=f"call_{tag}"))
-            messages.append(ModelResponse(calls, model_name="test-model", timestamp=clock))
-            messages.append(ModelRequest([ToolReturnPart(c.tool_name, text("result"), tool_call_id=c.tool_call_id,
-                                                         timestamp=clock) for c in calls]))
-        else:
-            messages.append(ModelResponse([TextPart(text("assistant"))], model_name="test-model", timestamp=clock))
-            parts: list = []
-            if roll > 0.97:
-                parts.append(SystemPromptPart(text("system"), timestamp=clock))
-            if roll > 0.99:
-                messages.append(ModelRequest([CompactionPart(text("summary"))]))
-            parts.append(UserPromptPart(text("user"), timestamp=clock))
-            messages.append(ModelRequest(parts))
-    return messages

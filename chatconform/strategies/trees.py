@@ -26,7 +26,6 @@ loops forever, or returns a row twice, on a cycle would pass every check.
 
 from __future__ import annotations
 
-import random
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta, timezone
 
@@ -331,40 +330,3 @@ def conversation_rows(
         timestamp_ties=timestamp_ties, limit_window=limit_window, max_bulk_turns=max_bulk_turns,
         corrupt_links=corrupt_links,
     )
-
-
-def expand_conversation(seed: int, size: int) -> list[Row]:
-    """A large conversation (``size`` rows, newest first) grown by a PRNG from ``seed``.
-
-    For benchmarks and the deep profile: Hypothesis draws only (seed, size), so a case of
-    10^5 rows costs two choices, not 10^5.
-    """
-    rng = random.Random(seed)
-    rows: list[Row] = []
-    clock = 0
-    current = -1
-    for index in range(size):
-        roll = rng.random()
-        if current >= 0 and roll < 0.05:
-            current = rng.randrange(len(rows))  # switch branch
-        if current < 0 or (roll < 0.08 and not rows[current].parent_message_id):
-            parent = None  # first turn, or a regeneration of it
-        elif roll < 0.15:
-            parent = rows[current].parent_message_id or None  # regenerate
-        elif roll < 0.18:
-            parent = UUID_NIL  # a Service-API turn
-        else:
-            parent = rows[current].id
-        if parent == UUID_NIL or roll > 0.1 or not rows:
-            clock += 1
-        rows.append(Row(row_id(index), parent, _EPOCH + timedelta(seconds=clock)))
-        current = index
-    rows.reverse()
-    return rows
-
-
-def large_conversations(*, min_rows: int = 1_000, max_rows: int = 100_000):
-    """Large conversations expanded from a drawn (seed, size); see ``expand_conversation``."""
-    if min_rows < 0 or max_rows < min_rows:
-        raise InvalidArgument(f"need 0 <= min_rows <= max_rows, got {min_rows=} {max_rows=}")
-    return st.builds(expand_conversation, st.integers(0, 2**32 - 1), st.integers(min_rows, max_rows))

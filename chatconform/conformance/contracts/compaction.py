@@ -18,7 +18,7 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
-from pydantic_ai.messages import ModelMessage
+from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, ToolCallPart
 
 from chatconform.conformance.contract import Example
 from chatconform.conformance.contracts.payload import CONTRACT as PAYLOAD_CONTRACT
@@ -40,6 +40,7 @@ from chatconform.providers import PROVIDER_IDS
 from chatconform.reference.compaction import compact, safe_cut, standing_system_parts
 from chatconform.reference.payload import to_payload
 from chatconform.strategies.cuts import compaction_cases
+from chatconform.strategies.large import large_history
 
 
 @dataclass
@@ -70,6 +71,16 @@ class CompactionContract(HistoryContract):
 
     def reference(self, case, variant):
         return compact(case.history, cut=case.cut, summary=case.summary)
+
+    def large_case(self, size, seed, variant):
+        history = large_history(seed, size)
+        return CompactionCase(history, cut=len(history) // 2, summary="Summary: the first half of the conversation.")
+
+    def floor(self, case, variant):
+        # A compaction must see every tool call before the cut (its result may be anywhere
+        # after it) and copy out the tail.
+        _ = [part for message in case.history[:case.cut] for part in message.parts if isinstance(part, ToolCallPart)]
+        _ = case.history[case.cut:]
 
     def output_problem(self, output, case):
         return history_problem(output)

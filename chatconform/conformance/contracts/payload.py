@@ -22,6 +22,7 @@ from chatconform.provider_schemas import turn_view, validate
 from chatconform.providers import PROVIDER_IDS
 from chatconform.reference.payload import to_payload
 from chatconform.strategies.histories import histories, instructions
+from chatconform.strategies.large import large_history
 
 
 @dataclass
@@ -102,6 +103,20 @@ class PayloadContract(HistoryContract):
 
     def reference(self, case, variant):
         return to_payload(case.history, provider=variant, instructions=case.instructions)
+
+    def bench_variants(self, variants):
+        # The OpenAI-style providers share one renderer: one of them, and each other dialect.
+        return [p for p in variants if p in ("openai-chat", "anthropic", "gemini", "bedrock-converse")] or variants
+
+    def large_case(self, size, seed, variant):
+        return PayloadCase(large_history(seed, size), instructions="Be concise. (instructions)")
+
+    def floor(self, case, variant):
+        # A mapper reads every part of every message and writes something for it.
+        sent = []
+        for message in case.history:
+            for part in message.parts:
+                sent.append(getattr(part, "content", None))
 
     def output_problem(self, output, case):
         if not isinstance(output, dict):

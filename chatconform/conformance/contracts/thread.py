@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 from chatconform.conformance.contract import Contract, Example
 from chatconform.conformance.registry import NotApplicable, Violation
 from chatconform.reference.thread import UUID_NIL, Row, distinct_rows, extract_thread
+from chatconform.strategies.large import large_rows
 from chatconform.strategies.trees import conversation_rows
 
 
@@ -120,6 +121,13 @@ class ThreadContract(Contract):
 
     def size(self, case):
         return len(case)
+
+    def large_case(self, size, seed, variant):
+        return large_rows(seed, size)
+
+    def floor(self, case, variant):
+        # A walk by id needs the rows indexed by id: one pass that builds that index.
+        _ = {row.id: row for row in case}
 
 
 CONTRACT = ThreadContract()

@@ -1,0 +1,282 @@
+"""Time every contract function on large inputs, beside a floor, and fit how it grows.
+
+For each contract with a large input (:meth:`Contract.large_case`) and each size, one case
+is built from ``(size, seed)``; then, round by round, the contract's floor
+(:meth:`Contract.floor`: one bare pass doing the least work the contract needs) and each
+implementation's function run on it in turn, so that a machine busy with other work slows
+them alike. The time reported is the median of the rounds (more rounds for small sizes,
+one for a call that takes longer than ``ROUND_LIMIT``). A ``checks`` series times the
+reference's call and then every check of the contract on its answer, as a run evaluates
+one case, and a ``floor``
+series shows how the floor itself grows: on a machine whose caches the data outgrows,
+even a bare pass grows faster than linearly, and an implementation's exponent is best read
+beside it.
+
+The growth exponent is the least-squares slope of log(time) against log(size): 1.0 is
+linear, 2.0 quadratic. It is fitted over the sizes from 10^4 up when there are two of
+them (fixed costs dominate smaller inputs), else over every size timed.
+
+``chatconform bench`` prints the tables; ``benchmarks/`` reuses the same cases with
+pytest-benchmark. Nothing here asserts a timing.
+"""
+
+from __future__ import annotations
+
+import gc
+import math
+import os
+import platform
+import statistics
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from chatconform.conformance.contract import Contract, Example
+from chatconform.conformance.registry import NotApplicable, Violation
+
+DEFAULT_SIZES = (1_000, 10_000, 100_000)
+#: A size whose predicted time per call is above this many seconds is not timed.
+CALL_BUDGET = 60.0
+#: Rounds of one series at one size: at least MIN_ROUNDS, up to MAX_ROUNDS while they fit
+#: in ROUND_TIME seconds.
+MIN_ROUNDS, MAX_ROUNDS, ROUND_TIME = 3, 15, 1.0
+#: A call slower than this is timed once.
+ROUND_LIMIT = 10.0
+#: A fast call is repeated within one measurement until it spans this many seconds.
+MIN_SPAN = 0.002
+#: Sizes from here up are used for the exponent, when two of them were timed.
+FIT_FROM = 10_000
+CHECKS = "checks"
+FLOOR = "floor"
+
+
+def fit_exponent(sizes: Sequence[float], seconds: Sequence[float]) -> float | None:
+    """The least-squares slope of log(seconds) on log(size); None with fewer than two
+    distinct sizes or a time that is not positive."""
+    points = [(math.log(n), math.log(t)) for n, t in zip(sizes, seconds) if n > 0 and t > 0]
+    if len(points) != len(sizes) or len({x for x, _ in points}) < 2:
+        return None
+    mean_x = sum(x for x, _ in points) / len(points)
+    mean_y = sum(y for _, y in points) / len(points)
+    sxx = sum((x - mean_x) ** 2 for x, _ in points)
+    sxy = sum((x - mean_x) * (y - mean_y) for x, y in points)
+    return sxy / sxx
+
+
+@dataclass
+class Timing:
+    size: int  # the size asked for
+    messages: int  # what the case holds (messages, or rows)
+    seconds: float  # median of the rounds
+    floor: float  # the floor's median on the same case, in the same rounds
+    rounds: int
+
+    @property
+    def per_message(self) -> float:
+        return self.seconds / max(self.messages, 1)
+
+    @property
+    def ratio(self) -> float | None:
+        return self.seconds / self.floor if self.floor > 0 else None
+
+
+@dataclass
+class Series:
+    """One implementation (or the checks) on one contract and variant, over the sizes."""
+
+    contract: str
+    impl: str
+    variant: str | None
+    timings: list[Timing] = field(default_factory=list)
+    note: str = ""  # why a size was not timed
+
+    @property
+    def fit_sizes(self) -> list[int]:
+        sizes = [t.size for t in self.timings]
+        large = [n for n in sizes if n >= FIT_FROM]
+        return large if len(large) >= 2 else sizes
+
+    @property
+    def exponent(self) -> float | None:
+        chosen = [t for t in self.timings if t.size in self.fit_sizes]
+        return fit_exponent([t.messages for t in chosen], [t.seconds for t in chosen])
+
+    def to_json(self) -> dict:
+        return {"contract": self.contract, "impl": self.impl, "variant": self.variant,
+                "exponent": self.exponent, "fit_sizes": self.fit_sizes, "note": self.note,
+                "timings": [{**asdict(t), "per_message": t.per_message, "ratio": t.ratio} for t in self.timings]}
+
+
+@dataclass
+class BenchResult:
+    series: list[Series] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # contracts or implementations not timed
+
+    def to_json(self, *, sizes: Sequence[int], seed: int) -> dict:
+        return {"machine": machine(), "sizes": list(sizes), "seed": seed,
+                "series": [s.to_json() for s in self.series], "notes": self.notes}
+
+
+def machine() -> dict[str, Any]:
+    """What the timings were taken on."""
+    return {"python": platform.python_version(), "implementation": platform.python_implementation(),
+            "platform": platform.platform(terse=True), "machine": platform.machine(),
+            "cpus": os.cpu_count()}
+
+
+def _per_call(fn: Callable[[], Any], repeat: int) -> float:
+    """Seconds per call of ``fn``, over ``repeat`` calls after a collection (so garbage of
+    earlier calls is not charged to this one)."""
+    gc.collect()
+    started = time.perf_counter()
+    for _ in range(repeat):
+        fn()
+    return (time.perf_counter() - started) / repeat
+
+
+def _repeat(first: float) -> int:
+    """Calls per measurement, so that a fast call is timed over at least ``MIN_SPAN``."""
+    return max(1, min(1000, math.ceil(MIN_SPAN / max(first, 1e-9))))
+
+
+def _rounds(first: float) -> int:
+    if first >= ROUND_LIMIT:
+        return 1
+    return max(MIN_ROUNDS, min(MAX_ROUNDS, int(ROUND_TIME / max(first, 1e-9))))
+
+
+def _run_checks(contract: Contract, case: Any, output: Any, variant: str | None, impl: Any) -> None:
+    example = Example(contract, case, output, variant, impl=impl)
+    example.__dict__["reference"] = output  # the output is the reference's answer
+    for check in contract.ordered_checks():
+        if check.evaluate is None:
+            continue
+        try:
+            check.evaluate(example)
+        except (NotApplicable, Violation):
+            pass
+
+
+class _Timed:
+    """A callable under test with its series, and whether it is still timed."""
+
+    def __init__(self, series: Series, run: Callable[[Any], Any]):
+        self.series, self.run = series, run
+        self.stopped = False
+
+    def predicted(self, size: int) -> float | None:
+        """The time of one call at ``size`` from the last one timed (at least linear growth)."""
+        if not self.series.timings:
+            return None
+        last = self.series.timings[-1]
+        growth = max(self.series.exponent or 1.0, 1.0)
+        return last.seconds * (size / last.size) ** growth
+
+
+def run_bench(impls: Sequence[Any], contracts: Sequence[Contract], sizes: Sequence[int], *,
+              seed: int = 0, providers: Sequence[str] | None = None, checks: bool = True,
+              progress: Callable[..., None] | None = None) -> BenchResult:
+    """Time each implementation's method of each contract at each size (see the module doc).
+
+    ``impls`` are loaded implementations (:func:`chatconform.conformance.discovery.load`);
+    the first that is the reference (named ``reference``) also gives the ``checks`` series.
+    ``providers`` narrows the variants timed; by default each contract picks its own
+    (:meth:`Contract.bench_variants`). ``progress(event, **info)`` hears ``case`` (a case is
+    being built) and ``timed`` (a series got a size, or was stopped).
+    """
+    note = progress or (lambda event, **info: None)
+    result = BenchResult()
+    sizes = sorted(set(sizes))
+    for contract in contracts:
+        if type(contract).large_case is Contract.large_case:
+            result.notes.append(f"{contract.name}: no large input (the contract defines no large_case)")
+            continue
+        runners: dict[str | None, list[_Timed]] = {}
+        for impl in impls:
+            fn = impl.method(contract)
+            if fn is None:
+                continue
+            reason = contract.skip_reason(impl)
+            variants = contract.variants(impl)
+            if providers and variants != [None]:  # a contract without providers keeps its one variant
+                variants = [v for v in variants if v in providers]
+            else:
+                variants = contract.bench_variants(variants)
+            if reason or not variants:
+                result.notes.append(f"{contract.name}: {impl.name} not timed ({reason or 'no variant selected'})")
+                continue
+            for variant in variants:
+                timed = runners.setdefault(variant, [])
+                series = Series(contract.name, impl.name, variant)
+                timed.append(_Timed(series, lambda case, fn=fn, v=variant: contract.call(fn, case, v)))
+                if checks and impl.name == "reference" and not any(t.series.impl == CHECKS for t in timed):
+                    check_series = Series(contract.name, CHECKS, variant)
+                    timed.append(_Timed(check_series, lambda case, fn=fn, v=variant, i=impl: _run_checks(
+                        contract, case, contract.call(fn, case, v), v, i)))
+        if not runners:
+            result.notes.append(f"{contract.name}: no implementation selected provides {contract.method}")
+            continue
+        for variant, timed in runners.items():
+            floor = Series(contract.name, FLOOR, variant)
+            result.series.extend([floor, *(t.series for t in timed)])
+            for size in sizes:
+                _time_size(contract, variant, size, seed, timed, floor, note)
+    return result
+
+
+def _time_size(contract: Contract, variant: str | None, size: int, seed: int, timed: list[_Timed],
+               floor_series: Series, note: Callable[..., None]) -> None:
+    live = []
+    for t in timed:
+        if t.stopped:
+            continue
+        predicted = t.predicted(size)
+        if predicted is not None and predicted > CALL_BUDGET:
+            t.stopped = True
+            t.series.note = f"{size:,} not timed: about {predicted:.0f} s a call predicted"
+            note("timed", series=t.series, size=size, skipped=t.series.note)
+            continue
+        live.append(t)
+    if not live:
+        return
+    note("case", contract=contract.name, variant=variant, size=size)
+    case = contract.large_case(size, seed, variant)
+    if case is None:
+        for t in live:
+            t.stopped = True
+            t.series.note = f"no large input for {variant or 'this contract'}"
+        return
+    messages = contract.size(case) or size
+    first: dict[int, float] = {}
+    for index, t in enumerate(live):  # one untimed call each: a warm-up, and the round count
+        started = time.perf_counter()
+        try:
+            t.run(case)
+        except Exception as exc:  # noqa: BLE001 - an implementation that raises is reported, not timed
+            t.stopped = True
+            t.series.note = f"raised {type(exc).__name__} at {size:,}: {str(exc)[:160]}"
+            note("timed", series=t.series, size=size, skipped=t.series.note)
+            continue
+        first[index] = time.perf_counter() - started
+    if not first:
+        return
+    rounds = {index: _rounds(seconds) for index, seconds in first.items()}
+    started = time.perf_counter()
+    contract.floor(case, variant)
+    floor_repeat = _repeat(time.perf_counter() - started)
+    floor_times: list[float] = []
+    times: dict[int, list[float]] = {index: [] for index in first}
+    for round_number in range(max(rounds.values())):  # in turn: drift on a busy machine hits all alike
+        floor_times.append(_per_call(lambda: contract.floor(case, variant), floor_repeat))
+        for index in first:
+            if round_number < rounds[index]:
+                times[index].append(_per_call(lambda: live[index].run(case), _repeat(first[index])))
+    floor = statistics.median(floor_times)
+    floor_series.timings.append(Timing(size, messages, floor, floor, len(floor_times)))
+    for index, spent in times.items():
+        t = live[index]
+        timing = Timing(size, messages, statistics.median(spent), floor, len(spent))
+        t.series.timings.append(timing)
+        note("timed", series=t.series, size=size, timing=timing)
+    del case
