@@ -497,13 +497,13 @@ def hostile_histories(
 def expand_hostile_history(seed: int, size: int) -> list[ModelMessage]:
     """A large hostile history of about ``size`` messages, from ``seed``, in linear time.
 
-    :func:`~chatconform.strategies.histories.expand_history` with one edit of every kind
+    :func:`~chatconform.strategies.large.expand_history` with one edit of every kind
     :func:`hostile_histories` draws per about fifty messages, chosen by the same PRNG; for
     benchmarks (Hypothesis draws nothing).
     """
     import random
 
-    from chatconform.strategies.histories import expand_history
+    from chatconform.strategies.large import expand_history
 
     history = expand_history(seed, size)
     editor = _Editor(SeededChooser(random.Random(seed).getrandbits(32)), history, tuple(_EDITS))

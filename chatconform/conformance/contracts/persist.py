@@ -120,7 +120,7 @@ def _case_of(result) -> PersistCase:
 
 def large_case(size: int, seed: int) -> PersistCase:
     """See :meth:`PersistContract.large_case` (linear in ``size``)."""
-    from chatconform.strategies.histories import expand_history
+    from chatconform.strategies.large import expand_history
 
     rng = random.Random(seed)
     history = expand_history(seed, max(2, size - 1))
