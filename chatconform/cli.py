@@ -175,6 +175,9 @@ def _parser() -> argparse.ArgumentParser:
     bench.add_argument("--seed", type=int, default=0, metavar="N", help="the seed of the inputs (default 0)")
     bench.add_argument("--no-checks", dest="checks", action="store_false",
                        help="do not time the contract's checks on the reference's answers")
+    bench.add_argument("--with-gc", action="store_true",
+                       help="time the garbage collector's passes too (by default calls are timed with "
+                            "it paused, as timeit does: its cost grows with the heap, not the work)")
     bench.add_argument("--json", metavar="FILE", help="also write every timing as JSON")
     bench.set_defaults(handler=cmd_bench)
     return parser
@@ -574,7 +577,8 @@ def cmd_bench(args, out: Console, err: Console) -> int:
         return 3
     sizes = args.sizes or list(bench.DEFAULT_SIZES)
     err.print(f"chatconform {_version()} bench · sizes {', '.join(f'{n:,}' for n in sizes)} · seed {args.seed} · "
-              f"{bench.machine()['cpus']} CPUs, Python {bench.machine()['python']}")
+              f"{bench.machine()['cpus']} CPUs, Python {bench.machine()['python']} · "
+              f"{'collector on' if args.with_gc else 'collector paused during calls'}")
 
     def progress(event: str, **info: Any) -> None:
         if event == "case":
@@ -591,6 +595,7 @@ def cmd_bench(args, out: Console, err: Console) -> int:
                 err.print(f"    {label}: {info['skipped']}")
 
     result = bench.run_bench(impls, contracts, sizes, seed=args.seed, providers=args.provider or None,
+                             with_gc=args.with_gc,
                              checks=args.checks, progress=progress)
     if not result.series:
         for line in result.notes:

@@ -114,7 +114,7 @@ class BenchResult:
     notes: list[str] = field(default_factory=list)  # contracts or implementations not timed
 
     def to_json(self, *, sizes: Sequence[int], seed: int) -> dict:
-        return {"machine": machine(), "sizes": list(sizes), "seed": seed,
+        return {"machine": machine(), "sizes": list(sizes), "seed": seed, "collector_paused": _PAUSE_COLLECTOR,
                 "series": [s.to_json() for s in self.series], "notes": self.notes}
 
 
@@ -125,14 +125,28 @@ def machine() -> dict[str, Any]:
             "cpus": os.cpu_count()}
 
 
+#: Whether calls are timed with the cyclic garbage collector paused (as ``timeit`` does).
+#: A collection walks every live container, so its cost grows with the heap (the input, the
+#: output being built), not with the work a contract does; ``run_bench(with_gc=True)``
+#: (``chatconform bench --with-gc``) times it too.
+_PAUSE_COLLECTOR = True
+
+
 def _per_call(fn: Callable[[], Any], repeat: int) -> float:
     """Seconds per call of ``fn``, over ``repeat`` calls after a collection (so garbage of
-    earlier calls is not charged to this one)."""
+    earlier calls is not charged to this one), with the collector paused unless asked."""
     gc.collect()
-    started = time.perf_counter()
-    for _ in range(repeat):
-        fn()
-    return (time.perf_counter() - started) / repeat
+    paused = _PAUSE_COLLECTOR and gc.isenabled()
+    if paused:
+        gc.disable()
+    try:
+        started = time.perf_counter()
+        for _ in range(repeat):
+            fn()
+        return (time.perf_counter() - started) / repeat
+    finally:
+        if paused:
+            gc.enable()
 
 
 def _repeat(first: float) -> int:
@@ -176,15 +190,18 @@ class _Timed:
 
 def run_bench(impls: Sequence[Any], contracts: Sequence[Contract], sizes: Sequence[int], *,
               seed: int = 0, providers: Sequence[str] | None = None, checks: bool = True,
-              progress: Callable[..., None] | None = None) -> BenchResult:
+              with_gc: bool = False, progress: Callable[..., None] | None = None) -> BenchResult:
     """Time each implementation's method of each contract at each size (see the module doc).
 
     ``impls`` are loaded implementations (:func:`chatconform.conformance.discovery.load`);
     the first that is the reference (named ``reference``) also gives the ``checks`` series.
     ``providers`` narrows the variants timed; by default each contract picks its own
-    (:meth:`Contract.bench_variants`). ``progress(event, **info)`` hears ``case`` (a case is
-    being built) and ``timed`` (a series got a size, or was stopped).
+    (:meth:`Contract.bench_variants`). Calls are timed with the garbage collector paused
+    unless ``with_gc``. ``progress(event, **info)`` hears ``case`` (a case is being built)
+    and ``timed`` (a series got a size, or was stopped).
     """
+    global _PAUSE_COLLECTOR
+    _PAUSE_COLLECTOR = not with_gc
     note = progress or (lambda event, **info: None)
     result = BenchResult()
     sizes = sorted(set(sizes))
@@ -248,6 +265,20 @@ def _time_size(contract: Contract, variant: str | None, size: int, seed: int, ti
             t.series.note = f"no large input for {variant or 'this contract'}"
         return
     messages = contract.size(case) or size
+    # The input lives as long as the timing: move it out of the collector's reach, as a
+    # long-lived process does with gc.freeze(), so a collection a call triggers walks what
+    # the call made, not the whole input it was handed (that walk grows with the heap, not
+    # with the work the contract does).
+    gc.collect()
+    gc.freeze()
+    try:
+        _time_frozen(contract, variant, size, case, messages, live, floor_series, note)
+    finally:
+        del case
+        gc.unfreeze()
+
+
+def _time_frozen(contract, variant, size, case, messages, live, floor_series, note) -> None:
     first: dict[int, float] = {}
     for index, t in enumerate(live):  # one untimed call each: a warm-up, and the round count
         started = time.perf_counter()
@@ -279,4 +310,3 @@ def _time_size(contract: Contract, variant: str | None, size: int, seed: int, ti
         timing = Timing(size, messages, statistics.median(spent), floor, len(spent))
         t.series.timings.append(timing)
         note("timed", series=t.series, size=size, timing=timing)
-    del case
