@@ -106,7 +106,8 @@ def test_bench_prints_a_table_per_contract_and_writes_json(tmp_path, capsys):
         assert header in captured.out
     assert captured.out.index("thread:") < captured.out.index("compaction:")
     data = json.loads(out_file.read_text())
-    assert set(data) == {"machine", "sizes", "seed", "series", "notes"}
+    assert set(data) == {"machine", "sizes", "seed", "collector_paused", "series", "notes"}
+    assert data["collector_paused"] is True
     assert data["sizes"] == [200, 400] and data["machine"]["cpus"]
     kinds = Counter((s["contract"], s["impl"]) for s in data["series"])
     assert kinds == Counter({("thread", "floor"): 1, ("thread", "reference"): 1, ("thread", "checks"): 1,
