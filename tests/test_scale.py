@@ -248,7 +248,7 @@ def _outcomes(xml: Path) -> dict[str, str]:
 def test_the_plugin_under_xdist_gives_the_outcomes_of_a_plain_session(tmp_path):
     pytest.importorskip("xdist")
     args = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "--pyargs", "chatconform.conformance",
-            "--chatconform-impl=chatconform.fakes.thread:SinglePassTies", "--chatconform-contract=thread",
+            "--chatconform-impl=chatconform.fakes.thread:OldestFirst", "--chatconform-contract=thread",
             "--chatconform-examples=4"]
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
     for workers in ("0", "2"):

@@ -95,7 +95,7 @@ class DrawChooser:
 class SeededChooser:
     """Every choice comes from ``random.Random(seed)``: deterministic, and free for Hypothesis."""
 
-    def __init__(self, seed: int) -> None:
+    def __init__(self, seed: int | str) -> None:
         self._rng = random.Random(seed)
 
     def boolean(self) -> bool:
@@ -118,30 +118,39 @@ class SeededChooser:
 
 @dataclass(frozen=True)
 class Bulk:
-    """A bulk section: ``size`` units played by a :class:`SeededChooser` seeded with ``seed``."""
+    """A bulk section: ``size`` units played by a :class:`SeededChooser` seeded with ``seed``.
+
+    With ``per_unit``, unit ``i`` of the section is played by a chooser of its own, seeded
+    with ``seed`` and ``first + i``: the section is the window ``[first, first + size)`` of
+    one endless seeded sequence, so shrinking can drop units from either end and keep the
+    one a failure needs (see :func:`bulk_window`).
+    """
 
     seed: int
     size: int
+    first: int = 0
+    per_unit: bool = False
 
     def chooser(self) -> SeededChooser:
         return SeededChooser(self.seed)
 
+    def unit_chooser(self, index: int) -> SeededChooser:
+        """The chooser of unit ``index`` (0-based) of a ``per_unit`` section."""
+        return SeededChooser(f"{self.seed}:{self.first + index}")
+
 
 NO_BULK = Bulk(0, 0)
 
-# The gate: a bulk section when a draw in [0, _GATE_SIDES) lands on the top _GATE_HITS
-# values (Hypothesis favours 0, so this is about one example in eight, not three in 16).
+# The gate: a bulk section when a draw in [0, _GATE_SIDES) lands on the top ``hits``
+# values (Hypothesis favours 0: two hits are about one example in twelve, three one in eight).
 _GATE_SIDES = 16
-_GATE_HITS = 3
-# A near-the-top length is within this many units of the maximum.
-_NEAR_TOP = 150
 
 
-def bulk_section(draw, max_size: int) -> Bulk:
+def bulk_section(draw, max_size: int, *, hits: int = 2, near_top: int = 300) -> Bulk:
     """Draw whether this example has a bulk section, and its seed and length.
 
-    About one example in eight gets one. Three in four of those are within ``_NEAR_TOP``
-    units of ``max_size`` (a run of a few hundred examples always meets the longest inputs, where
+    About one example in twelve gets one (``hits`` of 16 gate values). Three in four of those
+    are within ``near_top`` units of ``max_size`` (a run of a few hundred examples always meets the longest inputs, where
     window and truncation bugs hide); the others take any length from 0 to ``max_size``.
     The length is one draw, so shrinking finds the shortest failing length by halving
     (a cap at 50 shrinks to 51, not to the next round number); the near-the-top choice
@@ -149,7 +158,27 @@ def bulk_section(draw, max_size: int) -> Bulk:
     shrinks toward 0: no bulk, then a shorter one, then seed 0, so a failure found on a
     long input is still reported on a short one when the length did not matter.
     """
-    if max_size < 1 or draw(st.integers(0, _GATE_SIDES - 1)) < _GATE_SIDES - _GATE_HITS:
+    if max_size < 1 or draw(st.integers(0, _GATE_SIDES - 1)) < _GATE_SIDES - hits:
         return NO_BULK
-    low = max(0, max_size - _NEAR_TOP) if draw(st.integers(0, 3)) else 0
+    low = max(0, max_size - near_top) if draw(st.integers(0, 3)) else 0
     return Bulk(draw(_SEEDS), draw(st.integers(low, max_size)))
+
+
+def bulk_window(draw, max_size: int, *, hits: int = 3, near_top: int = 150) -> Bulk:
+    """A bulk section drawn as a window of a seeded sequence whose units are seeded one by
+    one (``Bulk.per_unit``): its end, then its length, both near the top as in
+    :func:`bulk_section`, about one example in eight by default.
+
+    A failure inside a long section then shrinks to the unit that causes it: lowering the
+    end drops the units after it, lowering the length those before it, and the unit keeps
+    its seed, so it plays the same way (only what it carries over from earlier units, such
+    as tag numbers, changes).
+    """
+    if max_size < 1 or draw(st.integers(0, _GATE_SIDES - 1)) < _GATE_SIDES - hits:
+        return NO_BULK
+    near = draw(st.integers(0, 3))
+    low = max(0, max_size - near_top) if near else 0
+    seed = draw(_SEEDS)
+    end = draw(st.integers(low, max_size))
+    length = min(end, draw(st.integers(low, max_size)))
+    return Bulk(seed, length, first=end - length, per_unit=True)

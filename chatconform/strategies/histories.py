@@ -56,7 +56,7 @@ from pydantic_ai.messages import (
     UserPromptPart,
 )
 
-from chatconform.strategies.choices import Bulk, Chooser, DrawChooser, bulk_section
+from chatconform.strategies.choices import Bulk, Chooser, DrawChooser, bulk_window
 from chatconform.strategies.validation import check_bool, check_int
 
 __all__ = ["SUMMARY_METADATA_KEY", "histories", "instructions"]
@@ -492,7 +492,7 @@ class _Run:
             return more
         bulk_choose = self.bulk.chooser()
         for index in range(1, 1 + self.bulk.size):
-            self.choose = bulk_choose
+            self.choose = self.bulk.unit_chooser(index - 1) if self.bulk.per_unit else bulk_choose
             self.play_turn(index, last=not more and index == self.bulk.size)
         self.choose = self.drawn
         return more
@@ -522,7 +522,7 @@ _FEATURES = ("files", "thinking", "summaries", "retries", "interruptions", "mid_
 @st.composite
 def _histories(draw, cfg: _Config) -> list[ModelMessage]:
     # Drawn first, so shrinking drops the bulk section before anything else.
-    bulk = bulk_section(draw, cfg.max_bulk_turns)
+    bulk = bulk_window(draw, cfg.max_bulk_turns)
     allowed = {
         "files": cfg.files, "thinking": cfg.thinking, "summaries": cfg.summaries, "retries": cfg.retries,
         "interruptions": cfg.interruptions, "mid_system": cfg.system_prompts == "anywhere",

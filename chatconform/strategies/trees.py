@@ -7,7 +7,7 @@ stores a UUID_NIL parent). A legacy prefix holds rows written before branching e
 Rows come back newest first, ties in ``created_at`` in any order, optionally cut to the
 newest N rows of all branches, as a ``LIMIT`` query returns them.
 
-Most examples are a dozen rows, each action one Hypothesis draw. About one in eight
+Most examples are a dozen rows, each action one Hypothesis draw. About one in twelve
 also holds a bulk section of hundreds
 to thousands of rows played by a seeded PRNG (see :mod:`chatconform.strategies.choices`),
 so an implementation that stops after a fixed number of rows meets a longer thread.
@@ -308,7 +308,7 @@ def conversation_rows(
 
     - ``min_turns``/``max_turns`` bound the rows created one Hypothesis draw each
       (before any LIMIT window);
-    - ``max_bulk_turns``: about one example in eight also holds a bulk section of 1 to
+    - ``max_bulk_turns``: about one example in twelve also holds a bulk section of 1 to
       ``max_bulk_turns`` rows, played by a PRNG from one drawn seed, with every behaviour
       switched on for the example (0 turns bulk sections off);
     - ``corrupt_links``: every non-empty example then also holds one to three corrupted
