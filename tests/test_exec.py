@@ -45,11 +45,97 @@ def test_both_examples_smoke(tmp_path):
 
 @pytest.mark.slow
 def test_python_example_passes_under_ci(tmp_path):
-    assert main(["run", "--impl", PYTHON_EXAMPLE, "--report", "r.jsonl"]) == 0
+    """thread and payload under ci; the four history contracts a few cases each (below), as a
+    ci search of all four costs about 40 s more."""
+    assert main(["run", "--impl", PYTHON_EXAMPLE, "--contract", "thread", "--contract", "payload",
+                 "--report", "r.jsonl"]) == 0
     found = results(tmp_path / "r.jsonl")
     ran = {check for (_, check), r in found.items() if r["status"] != "skip"}
     assert {c.id for name in ("thread", "payload") for c in get_contract(name).checks} == ran
     assert all(r["status"] in ("pass", "skip") for r in found.values())
+
+
+NEW_CONTRACTS = ("sanitize", "repair", "trim", "serde")
+
+
+def test_sanitize_repair_trim_and_serde_run_over_exec(tmp_path):
+    """Every check of the four contracts is evaluated on the example's answers, and holds;
+    serde reaches the program's load (round_trip, rejects_malformed)."""
+    code = main(["run", "--impl", PYTHON_EXAMPLE, *(a for c in NEW_CONTRACTS for a in ("--contract", c)),
+                 "--examples", "12", "--report", "r.jsonl"])
+    found = results(tmp_path / "r.jsonl")
+    assert code == 0, {check: r["message"] for (_, check), r in found.items() if r["status"] != "pass"}
+    assert {check for _, check in found} == {c.id for name in NEW_CONTRACTS for c in get_contract(name).checks}
+    assert all(r["status"] == "pass" and r["evaluated"] for r in found.values())
+
+
+def test_the_example_rejects_malformed_data_as_a_value_error():
+    """load's refusal travels as an error with invalid_input: a ValueError, as in Python."""
+    from chatconform.conformance import discovery
+
+    impl = discovery.load(PYTHON_EXAMPLE)
+    try:
+        history = impl.obj.load('[{"kind": "request", "parts": [{"part_kind": "user-prompt", "content": "Hi"}]}]')
+        assert impl.obj.load(impl.obj.dump(history)) == history
+        with pytest.raises(program.RejectedInput, match="hologram") as refused:
+            impl.obj.load('[{"kind": "request", "parts": [{"part_kind": "hologram"}]}]')
+        assert isinstance(refused.value, ValueError)
+        with pytest.raises(program.RejectedInput, match="not JSON"):
+            impl.obj.load(b'[{"kind": "req')
+    finally:
+        impl.obj.close()
+
+
+#: A serde program built on the example's dump and load that gets one thing wrong.
+SERDE = textwrap.dedent("""
+    import json, sys
+    sys.path.insert(0, {examples!r})
+    from impl import InvalidData, dump, load
+
+    mode = sys.argv[1]
+    hello = {{"protocol": 1, "name": "serde-" + mode, "version": "0", "contracts": ["serde"]}}
+    if mode != "no-load":
+        hello["more_methods"] = ["load"]
+    for line in sys.stdin:
+        request = json.loads(line)
+        if request["type"] == "stop":
+            break
+        if request["type"] == "hello":
+            reply = hello
+        elif request["method"] == "dump":
+            reply = {{"id": request["id"], "result": json.loads(dump(request["input"]["history"]))
+                      if mode == "bad-dump" else dump(request["input"]["history"])}}
+        else:
+            try:
+                reply = {{"id": request["id"], "result": load(request["input"]["data"])}}
+            except InvalidData as exc:  # refused, but not said to be a validation error
+                reply = {{"id": request["id"], "error": {{"type": "SyntaxError", "message": str(exc)}}}}
+        sys.stdout.write(json.dumps(reply) + "\\n"); sys.stdout.flush()
+""")
+
+
+@pytest.mark.parametrize("mode, check, message", [
+    ("bad-dump", "serde.no_crash", "MalformedResult: not a serde result: $: "),
+    ("plain-error", "serde.rejects_malformed", "raised ProgramError: SyntaxError: "),
+])
+def test_a_serde_program_that_breaks_the_rules_fails_the_check(mode, check, message, tmp_path):
+    script = tmp_path / "serde.py"
+    script.write_text(SERDE.format(examples=str(ROOT / "examples/python")))
+    assert main(["run", "--impl", f"exec:{sys.executable} {script} {mode}", "--contract", "serde",
+                 "--examples", "8", "--report", "r.jsonl"]) == 1
+    found = results(tmp_path / "r.jsonl")
+    failed = {c for (_, c), r in found.items() if r["status"] == "fail"}
+    assert check in failed and message in found[(f"serde-{mode}", check)]["message"], found
+    if mode == "plain-error":  # everything else holds: the valid dumps load back
+        assert failed == {check}
+
+
+def test_a_serde_program_without_load_is_skipped_with_the_reason(tmp_path, capsys):
+    script = tmp_path / "serde.py"
+    script.write_text(SERDE.format(examples=str(ROOT / "examples/python")))
+    assert main(["run", "--impl", f"exec:{sys.executable} {script} no-load", "--contract", "serde"]) == 3
+    assert "serde-no-load has dump() but no load(): serde judges what dump() writes by loading it back" \
+        in capsys.readouterr().err
 
 
 @pytest.mark.slow
@@ -98,35 +184,40 @@ def test_every_schema_is_a_valid_2020_12_schema(name):
 
 
 def test_requests_follow_their_schemas(monkeypatch):
-    """Every request chatconform sends, for every contract, matches the protocol's schemas."""
+    """Every request chatconform sends, for every method of every contract, matches the protocol's schemas."""
     assert messages.problem(hello(), "hello") is None
     assert messages.problem({"type": "stop"}, "stop") is None
     sent = []
 
     def record(self, request):
         sent.append({"type": "call", "id": len(sent) + 1, **request})
-        contract = request["contract"]
-        result = {"thread": request["input"], "payload": {"messages": []},
-                  "compaction": request["input"]["history"] if contract == "compaction" else None,
-                  "persist": request["input"]["captured"] if contract == "persist" else None}[contract]
+        data, method = request["input"], request["method"]
+        result = ({"messages": []} if method == "to_payload" else data if method == "extract_thread"
+                  else data["captured"] if method == "persist_run" else json.dumps(data["history"])
+                  if method == "dump" else json.loads(data["data"]) if method == "load" else data["history"])
         return {"id": len(sent), "result": result}
 
     monkeypatch.setattr(program.Session, "call", record)
     declared = {"name": "recorder", "version": "1", "contracts": list(hello()["contracts"])}
-    impl = program._program_type(tuple(declared["contracts"]))(program.Session("exec:recorder", ["recorder"]), declared)
+    more = tuple(m for methods in hello()["more_methods"].values() for m in methods)
+    impl = program._program_type(tuple(declared["contracts"]), more)(program.Session("exec:r", ["r"]), declared)
     for name, contract in all_contracts().items():
         if name not in program.CODECS:
             continue
+        variant = "openai-chat" if name == "payload" else None
 
-        @settings(max_examples=10)
-        @given(contract.cases("openai-chat" if name == "payload" else None))
+        @settings(max_examples=5)
+        @given(contract.cases(variant))
         def call(case):
-            variant = "openai-chat" if name == "payload" else None
             output = contract.call(getattr(impl, contract.method), case, variant)
             assert contract.output_problem(output, case) is None
+            if name == "serde":
+                assert impl.load(output) == case.history
+                assert impl.load(output.encode()) == case.history  # bytes travel as their text
 
         call()
-    assert {r["contract"] for r in sent} == set(program.CODECS)
+    assert {(r["contract"], r["method"]) for r in sent} \
+        == {(name, method) for name, methods in program.CODECS.items() for method in methods}
     for request in sent:
         assert messages.problem(request, "call") is None, request["contract"]
 
@@ -224,8 +315,13 @@ START_FAILURES = {
               "the hello failed: the program closed its stdout"),
     "version": (f"exec:{sys.executable} -c \"print('{{\\\"protocol\\\": 2}}')\"", "protocol version 2"),
     "contract": (f"exec:{sys.executable} -c \"print('{{\\\"protocol\\\": 1, \\\"name\\\": \\\"x\\\", "
-                 f"\\\"version\\\": \\\"1\\\", \\\"contracts\\\": [\\\"sanitize\\\"]}}')\"",
-                 "declares contract(s) sanitize"),
+                 f"\\\"version\\\": \\\"1\\\", \\\"contracts\\\": [\\\"summarize\\\"]}}')\"",
+                 "declares contract(s) summarize"),
+    "more-methods": (f"exec:{sys.executable} -c \"print('{{\\\"protocol\\\": 1, \\\"name\\\": \\\"x\\\", "
+                     f"\\\"version\\\": \\\"1\\\", \\\"contracts\\\": [\\\"trim\\\"], "
+                     f"\\\"more_methods\\\": [\\\"load\\\"]}}')\"",
+                     "declares more method(s) load without a declared contract they belong to "
+                     "(more methods offered: load (of serde))"),
 }
 
 

@@ -12,9 +12,10 @@ from chatconform.conformance.protocol.program import (
     Program,
     ProgramError,
     ProtocolError,
+    RejectedInput,
     hello,
     start,
 )
 
 __all__ = ["PREFIX", "PROTOCOL_VERSION", "MalformedResult", "Program", "ProgramError", "ProtocolError",
-           "hello", "start"]
+           "RejectedInput", "hello", "start"]

@@ -3,8 +3,10 @@
 The program is started once, greets chatconform (:func:`hello` and its ``hello-reply``:
 name, version, contracts, providers, expected failures), and then answers one ``call``
 line with one ``call-reply`` line. :class:`Program` has one method per contract the
-program declared; each turns its arguments into the case's JSON (the JSON saved failures
-use), sends the call, and turns the result back into what the contract's checks read.
+program declared, and the further methods a contract's checks call that it declared too
+(``load`` for ``serde``); each turns its arguments into the call's JSON (the case's JSON,
+as saved failures use it), sends the call, and turns the result back into what the
+contract's checks read.
 
 Whatever breaks the protocol (an exit, a line that is not JSON or not a reply, the wrong
 id, output out of turn, no answer in time, a line too long) raises :class:`ProtocolError`
@@ -49,6 +51,11 @@ class ProgramError(Exception):
     """The program answered a call with an error: the implementation raised."""
 
 
+class RejectedInput(ProgramError, ValueError):
+    """The program refused its input as invalid data (its error says ``"invalid_input": true``):
+    a :class:`ValueError`, as a validation error is in Python (``serde.rejects_malformed``)."""
+
+
 class MalformedResult(Exception):
     """The program answered with a result that is not the contract's kind of result."""
 
@@ -57,8 +64,8 @@ class MalformedResult(Exception):
 
 @dataclass(frozen=True)
 class Codec:
-    """How one contract's calls travel: the method's arguments as (case, provider), and
-    the result's JSON as what the checks read."""
+    """How one method's calls travel: its arguments as the call's (input JSON, provider),
+    and the result's JSON as what the checks read."""
 
     arguments: Callable[[Contract, tuple, dict], tuple[Any, str | None]]
     result: Callable[[Contract, Any], Any]
@@ -66,22 +73,52 @@ class Codec:
 
 def _rows(contract: Contract, args: tuple, kwargs: dict) -> tuple[Any, str | None]:
     (rows,) = args
-    return rows, None
+    return contract.case_to_json(rows), None
 
 
 def _history_case(contract: Contract, args: tuple, kwargs: dict) -> tuple[Any, str | None]:
     fields = dict(kwargs)
     provider = fields.pop("provider", None)
-    return contract.case_type(*args, **fields), provider
+    return contract.case_to_json(contract.case_type(*args, **fields)), provider
 
 
-CODECS: dict[str, Codec] = {
+def _stored(contract: Contract, args: tuple, kwargs: dict) -> tuple[Any, str | None]:
+    """``load(data)``: the stored form travels as text. Bytes that are not UTF-8 cannot, and
+    raise UnicodeDecodeError (a ValueError) here, as every JSON reader refuses them."""
+    (data,) = args
+    if isinstance(data, (bytes, bytearray, memoryview)):
+        data = bytes(data).decode("utf-8")
+    if not isinstance(data, str):
+        raise TypeError(f"load() takes the stored form (bytes or str), not {type(data).__name__}")
+    return {"data": data}, None
+
+
+def _history(contract: Contract, data: Any) -> Any:
+    return history_from_json(data, "the result")
+
+
+_HISTORY_CASE = Codec(_history_case, _history)
+
+#: contract -> method -> codec; the contract's own method first, then the further methods
+#: its checks call on the same implementation.
+CODECS: dict[str, dict[str, Codec]] = {
     # A thread's result is rows in the input's JSON: they load back as the input does.
-    "thread": Codec(_rows, lambda contract, data: contract.case_from_json(data)),
-    "payload": Codec(_history_case, lambda contract, data: data),
-    "compaction": Codec(_history_case, lambda contract, data: history_from_json(data, "the result")),
-    "persist": Codec(_history_case, lambda contract, data: history_from_json(data, "the result")),
+    "thread": {"extract_thread": Codec(_rows, lambda contract, data: contract.case_from_json(data))},
+    "payload": {"to_payload": Codec(_history_case, lambda contract, data: data)},
+    "compaction": {"compact": _HISTORY_CASE},
+    "persist": {"persist_run": _HISTORY_CASE},
+    "sanitize": {"sanitize": _HISTORY_CASE},
+    "repair": {"repair": _HISTORY_CASE},
+    "trim": {"trim": _HISTORY_CASE},
+    # dump's result is the stored text; load's input is that text.
+    "serde": {"dump": Codec(_history_case, lambda contract, data: data), "load": Codec(_stored, _history)},
 }
+
+
+def _more_methods(known: dict[str, Contract]) -> dict[str, list[str]]:
+    """contract -> the methods besides its own that its checks call, for the carried contracts."""
+    return {name: [m for m in methods if m != known[name].method]
+            for name, methods in CODECS.items() if name in known and len(methods) > 1}
 
 
 def hello() -> dict:
@@ -92,6 +129,7 @@ def hello() -> dict:
     known = all_contracts()
     return {"type": "hello", "protocol": PROTOCOL_VERSION, "chatconform": __version__,
             "contracts": {name: known[name].method for name in CODECS if name in known},
+            "more_methods": _more_methods(known),
             "providers": list(PROVIDER_IDS)}
 
 
@@ -252,22 +290,25 @@ class Program:
         """Stop the program (it is stopped anyway when this object goes, or at exit)."""
         self._closer()
 
-    def _call(self, name: str, args: tuple, kwargs: dict) -> Any:
-        contract, codec = get_contract(name), CODECS[name]
-        case, provider = codec.arguments(contract, args, kwargs)
-        request = {"contract": name, "method": contract.method, "input": contract.case_to_json(case)}
+    def _call(self, name: str, method: str, args: tuple, kwargs: dict) -> Any:
+        contract, codec = get_contract(name), CODECS[name][method]
+        data, provider = codec.arguments(contract, args, kwargs)
+        request = {"contract": name, "method": method, "input": data}
         if provider is not None:
             request["provider"] = provider
         reply = self._session.call(request)
         if "error" in reply:
-            raise ProgramError(_error_text(reply["error"]))
-        problem = messages.problem(reply["result"], "call-reply", name)
+            error = RejectedInput if reply["error"].get("invalid_input") else ProgramError
+            raise error(_error_text(reply["error"]))
+        # The result's schema: the contract's own method's, or "<contract>.<method>".
+        kind = name if method == contract.method else f"{name}.{method}"
+        problem = messages.problem(reply["result"], "call-reply", kind)
         if problem is not None:
-            raise MalformedResult(f"not a {name} result: {problem}")
+            raise MalformedResult(f"not a {kind} result: {problem}")
         try:
             return codec.result(contract, reply["result"])
         except ValueError as exc:
-            raise MalformedResult(f"not a {name} result: {exc}") from None
+            raise MalformedResult(f"not a {kind} result: {exc}") from None
 
 
 def _error_text(error: dict) -> str:
@@ -276,21 +317,26 @@ def _error_text(error: dict) -> str:
     return text + (f" (traceback: {' | '.join(trace[-3:])})" if trace else "")
 
 
-def _method(contract: Contract) -> Callable:
-    name = contract.name
-
+def _method(contract: Contract, name: str) -> Callable:
     def method(self: Program, *args: Any, **kwargs: Any) -> Any:
-        return self._call(name, args, kwargs)
+        return self._call(contract.name, name, args, kwargs)
 
-    method.__name__ = method.__qualname__ = contract.method
-    method.__doc__ = f"{contract.signature}, answered by the program"
+    method.__name__ = method.__qualname__ = name
+    method.__doc__ = f"{name}() of {contract.signature}, answered by the program"
     return method
 
 
 @lru_cache(maxsize=None)
-def _program_type(contracts: tuple[str, ...]) -> type:
-    """A :class:`Program` subclass with the methods of ``contracts``."""
-    return type("Program", (Program,), {get_contract(n).method: _method(get_contract(n)) for n in contracts})
+def _program_type(contracts: tuple[str, ...], more: tuple[str, ...] = ()) -> type:
+    """A :class:`Program` subclass with the methods of ``contracts``, and of ``more`` (further
+    methods of those contracts, such as ``load``)."""
+    methods = {}
+    for name in contracts:
+        contract = get_contract(name)
+        for method in CODECS[name]:
+            if method == contract.method or method in more:
+                methods[method] = _method(contract, method)
+    return type("Program", (Program,), methods)
 
 
 def command(spec: str) -> list[str]:
@@ -315,10 +361,19 @@ def start(spec: str) -> Program:
         raise ConfigError(f"{spec}: cannot start {argv[0]!r}: {exc.strerror or exc}") from None
     except ProtocolError as exc:
         raise ConfigError(f"{spec}: the hello failed: {exc}") from None
-    offered = hello()["contracts"]
+    greeting = hello()
+    offered = greeting["contracts"]
     unknown = [name for name in declared["contracts"] if name not in offered]
     if unknown:
         session.close()
         raise ConfigError(f"{spec}: declares contract(s) {', '.join(unknown)}, which chatconform cannot "
                           f"check over this protocol (it offers: {', '.join(offered)})")
-    return _program_type(tuple(declared["contracts"]))(session, declared)
+    more = declared.get("more_methods", [])
+    owners = {method: name for name, methods in greeting["more_methods"].items() for method in methods}
+    stray = [m for m in more if owners.get(m) not in declared["contracts"]]
+    if stray:
+        session.close()
+        offers = ", ".join(f"{m} (of {owners[m]})" for m in owners) or "none"
+        raise ConfigError(f"{spec}: declares more method(s) {', '.join(stray)} without a declared contract "
+                          f"they belong to (more methods offered: {offers})")
+    return _program_type(tuple(declared["contracts"]), tuple(more))(session, declared)
