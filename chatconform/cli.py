@@ -337,12 +337,23 @@ def _print_matrix(out: Console, results: list[dict]) -> None:
     table.add_column("check")
     for impl in impls:
         table.add_column(impl, justify="center")
+    from chatconform.conformance.status import Status
+
+    by_contract: dict[str, list[str]] = {}
     for check in checks:
-        row = []
-        for impl in impls:
-            cell = cells.get((check, impl))
-            row.append(Text(cell.label, style=cell.status.style) if cell else Text(""))
-        table.add_row(check, *row)
+        by_contract.setdefault(check.split(".", 1)[0], []).append(check)
+    for contract, ids in by_contract.items():
+        # A contract no implementation ran is one row, not one per check.
+        if len(ids) > 1 and all((c := cells.get((check, impl))) is not None and c.status == Status.SKIP
+                                for check in ids for impl in impls):
+            ids = [f"{contract}.*"]
+            cells.update({(ids[0], impl): cells[(by_contract[contract][0], impl)] for impl in impls})
+        for check in ids:
+            row = []
+            for impl in impls:
+                cell = cells.get((check, impl))
+                row.append(Text(cell.label, style=cell.status.style) if cell else Text(""))
+            table.add_row(check, *row)
     out.print(table)
 
 

@@ -450,7 +450,10 @@ class PayloadMapper:
             if turn.role == "system":  # only the known-bug fakes leave system turns in place
                 messages.append({"role": "system", "content": "\n\n".join(i.text for i in turn.items)})
             elif turn.role == "user":
-                messages.append({"role": "user", "content": self._openai_user_content(turn.items, mistral)})
+                content = self._openai_user_content(turn.items, mistral)
+                if provider == "qwen-vllm" and isinstance(content, str):
+                    content = _not_a_tool_response(content)
+                messages.append({"role": "user", "content": content})
             elif turn.role == "assistant":
                 message: dict = {"role": "assistant"}
                 texts = [item.text for item in turn.items if isinstance(item, Text)]
@@ -573,6 +576,23 @@ class PayloadMapper:
                 {"toolSpec": {"name": name, "inputSchema": {"json": {"type": "object"}}}} for name in tools
             ]}
         return body
+
+
+def _not_a_tool_response(text: str) -> str:
+    """User text that Qwen's chat template would read as a tool result, with its opening
+    ``<`` escaped; any other text unchanged.
+
+    The template takes a user message that is only a ``<tool_response>`` wrapper for a tool
+    result: it is not a user query (a conversation of nothing else is refused with "No user
+    query found in messages.", rule Q2 in docs/provider-rules.md), and a user could forge a
+    tool's answer with it. Escaping keeps every character readable, as pydantic-ai escapes a
+    ``<system>`` tag in user text.
+    """
+    stripped = text.strip()
+    if not (stripped.startswith("<tool_response>") and stripped.endswith("</tool_response>")):
+        return text
+    at = len(text) - len(text.lstrip())
+    return text[:at] + "&lt;" + text[at + 1:]
 
 
 def _neutral_role(turn: Turn, provider: str) -> str:
