@@ -157,7 +157,8 @@ def summaries():
 def _history_with_tail(draw, max_bulk_turns: int = 700) -> list[ModelMessage]:
     """A drawn history (ending with a request, so a response may follow), plus maybe a
     long tool tail in which one call is answered many messages later."""
-    history = draw(histories(max_turns=4, max_tool_rounds=5, ends_with_request=True, max_bulk_turns=max_bulk_turns))
+    history = draw(histories(max_turns=4, max_tool_rounds=5, ends_with_request=True, max_bulk_turns=max_bulk_turns,
+                              late_system_requests=True))
     if draw(st.booleans()):
         history = [*history, *late_result_tail(10_000, draw(st.integers(1, 6)))]
     return history

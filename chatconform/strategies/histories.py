@@ -168,6 +168,7 @@ class _Config:
     max_bulk_turns: int
     odd_text: bool
     reused_call_ids: bool
+    late_system_requests: bool = False
 
 
 class _Run:
@@ -359,6 +360,10 @@ class _Run:
         if not n_leading:
             parts.extend(self.mid_system(ts))  # after the prompt: legal, and it happens
         self.request(parts, ts)
+        if self.cfg.late_system_requests and not n_leading and self.maybe("mid_system"):
+            # A reminder an app stores as a request of its own after the user's.
+            ts = self.tick()
+            self.request([self.system(ts)], ts)
 
     def maybe_tool_round(self, done: int) -> bool:
         """Another tool round, if one is chosen: the choice and the round are one span."""
@@ -556,6 +561,7 @@ def histories(
     max_bulk_turns: int = 700,
     odd_text: bool = True,
     reused_call_ids: bool = True,
+    late_system_requests: bool = False,
 ):
     """A strategy for ``list[ModelMessage]`` histories shaped like real agent runs.
 
@@ -593,6 +599,9 @@ def histories(
     - ``reused_call_ids``: a tool call may reuse the id of a call answered in an earlier
       round (llama.cpp sends one constant id, Kimi restarts ``<name>:0`` every round);
       ids are always unique within one response and never reused while open.
+    - ``late_system_requests``: with ``system_prompts="anywhere"``, a system prompt may also
+      come in a request of its own right after the user's, before the response (a reminder
+      an app stores as its own message; compaction cases turn it on).
 
     Without a dangling tail every tool call is answered exactly once, by the request
     right after its response.
@@ -612,11 +621,12 @@ def histories(
     check_int("max_bulk_turns", max_bulk_turns, 0)
     check_bool("odd_text", odd_text)
     check_bool("reused_call_ids", reused_call_ids)
+    check_bool("late_system_requests", late_system_requests)
     if dangling_tail and not tools:
         raise InvalidArgument("dangling_tail=True needs tools=True: a dangling tail is unanswered tool calls")
     cfg = _Config(min_turns, max_turns, system_prompts, tools, files, thinking, summaries, retries,
                   interruptions, dangling_tail, ends_with_request, max_tool_rounds, max_parallel_calls,
-                  max_bulk_turns, odd_text, reused_call_ids)
+                  max_bulk_turns, odd_text, reused_call_ids, late_system_requests)
     return _histories(cfg)
 
 
