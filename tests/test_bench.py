@@ -18,7 +18,7 @@ from chatconform.conformance import bench, discovery
 from chatconform.conformance.contract import Contract
 from chatconform.conformance.contracts import all_contracts, get_contract
 from chatconform.reference.thread import extract_thread
-from chatconform.strategies import hostile_history, large_history, large_rows, recorded_payloads
+from chatconform.strategies import large_edge_history, large_history, large_rows, recorded_payloads
 
 STRATEGIES = Path(bench.__file__).resolve().parent.parent / "strategies"
 
@@ -173,7 +173,7 @@ def _lines_run(fn, *args, **kwargs) -> int:
 
 
 @pytest.mark.parametrize(("generator", "kwargs"), [
-    (large_rows, {}), (large_rows, {"corrupt_links": 0.05}), (large_history, {}), (hostile_history, {}),
+    (large_rows, {}), (large_rows, {"corrupt_links": 0.05}), (large_history, {}), (large_edge_history, {}),
     (lambda seed, size: list(recorded_payloads(seed, size)), {}),
     (lambda seed, size: list(recorded_payloads(seed, size, resend=True)), {}),
 ])
@@ -186,8 +186,8 @@ def test_generators_are_deterministic_and_seeded():
     assert [(r.id, r.parent_message_id) for r in large_rows(1, 3_000, corrupt_links=0.01)] == \
            [(r.id, r.parent_message_id) for r in large_rows(1, 3_000, corrupt_links=0.01)]
     dump = ModelMessagesTypeAdapter.dump_json
-    assert dump(hostile_history(2, 1_000)) == dump(hostile_history(2, 1_000))
-    assert dump(hostile_history(2, 1_000)) != dump(hostile_history(3, 1_000))
+    assert dump(large_edge_history(2, 1_000)) == dump(large_edge_history(2, 1_000))
+    assert dump(large_edge_history(2, 1_000)) != dump(large_edge_history(3, 1_000))
     assert list(recorded_payloads(4, 500, provider="anthropic")) == list(recorded_payloads(4, 500, provider="anthropic"))
 
 
@@ -200,7 +200,7 @@ def test_shape_knobs_change_the_shape():
 
 
 def test_hostile_history_is_valid_and_hostile():
-    history = hostile_history(9, 4_000, nesting=40)
+    history = large_edge_history(9, 4_000, nesting=40)
     assert 4_000 <= len(history) <= 4_002 and isinstance(history[-1], ModelRequest)
     assert ModelMessagesTypeAdapter.validate_json(ModelMessagesTypeAdapter.dump_json(history)) == history
     calls = Counter(p.tool_call_id for m in history for p in m.parts if isinstance(p, ToolCallPart))

@@ -13,7 +13,7 @@ from chatconform.strategies.hostile import expand_hostile_history, hostile_histo
 from chatconform.strategies.large import (
     expand_conversation,
     expand_history,
-    hostile_history,
+    large_edge_history,
     large_conversations,
     large_history,
     large_rows,
@@ -35,7 +35,7 @@ __all__ = [
     "expand_hostile_history",
     "histories",
     "hostile_histories",
-    "hostile_history",
+    "large_edge_history",
     "instructions",
     "large_conversations",
     "large_history",

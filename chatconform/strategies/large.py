@@ -216,7 +216,7 @@ def large_history(seed: int, size: int, *, tool_rounds: float = 0.45, max_parall
     return _grow(seed, size, tool_rounds, max_parallel_calls, mid_system, summaries, hostile=False, nesting=0)
 
 
-def hostile_history(seed: int, size: int, *, tool_rounds: float = 0.45, max_parallel_calls: int = 3,
+def large_edge_history(seed: int, size: int, *, tool_rounds: float = 0.45, max_parallel_calls: int = 3,
                     mid_system: float = 0.03, summaries: float = 0.01, nesting: int = 64) -> list[ModelMessage]:
     """:func:`large_history` with the shapes bugs trip on, at a fixed rate per message:
     call ids an earlier round used again, arguments stored as a JSON string or nested
