@@ -209,31 +209,57 @@ class Slow:
 '''
 
 
-@pytest.mark.slow
-def test_ctrl_c_stops_the_workers(tmp_path):
+def _start_slow_run(tmp_path) -> subprocess.Popen:
     (tmp_path / "slow.py").write_text(SLOW)
     process = subprocess.Popen([sys.executable, "-m", "chatconform.cli", "run", "--impl", "slow.py:Slow",
                                 "--jobs", "2", "--examples", "200"], cwd=tmp_path, start_new_session=True,
                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
                                env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
-    try:
-        time.sleep(8)  # the workers start and search
-        process.send_signal(signal.SIGINT)
-        _, err = process.communicate(timeout=60)
-    finally:
-        if process.poll() is None:
-            os.killpg(process.pid, signal.SIGKILL)
-    assert process.returncode == 130, err
-    assert "interrupted" in err and "Traceback" not in err
+    time.sleep(8)  # the workers start and search
+    return process
+
+
+def _session_ends(process: subprocess.Popen) -> bool:
+    """Whether every process of the run's session is gone within 10 seconds."""
     deadline = time.monotonic() + 10
-    while time.monotonic() < deadline:  # nothing of the run's session is left
+    while time.monotonic() < deadline:
         try:
             os.killpg(process.pid, 0)
         except ProcessLookupError:
-            break
+            return True
         time.sleep(0.2)
-    else:
-        pytest.fail("worker processes outlived the interrupted run")
+    return False
+
+
+@pytest.mark.slow
+def test_ctrl_c_stops_the_workers(tmp_path):
+    process = _start_slow_run(tmp_path)
+    try:
+        process.send_signal(signal.SIGINT)
+        _, err = process.communicate(timeout=60)
+        assert process.returncode == 130, err
+        assert "interrupted" in err and "Traceback" not in err
+        assert _session_ends(process), "worker processes outlived the interrupted run"
+    finally:
+        if process.poll() is None or not _session_ends(process):
+            os.killpg(process.pid, signal.SIGKILL)
+
+
+@pytest.mark.slow
+def test_workers_end_quietly_with_a_parent_killed_outright(tmp_path):
+    # A CI runner's SIGTERM (or a SIGKILL) ends the parent with no chance to stop its workers.
+    process = _start_slow_run(tmp_path)
+    try:
+        process.send_signal(signal.SIGTERM)
+        _, err = process.communicate(timeout=60)
+        assert process.returncode == -signal.SIGTERM
+        assert _session_ends(process), "worker processes outlived their parent"
+        assert "Traceback" not in err and "BrokenPipe" not in err, err
+    finally:
+        try:
+            os.killpg(process.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
 
 
 def _outcomes(xml: Path) -> dict[str, str]:

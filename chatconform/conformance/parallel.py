@@ -18,9 +18,11 @@ from __future__ import annotations
 import importlib.util
 import inspect
 import multiprocessing
+import os
 import pickle
 import signal
 import sys
+import threading
 import time
 from collections import deque
 from collections.abc import Callable, Iterator
@@ -233,6 +235,7 @@ def _stopped(reason: str) -> SearchResult:
 def _serve(conn) -> None:
     """A worker's loop: load, search, answer; until told to stop (None) or the pipe closes."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides what Ctrl-C stops
+    _exit_with_the_parent()
     loaded: dict[tuple[str, tuple], Any] = {}
     while True:
         try:
@@ -241,7 +244,28 @@ def _serve(conn) -> None:
             return
         if task is None:
             return
-        conn.send(_search(task, loaded))
+        result = _search(task, loaded)
+        try:
+            conn.send(result)
+        except OSError:  # the parent is gone: nobody is left to read the result
+            return
+
+
+def _exit_with_the_parent() -> None:
+    """End this worker as soon as its parent ends, however it ended.
+
+    A parent killed outright (SIGTERM from a CI runner, SIGKILL) cannot stop its workers,
+    and a search can run for minutes: a thread waits on the parent's sentinel instead.
+    """
+    parent = multiprocessing.parent_process()
+    if parent is None:
+        return
+
+    def watch() -> None:
+        wait([parent.sentinel])
+        os._exit(1)
+
+    threading.Thread(target=watch, name="chatconform-parent-watch", daemon=True).start()
 
 
 def _search(task: Task, loaded: dict) -> SearchResult:
