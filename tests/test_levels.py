@@ -203,3 +203,19 @@ def test_markdown_lists_errors_warnings_and_expected_failures_with_their_cases()
     rows = [line for line in text.splitlines() if line.startswith("| lib |")]
     assert [row.split(" | ")[2] for row in rows] == ["FAIL", "warn", "xfail"]
     assert text.count("<details>") == 2 and '{"history": [1]}' in text and '{"history": [2]}' in text
+
+
+def test_markdown_cuts_a_case_that_did_not_shrink_and_says_where_the_rest_is():
+    from chatconform.conformance.report import Report, markdown
+
+    huge = {"history": [{"role": "user", "content": "y" * 100_000}]
+            + [{"role": "user", "content": f"message {i} " + "x" * 50} for i in range(2000)]}
+    report = Report({"version": "0", "profile": "ci"},
+                    [{"type": "result", "implementation": "lib", "contract": "payload", "check": "payload.no_crash",
+                      "status": "fail", "message": "timed out", "example": huge, "variant": None}],
+                    {"counts": {"fail": 1}})
+    text = markdown(report)
+    assert len(text) < 40_000
+    assert "more lines: the whole case is in the report's 'example' field" in text
+    assert "message 0 " in text and "message 1999 " not in text
+    assert "y" * 250 in text and "y" * 301 not in text and "... (100" in text

@@ -359,13 +359,27 @@ def _cell(text: str) -> str:
     return text.replace("|", "/").replace("\n", " ")
 
 
+#: Lines of a case a markdown summary shows before it cuts the rest.
+EXAMPLE_LINES = 80
+#: Characters of one line of a case a markdown summary shows.
+EXAMPLE_WIDTH = 300
+
+
 def _example_block(result: dict) -> list[str]:
     """A collapsed block with the (minimal) case, so a step summary stays one table long."""
     from chatconform.conformance.compact import render
 
     variant = f" [{result['variant']}]" if result.get("variant") else ""
+    # A case that did not shrink (a hang, a crash on a large history) can run to megabytes:
+    # the summary shows its head, the report keeps it whole.
+    lines = render(result["example"]).splitlines()
+    shown = [line if len(line) <= EXAMPLE_WIDTH else f"{line[:EXAMPLE_WIDTH]}... ({len(line)} characters)"
+             for line in lines[:EXAMPLE_LINES]]
+    if len(lines) > EXAMPLE_LINES:
+        shown.append(f"... {len(lines) - EXAMPLE_LINES} more lines: the whole case is in the report's 'example' field")
+    text = "\n".join(shown)
     return ["", f"<details><summary>{result['implementation']} · {result['check']}{variant}: the case</summary>",
-            "", "```json", render(result["example"]), "```", "", "</details>"]
+            "", "```json", text, "```", "", "</details>"]
 
 
 def summary_json(report: Report) -> dict:
