@@ -84,7 +84,8 @@ def _parser() -> argparse.ArgumentParser:
                      help="implementation to test (repeatable; default: every registered one); "
                           "exec:'COMMAND ARGS' runs a program in any language (docs/protocol.md)")
     run.add_argument("--contract", action="append", default=[], metavar="NAME",
-                     help="contract to run: thread, payload, compaction (repeatable; default: all)")
+                     help="contract to run, such as thread or payload (repeatable; default: all); "
+                          "`chatconform list` names them with their checks")
     run.add_argument("--check", action="append", default=[], metavar="ID",
                      help="only this check, such as thread.reaches_root (repeatable)")
     run.add_argument("--provider", action="append", default=[], choices=PROVIDER_IDS, metavar="ID",
