@@ -28,7 +28,7 @@ rules of pydantic-ai's ``repair_messages``, answering the last response too:
   adjacent requests, moving their results ahead of other parts; the checks accept that.)
 
 Native calls and results, which the provider pairs inside one response, are left alone.
-Two passes over the history, so the time is linear in its size.
+Two passes over the history (three when some result answers no call), so the time is linear in its size.
 """
 
 from __future__ import annotations
@@ -70,35 +70,58 @@ class Matching:
 
 
 def match_calls(history: Sequence[ModelMessage]) -> Matching:
-    """Match results to calls in one walk (the rules in the module docstring)."""
+    """Match results to calls in one walk (the rules in the module docstring).
+
+    Only the calls still open are held, by id: a long history whose calls are answered
+    keeps that table small. A result that answers nothing is sorted into orphans and
+    second answers afterwards, by one more pass that looks only for the ids of those few.
+    """
     found = Matching()
     open_calls: dict[str, deque[tuple[int, int, ToolCallPart]]] = {}
-    called: set[str] = set()
     left_open: list[tuple[int, int, ToolCallPart]] = []
+    unmatched: list[tuple[int, int, str]] = []
     for index, message in enumerate(history):
         for k, part in enumerate(message.parts):
             if isinstance(message, ModelResponse):
                 if not isinstance(part, ToolCallPart):
                     continue
-                pending = open_calls.setdefault(part.tool_call_id, deque())
-                if pending and pending[-1][0] != index:
+                pending = open_calls.get(part.tool_call_id)
+                if pending is None:
+                    open_calls[part.tool_call_id] = deque([(index, k, part)])
+                    continue
+                if pending[-1][0] != index:
                     left_open.extend(pending)  # a later response took the id over
                     pending.clear()
                 pending.append((index, k, part))
-                called.add(part.tool_call_id)
             elif is_result(part):
                 pending = open_calls.get(part.tool_call_id)
-                if pending:
-                    pending.popleft()
-                elif part.tool_call_id in called:
-                    found.second_answers.append((index, k))
-                else:
-                    found.orphans.append((index, k))
+                if pending is None:
+                    unmatched.append((index, k, part.tool_call_id))
+                    continue
+                pending.popleft()
+                if not pending:
+                    del open_calls[part.tool_call_id]
     for pending in open_calls.values():
         left_open.extend(pending)
     for index, _, call in sorted(left_open, key=lambda entry: entry[:2]):
         found.unanswered.setdefault(index, []).append(call)
+    if unmatched:
+        first_call = _first_calls(history, {tool_call_id for _, _, tool_call_id in unmatched})
+        for index, k, tool_call_id in unmatched:
+            called_before = first_call.get(tool_call_id, len(history)) < index
+            (found.second_answers if called_before else found.orphans).append((index, k))
     return found
+
+
+def _first_calls(history: Sequence[ModelMessage], ids: set[str]) -> dict[str, int]:
+    """The index of the first response that calls each of ``ids``."""
+    first: dict[str, int] = {}
+    for index, message in enumerate(history):
+        if isinstance(message, ModelResponse):
+            for part in message.parts:
+                if isinstance(part, ToolCallPart) and part.tool_call_id in ids:
+                    first.setdefault(part.tool_call_id, index)
+    return first
 
 
 def _with_results(request: ModelRequest, results: list[ToolReturnPart]) -> ModelRequest:
