@@ -5,10 +5,11 @@ exact thread expected, so a one-line change to the walk fails here."""
 from datetime import datetime, timedelta, timezone
 
 from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from chatconform.reference import ReferenceImplementation
-from chatconform.reference.thread import UUID_NIL, Row, distinct_rows, extract_thread
-from chatconform.strategies import conversation_rows
+from chatconform.reference.thread import UUID_NIL, Row, _walk_by_index, _walk_forward, distinct_rows, extract_thread
+from chatconform.strategies import conversation_rows, large_rows
 
 T0 = datetime(2026, 1, 1, tzinfo=timezone.utc)
 
@@ -206,3 +207,41 @@ def test_on_corrupted_links_the_thread_is_a_chain_without_repeats(data):
         assert older >= len(window) or window[older].id in thread_ids
     elif parent:
         assert parent not in position or parent in thread_ids
+
+
+# The walk reads forward when the rows allow it and falls back to an index by id when they
+# do not (ties, duplicated ids, corrupted links): both must give the same thread.
+
+@settings(max_examples=400)
+@given(st.one_of(conversation_rows(), conversation_rows(corrupt_links=True)))
+def test_the_forward_walk_and_the_walk_by_index_agree(data):
+    assert ids(extract_thread(data)) == ids(_walk_by_index(data)) if data else extract_thread(data) == []
+
+
+@given(st.integers(0, 2**32), st.sampled_from([0.0, 0.001, 0.01, 0.2]), st.sampled_from([0.0, 0.1, 0.9]))
+@settings(max_examples=200)
+def test_the_two_walks_agree_on_large_rows(seed, corrupt_links, ties):
+    data = large_rows(seed, 300, corrupt_links=corrupt_links, ties=ties)
+    assert ids(extract_thread(data)) == ids(_walk_by_index(data))
+
+
+def test_a_clean_window_is_walked_forward_and_a_corrupted_one_by_index():
+    clean = large_rows(7, 5000, ties=0.0)
+    assert _walk_forward(clean, ids(clean)) is not None
+    windowed = clean[:2500]  # a LIMIT window: the walk ends where a parent is outside it
+    assert _walk_forward(windowed, ids(windowed)) is not None
+    looped = rows(("B", "A", 2), ("A", "B", 1))
+    assert _walk_forward(looped, ids(looped)) is None
+    duplicated = rows(("C", "B", 3), ("B", "A", 2), ("A", None, 1), ("B", None, 0))
+    assert _walk_forward(duplicated, ids(duplicated)) == [0, 1, 2]
+    newest_copy_first = rows(("D", "B", 4), ("B", None, 3), ("C", "B", 2), ("B", "A", 1), ("A", None, 0))
+    assert _walk_forward(newest_copy_first, ids(newest_copy_first)) == [0, 1]
+    assert _walk_forward(rows(("C", "A", 3), ("A", None, 2), ("A", "B", 1), ("B", None, 0)),
+                         ["C", "A", "A", "B"]) == [0, 1]
+    later_copy_on_the_walk = rows(("C", "A", 3), ("A", "X", 2), ("X", None, 1), ("A", None, 0))
+    assert _walk_forward(later_copy_on_the_walk, ids(later_copy_on_the_walk)) == [0, 1, 2]
+    # Scanning on from C finds the older copy of B; the newer copy, off the walk, stands.
+    earlier_copy = rows(("X", "C", 4), ("B", None, 3), ("C", "B", 2), ("B", "A", 1), ("A", None, 0))
+    assert _walk_forward(earlier_copy, ids(earlier_copy)) is None
+    assert [(row.id, row.parent_message_id) for row in extract_thread(earlier_copy)] == [
+        ("X", "C"), ("C", "B"), ("B", None)]

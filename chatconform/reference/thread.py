@@ -64,6 +64,50 @@ def extract_thread(rows_newest_first: Sequence[RowLike]) -> list[RowLike]:
     rows = rows_newest_first
     if not rows:
         return []
+    ids = [row.id for row in rows]
+    path = _walk_forward(rows, ids)
+    if path is None:
+        return _walk_by_index(rows)
+    return [rows[index] for index in path]
+
+
+def _walk_forward(rows: Sequence[RowLike], ids: list[str]) -> list[int] | None:
+    """The walk's positions when every parent comes after its child in the input (it is
+    older) and is the first row with its id, or None when that does not hold.
+
+    Each parent is then found by scanning on from its child, so the walk reads the ids
+    once, in order, and needs no index of every row: on 10^5 rows a dict probed at random
+    costs more in cache misses than the scan. Ties in ``created_at``, duplicated ids and
+    corrupted links break the premise and are left to :func:`_walk_by_index`.
+    """
+    path = [0]
+    current = 0
+    while True:
+        parent = rows[current].parent_message_id
+        if not parent:
+            break
+        if parent == UUID_NIL:
+            if current + 1 == len(rows):
+                break
+            current += 1
+        else:
+            try:
+                current = ids.index(parent, current + 1)
+            except ValueError:
+                if parent in ids:
+                    return None  # the parent is not older than its child
+                break  # the parent is outside the window
+        path.append(current)
+    # The first row with an id stands for it: if an id of the walk also occurs before the
+    # walk's end anywhere but on the walk, the premise may not hold.
+    on_path = {ids[index] for index in path}
+    if len(on_path) != len(path) or sum(map(on_path.__contains__, ids[: current + 1])) != len(path):
+        return None
+    return path
+
+
+def _walk_by_index(rows: Sequence[RowLike]) -> list[RowLike]:
+    """The walk over any rows: an index by id finds each parent wherever it is."""
     # One pass indexes the rows by id; only when an id repeats (the comprehension keeps the
     # last place of each id) is the index rebuilt over the distinct rows.
     position = {row.id: index for index, row in enumerate(rows)}
