@@ -59,6 +59,10 @@ def test_empty_string_parent_is_a_head():
 def test_an_empty_parent_is_a_head_even_when_a_row_has_an_empty_id():
     # An empty parent means "no parent": it is never looked up as an id.
     assert ids(extract_thread(rows(("2", "", 2), ("", None, 1)))) == ["2"]
+    # The same when the walk needs the index by id (B, a parent, is stored before its child C).
+    data = rows(("A", "C", 3), ("B", "", 2), ("C", "B", 2), ("", None, 1))
+    assert _walk_forward(data, ids(data)) is None
+    assert ids(extract_thread(data)) == ["A", "C", "B"]
 
 
 def test_the_reference_implementation_provides_this_walk():
