@@ -11,6 +11,7 @@ from pydantic_ai.messages import (
     ModelResponse,
     NativeToolCallPart,
     NativeToolReturnPart,
+    RetryPromptPart,
     TextPart,
     ToolCallPart,
     ToolReturnPart,
@@ -94,6 +95,33 @@ def test_an_id_reused_while_open_leaves_the_first_call_to_be_synthesized():
 def test_repeated_ids_in_one_response_are_answered_in_turn():
     history = [_user("Hi (u1)"), _calls("c1", "c1"), ModelRequest([_result("c1")])]
     assert repair(history)[2].parts == [_result("c1"), _synth("c1")]
+
+
+def test_repeated_ids_in_one_response_answer_the_first_call_first():
+    calls = ModelResponse([ToolCallPart("get_weather", {"city": "Paris"}, "c1"), ToolCallPart("get_time", {}, "c1")],
+                          timestamp=AT)
+    out = repair([_user("Hi (u1)"), calls, ModelRequest([_result("c1")])])
+    assert [(part.tool_name, part.outcome) for part in out[2].parts] == [("get_weather", "success"),
+                                                                          ("get_time", "interrupted")]
+
+
+def test_calls_a_later_response_left_open_are_answered_in_its_order_even_with_an_id_taken_over():
+    # y was first called earlier: the later response's calls are still answered x, then y.
+    asked = ModelRequest([UserPromptPart("again (u2)", timestamp=AT), UserPromptPart("and again (u3)", timestamp=AT)])
+    history = [_user("Hi (u1)"), _calls("y"), asked, _calls("x", "y", at=LATER)]
+    out = repair(history)
+    assert out[2].parts == [_synth("y"), *asked.parts]  # at the front of a request without results
+    assert out[4] == ModelRequest([_synth("x", LATER), _synth("y", LATER)])
+
+
+@pytest.mark.filterwarnings("ignore:`RetryPromptPart` is deprecated")  # stored histories still hold it
+def test_a_retry_prompt_naming_the_tool_answers_its_call_and_one_without_does_not():
+    named = RetryPromptPart("bad arguments", tool_name="get_weather", tool_call_id="c1", timestamp=AT)
+    answered = [_user("Hi (u1)"), _calls("c1"), ModelRequest([named])]
+    assert repair(answered) == answered
+    unnamed = RetryPromptPart("try again", tool_call_id="c1", timestamp=AT)
+    out = repair([_user("Hi (u1)"), _calls("c1"), ModelRequest([unnamed])])
+    assert out[2].parts == [_synth("c1"), unnamed]
 
 
 def test_native_calls_and_results_are_left_alone():

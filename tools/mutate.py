@@ -72,6 +72,7 @@ GUARDS: dict[str, list[str]] = {
     "chatconform/reference/persist.py": ["tests/test_persist.py"],
     "chatconform/reference/trim.py": ["tests/test_trim.py"],
     "chatconform/reference/serde.py": ["tests/test_serde.py"],
+    "chatconform/reference/repair.py": ["tests/test_repair.py"],
 }
 
 #: Mutants that cannot change behaviour, with the reason: left out of the score.
@@ -81,6 +82,7 @@ GUARDS: dict[str, list[str]] = {
 _PAYLOAD = "chatconform/reference/payload.py"
 _COMPACTION = "chatconform/reference/compaction.py"
 _TRIM = "chatconform/reference/trim.py"
+_REPAIR = "chatconform/reference/repair.py"
 _ANTHROPIC_EDGE = 'if messages and messages[-1]["role"] == "assistant" and messages[-1]["content"][-1]["type"] == "text":'
 _LAST_IS_TEXT = ("an assistant message is last only when it holds no tool call (every call is followed by "
                  "its result), so each of its blocks is text")
@@ -123,6 +125,14 @@ EQUIVALENT: dict[tuple[str, str, str, int], str] = {
         "move (always to an earlier call) can land inside it",
     (_COMPACTION, "if call < moved <= result:", "`<` -> `<=`", 3):
         "when moved == call the move sets moved to the value it already has",
+    (_REPAIR, "if pending[-1][0] != index:", "`1` -> `0`", 12):
+        "every call held for an id comes from one response: the first and the last have the same index",
+    (_REPAIR, "for index, _, call in sorted(left_open, key=lambda entry: entry[:2]):", "`2` -> `3`", 65):
+        "no two calls share a (message, part) position, so the call itself is never compared",
+    (_REPAIR, "called_before = first_call.get(tool_call_id, len(history)) < index", "`<` -> `<=`", 16):
+        "a call and a result are never in one message",
+    (_REPAIR, "if isinstance(part, ToolCallPart) and part.tool_call_id in ids:", "drop condition `part.tool_call_id in ids`", 3):
+        "only the ids asked for are looked up: the condition keeps the table small, not the answer right",
     (_TRIM, "depth = [0] * (n + 1)", "`1` -> `2`", 19): "the extra slot of the difference array is never read",
     (_TRIM, "depth[call + 1] += 1", "`1` -> `0`", 13):
         "the message of the call is a response, never a start, so whether it counts as inside the pair is moot",
