@@ -353,12 +353,8 @@ class HistoryTransformContract(HistoryContract):
         return HistoryCase(self.expand(random.Random(seed).getrandbits(32), size))
 
     def floor(self, case: HistoryCase, variant: str | None) -> None:
-        """One bare pass: every message and part looked at once, the tool-call ids collected."""
-        ids = set()
-        for message in case.history:
-            for part in message.parts:
-                if isinstance(part, ToolCallPart):
-                    ids.add(part.tool_call_id)
+        """One bare pass: every part of every message looked at once."""
+        walk_parts(case.history)
 
 
 def walk_parts(history: Sequence[ModelMessage]) -> int:
