@@ -8,8 +8,6 @@ from pydantic_ai.messages import (
     CompactionPart,
     ModelRequest,
     ModelResponse,
-    SystemPromptPart,
-    TextPart,
     ToolCallPart,
     ToolReturnPart,
     UserPromptPart,
@@ -20,16 +18,7 @@ from chatconform.conformance.history import history_from_json, tool_pairing_prob
 from chatconform.reference.compaction import SUMMARY_FRAME, compact, safe_cut
 from chatconform.strategies import SUMMARY_METADATA_KEY, compaction_cases
 from chatconform.strategies.cuts import PAIRING_WINDOW, cut_points, late_result_tail
-
-SYSTEM = SystemPromptPart("You are a helpful assistant. (s1)")
-
-
-def _user(text: str) -> ModelRequest:
-    return ModelRequest([UserPromptPart(text)])
-
-
-def _answer(text: str) -> ModelResponse:
-    return ModelResponse([TextPart(text)])
+from tests.messages import SYSTEM, answer, user
 
 
 def _summary_parts(history) -> list[CompactionPart]:
@@ -40,7 +29,7 @@ def _summary_parts(history) -> list[CompactionPart]:
 
 @pytest.mark.parametrize("cut", [-1, 3, True, 1.0, "1", None])
 def test_a_cut_outside_the_history_is_refused_by_value(cut):
-    history = [ModelRequest([SYSTEM, UserPromptPart("Hi (u2)")]), _answer("Hello (a3)")]
+    history = [ModelRequest([SYSTEM, UserPromptPart("Hi (u2)")]), answer("Hello (a3)")]
     with pytest.raises(ValueError, match=re.escape(f"cut={cut!r}") + ".*0..2"):
         compact(history, cut=cut, summary="s")
 
@@ -48,13 +37,13 @@ def test_a_cut_outside_the_history_is_refused_by_value(cut):
 @pytest.mark.parametrize("summary", ["", "  \n\t", None])
 def test_an_empty_or_blank_summary_is_refused_by_value(summary):
     with pytest.raises(ValueError, match=re.escape(f"summary={summary!r}")):
-        compact([_user("Hi (u1)")], cut=1, summary=summary)
+        compact([user("Hi (u1)")], cut=1, summary=summary)
 
 
 # -- the policy -------------------------------------------------------------------------------
 
 def test_empty_tail_leaves_the_system_prompt_and_the_summary_as_user():
-    history = [ModelRequest([SYSTEM, UserPromptPart("Hi (u2)")]), _answer("Hello (a3)")]
+    history = [ModelRequest([SYSTEM, UserPromptPart("Hi (u2)")]), answer("Hello (a3)")]
     result = compact(history, cut=len(history), summary="They said hello.")
     assert [type(m) for m in result] == [ModelRequest, ModelRequest]
     assert result[0].parts == [SYSTEM] and result[0].parts[0] is not SYSTEM  # a copy
@@ -65,9 +54,9 @@ def test_empty_tail_leaves_the_system_prompt_and_the_summary_as_user():
 
 
 def test_a_second_compaction_replaces_the_first_summary():
-    first = compact([ModelRequest([SYSTEM]), _user("Q1 (u2)"), _answer("A1 (a3)"), _user("Q2 (u4)"),
-                     _answer("A2 (a5)")], cut=3, summary="first summary")
-    second = compact([*first, _user("Q3 (u6)"), _answer("A3 (a7)")], cut=len(first) + 1,
+    first = compact([ModelRequest([SYSTEM]), user("Q1 (u2)"), answer("A1 (a3)"), user("Q2 (u4)"),
+                     answer("A2 (a5)")], cut=3, summary="first summary")
+    second = compact([*first, user("Q3 (u6)"), answer("A3 (a7)")], cut=len(first) + 1,
                      summary="second summary")
     (summary,) = _summary_parts(second)
     assert summary.content.endswith("second summary") and "first summary" not in summary.content
@@ -87,22 +76,22 @@ def test_the_cut_moves_back_to_keep_a_far_pair():
 
 
 def test_the_standing_prompt_is_not_added_again_when_it_is_in_the_tail():
-    history = [ModelRequest([SYSTEM]), _user("Q1 (u2)"), _answer("A1 (a3)")]
+    history = [ModelRequest([SYSTEM]), user("Q1 (u2)"), answer("A1 (a3)")]
     result = compact(history, cut=0, summary="nothing yet")
     assert [i.kind for i in visible_items(result)] == ["summary", "system", "user", "assistant"]
 
 
 def test_parallel_calls_are_kept_with_their_results():
     calls = [ToolCallPart("get_weather", {"city": "Paris"}, "c1"), ToolCallPart("get_weather", {"city": "Oslo"}, "c2")]
-    history = [_user("Weather? (u1)"), ModelResponse(calls),
+    history = [user("Weather? (u1)"), ModelResponse(calls),
                ModelRequest([ToolReturnPart("get_weather", "sunny (r2)", tool_call_id="c2"),
                              ToolReturnPart("get_weather", "rain (r3)", tool_call_id="c1")]),
-               _answer("Sunny and rain. (a4)")]
+               answer("Sunny and rain. (a4)")]
     assert compact(history, cut=2, summary="s")[1:] == history[1:]
 
 
 def test_the_input_is_not_mutated():
-    history = [ModelRequest([SYSTEM, UserPromptPart("Hi (u2)")]), _answer("Hello (a3)")]
+    history = [ModelRequest([SYSTEM, UserPromptPart("Hi (u2)")]), answer("Hello (a3)")]
     before = [m.parts[:] for m in history]
     compact(history, cut=1, summary="s")
     assert [m.parts for m in history] == before
@@ -111,7 +100,7 @@ def test_the_input_is_not_mutated():
 # -- the cut strategy -------------------------------------------------------------------------
 
 def test_cut_points_lead_with_the_far_pair_and_the_last_user_message():
-    history = [_user("Go (u1)"), *late_result_tail(100, rounds=5)]
+    history = [user("Go (u1)"), *late_result_tail(100, rounds=5)]
     points = cut_points(history)
     assert points[:4] == [3, 4, 5, 2]  # inside the far pair (call 1, result 10), then right after the call
     assert 1 in points and len(history) in points and 0 in points

@@ -12,7 +12,6 @@ from pydantic_ai.messages import (
     RetryFeedbackPart,
     RetryInfo,
     SystemPromptPart,
-    TextPart,
     ToolCallPart,
     ToolReturnPart,
     UserPromptPart,
@@ -25,16 +24,7 @@ from chatconform.reference.compaction import standing_system_parts
 from chatconform.strategies import budgets, histories, trim_cases
 from chatconform.strategies.budgets import budget_points
 from chatconform.strategies.cuts import late_result_tail
-
-SYSTEM = SystemPromptPart("You are a helpful assistant. (s1)")
-
-
-def user(text: str) -> ModelRequest:
-    return ModelRequest([UserPromptPart(text)])
-
-
-def answer(text: str) -> ModelResponse:
-    return ModelResponse([TextPart(text)])
+from tests.messages import SYSTEM, answer, user
 
 
 def tool_round(call_id: str) -> list:

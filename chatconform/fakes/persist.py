@@ -15,24 +15,37 @@ from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, Retr
 from chatconform.reference.persist import FINISHED, check_outcome, persist_run
 
 
-def _strip(captured: Sequence[ModelMessage]) -> list[ModelMessage]:
-    return [dataclasses.replace(m, instructions=None) if isinstance(m, ModelRequest) and m.instructions is not None
-            else m for m in captured]
-
-
-def _mark(stored: list[ModelMessage], outcome: str, finished: frozenset[str] = FINISHED) -> list[ModelMessage]:
-    last = stored[-1] if stored else None
-    if (outcome not in finished and isinstance(last, ModelResponse) and last.state == "complete"
-            and last.tool_calls):
-        stored[-1] = dataclasses.replace(last, state="interrupted")
-    return stored
-
-
 class _Fake:
     version = "0"
 
 
-class OnlyOnSuccess(_Fake):
+class _OneStepChanged(_Fake):
+    """The reference ``persist_run`` in its steps: keep the previous history on an empty
+    capture, else strip the run's instructions and mark a cut-off tool round. A fake
+    below overrides the one step its bug changes."""
+
+    def persist_run(self, previous, captured, outcome):
+        check_outcome(outcome)
+        if self._keeps_previous(captured, outcome):
+            return list(previous)
+        return self._mark(self._strip(captured), outcome)
+
+    def _keeps_previous(self, captured: Sequence[ModelMessage], outcome: str) -> bool:
+        return not captured
+
+    def _strip(self, captured: Sequence[ModelMessage]) -> list[ModelMessage]:
+        return [dataclasses.replace(m, instructions=None) if isinstance(m, ModelRequest) and m.instructions is not None
+                else m for m in captured]
+
+    def _mark(self, stored: list[ModelMessage], outcome: str) -> list[ModelMessage]:
+        last = stored[-1] if stored else None
+        if (outcome not in FINISHED and isinstance(last, ModelResponse) and last.state == "complete"
+                and last.tool_calls):
+            stored[-1] = dataclasses.replace(last, state="interrupted")
+        return stored
+
+
+class OnlyOnSuccess(_OneStepChanged):
     """Stores the run's history only when the run returned; otherwise keeps the old one."""
 
     name = "fake-only-on-success"
@@ -41,12 +54,11 @@ class OnlyOnSuccess(_Fake):
                   "(https://github.com/langgenius/dify/pull/40972 replaced that success-only path)")
     violates = ("persist.saved_on_every_outcome", "persist.matches_reference")
 
-    def persist_run(self, previous, captured, outcome):
-        check_outcome(outcome)
-        return _strip(captured) if outcome in FINISHED and captured else list(previous)
+    def _keeps_previous(self, captured, outcome):
+        return outcome not in FINISHED or not captured
 
 
-class KeepsInstructions(_Fake):
+class KeepsInstructions(_OneStepChanged):
     """Stores the capture with each request's run instructions still on it."""
 
     name = "fake-keeps-instructions"
@@ -56,12 +68,11 @@ class KeepsInstructions(_Fake):
                   "run: https://github.com/pydantic/pydantic-ai/issues/1943)")
     violates = ("persist.no_instructions", "persist.matches_reference")
 
-    def persist_run(self, previous, captured, outcome):
-        check_outcome(outcome)
-        return _mark(list(captured), outcome) if captured else list(previous)
+    def _strip(self, captured):
+        return list(captured)
 
 
-class NoInterruptedMarker(_Fake):
+class NoInterruptedMarker(_OneStepChanged):
     """Stores the capture (instructions stripped) without marking a cut-off tool round."""
 
     name = "fake-no-interrupted-marker"
@@ -72,12 +83,11 @@ class NoInterruptedMarker(_Fake):
                   "https://github.com/langgenius/dify/pull/41846)")
     violates = ("persist.interrupted_marker", "persist.continuable", "persist.matches_reference")
 
-    def persist_run(self, previous, captured, outcome):
-        check_outcome(outcome)
-        return _strip(captured) if captured else list(previous)
+    def _mark(self, stored, outcome):
+        return stored
 
 
-class MarksDeferredInterrupted(_Fake):
+class MarksDeferredInterrupted(_OneStepChanged):
     """Marks the trailing message of every run that did not end in plain output."""
 
     name = "fake-marks-deferred-interrupted"
@@ -91,11 +101,7 @@ class MarksDeferredInterrupted(_Fake):
                   "https://github.com/pydantic/pydantic-ai/pull/6319)")
     violates = ("persist.deferred_left_open", "persist.matches_reference")
 
-    def persist_run(self, previous, captured, outcome):
-        check_outcome(outcome)
-        if not captured:
-            return list(previous)
-        stored = _strip(captured)
+    def _mark(self, stored, outcome):
         last = stored[-1]
         if outcome != "success" and last.state == "complete" and (
                 isinstance(last, ModelRequest) or last.tool_calls):
@@ -103,7 +109,7 @@ class MarksDeferredInterrupted(_Fake):
         return stored
 
 
-class EmptyCaptureWipes(_Fake):
+class EmptyCaptureWipes(_OneStepChanged):
     """Stores the capture even when the run captured nothing."""
 
     name = "fake-empty-capture-wipes"
@@ -112,9 +118,8 @@ class EmptyCaptureWipes(_Fake):
                   "https://github.com/langgenius/dify/pull/40972)")
     violates = ("persist.empty_capture_keeps_previous", "persist.matches_reference")
 
-    def persist_run(self, previous, captured, outcome):
-        check_outcome(outcome)
-        return _mark(_strip(captured), outcome)
+    def _keeps_previous(self, captured, outcome):
+        return False
 
 
 class AppendsRunHistory(_Fake):
