@@ -16,6 +16,7 @@ import argparse
 import json
 import sys
 import time
+from datetime import datetime, timezone
 from typing import Any
 
 from rich.console import Console
@@ -273,7 +274,7 @@ def cmd_run(args, out: Console, err: Console) -> int:
     err.print(f"chatconform {_version()} · profile {profile.name} · seed {seed_note} · "
               f"{len(impls)} implementation(s) · contracts "
               f"{', '.join(c.name for c in selection.contracts)}{providers}{shard_note}{jobs_note}")
-    started = time.perf_counter()
+    started, started_at = time.perf_counter(), datetime.now(timezone.utc)
     progress = _Progress(err)
     outcome = engine.execute(impls, selection, profile, seed=args.seed, timeout=args.timeout or DEFAULT_TIMEOUT,
                              progress=progress, jobs=args.jobs, shard=args.shard, on_plan=progress.planned)
@@ -282,7 +283,7 @@ def cmd_run(args, out: Console, err: Console) -> int:
     repro.save_failures(verdicts)
     head = report.header(impls, version=_version(), profile=profile.name, seed=args.seed,
                          contracts=[c.name for c in selection.contracts], checks=selection.checks,
-                         examples=args.examples)
+                         examples=args.examples, started=started_at)
     if args.provider:
         head["providers"] = list(args.provider)
     searches = []

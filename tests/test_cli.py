@@ -4,6 +4,7 @@ import json
 import subprocess
 import sys
 import textwrap
+import time
 
 import pytest
 
@@ -59,6 +60,24 @@ def test_report_has_header_results_and_footer(tmp_path):
     assert {r["type"] for r in results} == {"result"}
     assert lines[-1]["counts"]["pass"] == len(results) == len(all_contracts()["thread"].checks)
     assert {"implementation", "contract", "check", "status", "message", "example"} <= set(results[0])
+
+
+def test_the_report_says_when_the_run_started_not_when_it_ended(tmp_path, monkeypatch):
+    from datetime import datetime, timedelta
+
+    from chatconform.conformance import engine
+
+    real = engine.execute
+
+    def slow_execute(*args, **kwargs):
+        time.sleep(2.5)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(engine, "execute", slow_execute)
+    before = datetime.now().astimezone().replace(microsecond=0)
+    assert run("run", "--impl", "reference", "--contract", "thread", "--report", "r.jsonl", "--examples", "5") == 0
+    started = datetime.fromisoformat(read_report(tmp_path / "r.jsonl")[0]["started"])
+    assert before <= started < before + timedelta(seconds=2)
 
 
 @pytest.mark.slow

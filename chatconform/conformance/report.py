@@ -26,14 +26,15 @@ from chatconform.conformance.status import STATUSES, Status
 
 def header(impls: list[Implementation], *, version: str, profile: str, seed: int | None,
            contracts: list[str] | None = None, checks: frozenset[str] | None = None,
-           examples: int | None = None) -> dict:
+           examples: int | None = None, started: datetime | None = None) -> dict:
+    """The report's first line; ``started`` is when the run began (default: now)."""
     head = {
         "type": "header",
         "suite": "chatconform",
         "version": version,
         "profile": profile,
         "seed": seed if seed is not None else "derandomized" if profile == "ci" else "random",
-        "started": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "started": (started or datetime.now(timezone.utc)).isoformat(timespec="seconds"),
         "implementations": {
             impl.name: {"version": impl.version, "spec": impl.spec, "contracts": impl.contracts(),
                         "options": {k: _jsonable(v) for k, v in impl.options.items()},
