@@ -46,8 +46,8 @@ def short_run(tmp_path, monkeypatch):
     """A few unshrunk examples of one contract, from a scratch folder; asserts no engine error
     and that the calls neither crashed nor touched their input. Returns the verdicts by check.
 
-    An expected failure that a few examples do not reach is an "unexpected pass" error; that
-    is the example budget, not the engine, and is left out here."""
+    An expected failure that a few examples do not reach is undecided (``skip``): a quick
+    look cannot tell a fixed deviation from one the budget missed."""
     from chatconform.conformance import api
     from chatconform.conformance.status import Status
 
@@ -55,7 +55,7 @@ def short_run(tmp_path, monkeypatch):
         monkeypatch.chdir(tmp_path)
         verdicts = api.run_conformance(implementation, contracts=[contract], examples=examples, shrink=False)
         assert verdicts
-        assert not [v for v in verdicts if v.status == Status.ERROR and not v.message.startswith("unexpected pass")]
+        assert not [v for v in verdicts if v.status == Status.ERROR]
         by_check = {v.check: v.status for v in verdicts}
         assert by_check[f"{contract}.no_crash"] == Status.PASS
         assert by_check[f"{contract}.input_untouched"] == Status.PASS

@@ -18,6 +18,7 @@ from chatconform.conformance.contracts import ContractLoadError, all_contracts
 from chatconform.conformance.discovery import wrap
 from chatconform.conformance.engine import exit_code
 from chatconform.conformance.history import HistoryContract, tool_pairing_problems
+from chatconform.conformance.profiles import get_profile
 from chatconform.conformance.registry import ConfigError, Violation
 from chatconform.conformance.report import Cell, header
 from chatconform.conformance.status import Status
@@ -222,9 +223,30 @@ def test_examples_runs_that_many_examples_per_search():
     verdicts = run_conformance(Reference, contracts=["thread", "payload"], examples=7)
     assert {v.examples for v in verdicts if v.contract == "thread"} == {7}
     assert {v.examples for v in verdicts if v.contract == "payload"} == {14}  # 7 per provider
-    # Seven cases may hold none that a narrow check applies to: not evaluated, never a pass.
-    assert all(v.status == Status.PASS or (v.status == Status.NOT_EVALUATED and v.evaluated == 0)
+    # Seven cases may hold none that a narrow check applies to: never a pass, and in a quick
+    # look (fewer examples than the profile's) undecided rather than a failure.
+    assert all(v.status == Status.PASS or (v.status == Status.SKIP and v.evaluated == 0
+                                           and v.message.startswith("undecided in a quick look"))
                for v in verdicts)
+
+
+@pytest.mark.slow
+def test_a_quick_look_leaves_an_expected_failure_it_did_not_reach_undecided():
+    from chatconform.fakes.thread import UnscopedHeadCheck
+
+    class Known(UnscopedHeadCheck):
+        name = "known"
+        expected_failures = {"thread.ancestors_only": "https://github.com/langgenius/dify/issues/39031"}
+
+    # One example reaches no branch switch; the profile's 1,000 do.
+    quick = {v.check: v for v in run_conformance(Known, contracts=["thread"], examples=1)}
+    assert quick["thread.ancestors_only"].status == Status.SKIP
+    assert "an expected failure that did not come up" in quick["thread.ancestors_only"].message
+    assert exit_code(list(quick.values())) == 0
+    # Only fewer examples than the profile's is a quick look.
+    assert get_profile("ci", examples=1).cut_short(5.0) == 1000
+    assert get_profile("ci", examples=5000).cut_short(5.0) is None
+    assert get_profile("ci").cut_short(5.0) is None
 
 
 @pytest.mark.slow

@@ -495,13 +495,15 @@ def skip_verdicts(impl: Any, contract: Contract, checks: frozenset[str] | None, 
 
 
 def fold_contract(impl: Any, contract: Contract, checks: frozenset[str] | None,
-                  results: list[tuple[str | None, SearchResult]], *, partial: bool = False) -> list[Verdict]:
+                  results: list[tuple[str | None, SearchResult]], *, partial: bool = False,
+                  cut_short: int | None = None) -> list[Verdict]:
     """The verdicts of one (implementation, contract) from its searches, one per selected check.
 
     ``impl`` needs ``name``, ``spec`` and ``expected_failures``. ``partial``: the searches are
     some of the contract's variants only (one shard's): a check evaluated on none of them, or
     an expected failure that held on all of them, is undecided here (``skip``, saying so),
-    as the other shards' searches may decide it.
+    as the other shards' searches may decide it. ``cut_short``: the profile's budget a search,
+    when ``--examples`` asked for fewer: those two are undecided in such a quick look too.
     """
     selected = [c for c in contract.ordered_checks() if checks is None or c.id in checks]
     examples = sum(r.examples for _, r in results)
@@ -522,6 +524,14 @@ def fold_contract(impl: Any, contract: Contract, checks: frozenset[str] | None,
                 verdict.status = Status.SKIP
                 verdict.message = (f"undecided in this shard ({searched}): an expected failure that held "
                                    "here; the merged report decides")
+        if cut_short:
+            look = f"undecided in a quick look (--examples; the profile searches {cut_short} examples a search"
+            if verdict.status == Status.NOT_EVALUATED and verdict.message == NO_CASE_APPLIES:
+                verdict.status = Status.SKIP  # the budget's doing; a crash on every case is not
+                verdict.message = f"{look}): {verdict.message}; run without --examples to decide"
+            elif verdict.status == Status.PASS and check.id in impl.expected_failures:
+                verdict.status = Status.SKIP
+                verdict.message = f"{look}): an expected failure that did not come up; run without --examples to decide"
         verdicts.append(_apply_expectation(impl, verdict))
     return verdicts
 
@@ -554,6 +564,11 @@ def _fold(impl, contract, check_id, results) -> Verdict:
     return verdict(Status.PASS)
 
 
+#: Why a check was not evaluated when the implementation answered but no case was one the
+#: check applies to (a narrow check, a small budget).
+NO_CASE_APPLIES = "not evaluated: no generated case was one this check applies to"
+
+
 def _why_not_evaluated(contract: Contract, results) -> str:
     crash = contract.check_id("no_crash")
     if any(r.hung is not None for _, r in results) and not any(r.examples - r.unjudged for _, r in results):
@@ -561,7 +576,7 @@ def _why_not_evaluated(contract: Contract, results) -> str:
     if any(r.unjudged for _, r in results) and not any(r.examples - r.unjudged for _, r in results):
         return (f"not evaluated: the implementation raised or returned a malformed result on every "
                 f"case (see {crash})")
-    return "not evaluated: no generated case was one this check applies to"
+    return NO_CASE_APPLIES
 
 
 def _apply_expectation(impl: Implementation, verdict: Verdict) -> Verdict:
@@ -631,12 +646,12 @@ def execute(impls: list[Implementation], selection: Selection, profile: str | Pr
     else:
         results = {u: run_unit(impls[u.impl], u, prof, seed=seed, timeout=timeout, checks=selection.checks,
                                shrink=shrink, progress=progress) for u in searches}
-    return RunOutcome(fold_units(impls, selection, units, planned, results), units, planned, results)
+    return RunOutcome(fold_units(impls, selection, units, planned, results, prof), units, planned, results)
 
 
 def fold_units(impls: list[Any], selection: Selection, units: list[Unit], planned: list[Unit],
-               results: dict[Unit, SearchResult]) -> list[Verdict]:
-    """The verdicts of ``units`` (of the run ``planned``), in plan order."""
+               results: dict[Unit, SearchResult], profile: Profile | None = None) -> list[Verdict]:
+    """The verdicts of ``units`` (of the run ``planned``, searched under ``profile``), in plan order."""
     verdicts: list[Verdict] = []
     for index, name in dict.fromkeys((u.impl, u.contract) for u in units):
         contract = get_contract(name)
@@ -646,7 +661,8 @@ def fold_units(impls: list[Any], selection: Selection, units: list[Unit], planne
             verdicts.extend(skip_verdicts(impls[index], contract, selection.checks, mine[0].skip))
             continue
         verdicts.extend(fold_contract(impls[index], contract, selection.checks,
-                                      [(u.variant, results[u]) for u in mine], partial=len(mine) < len(whole)))
+                                      [(u.variant, results[u]) for u in mine], partial=len(mine) < len(whole),
+                                      cut_short=profile.cut_short(contract.examples_scale) if profile else None))
     return verdicts
 
 

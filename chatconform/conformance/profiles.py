@@ -32,11 +32,21 @@ class Profile:
     description: str
     exact_examples: bool = False  # max_examples as given, not scaled per contract
 
+    def examples_for(self, scale: float = 1.0) -> int:
+        """The example budget of one search of a contract with this ``examples_scale``."""
+        return self.max_examples if self.exact_examples else max(1, round(self.max_examples * scale))
+
+    def cut_short(self, scale: float = 1.0) -> int | None:
+        """The named profile's own budget when ``--examples`` asked for fewer (a quick look,
+        which cannot decide a check that needs the full search), else None."""
+        full = PROFILES[self.name].examples_for(scale) if self.name in PROFILES else None
+        return full if full is not None and self.examples_for(scale) < full else None
+
     def settings(self, *, seed: int | None = None, scale: float = 1.0) -> settings:
         derandomize = self.derandomize and seed is None
         return settings(
             parent=settings.get_profile("default"),
-            max_examples=self.max_examples if self.exact_examples else max(1, round(self.max_examples * scale)),
+            max_examples=self.examples_for(scale),
             derandomize=derandomize,
             database=DirectoryBasedExampleDatabase(DATABASE_DIR) if self.use_database else None,
             verbosity=Verbosity.quiet,

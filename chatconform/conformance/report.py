@@ -237,6 +237,7 @@ def merge(reports: list[Report]) -> Report:
     """
     from chatconform.conformance.contracts import get_contract
     from chatconform.conformance.engine import Selection, fold_units
+    from chatconform.conformance.profiles import get_profile
 
     plain = [r.path for r in reports if "shard" not in r.header]
     if plain:
@@ -285,7 +286,11 @@ def merge(reports: list[Report]) -> Report:
     checks = first.header.get("checks")
     selection = Selection([get_contract(c) for c in dict.fromkeys(u.contract for u in planned)],
                           frozenset(checks) if checks is not None else None)
-    verdicts = fold_units(impls, selection, planned, planned, results)
+    try:
+        profile = get_profile(first.header.get("profile", "ci"), examples=first.header.get("examples"))
+    except ConfigError:
+        profile = None  # a profile this version does not know: fold without it
+    verdicts = fold_units(impls, selection, planned, planned, results, profile)
     head = {k: v for k, v in first.header.items() if k != "shard"}
     head["merged"] = {"shards": shard["count"], "run": shard["run"], "from": [by_index[i].path for i in sorted(by_index)]}
     foot = footer(verdicts, max(float(r.footer.get("seconds", 0)) for r in reports))
