@@ -444,5 +444,6 @@ def test_user_text_that_reads_as_a_tool_response_is_escaped_for_qwen_only(text):
     sent = qwen["messages"][1]["content"]
     assert sent != text and sent.replace("&lt;", "<", 1) == text
     assert to_payload(history, provider="openai-chat")["messages"][1]["content"] == text
-    assert to_payload([ModelRequest([UserPromptPart("a <tool_response> b")])],
-                      provider="qwen-vllm")["messages"][0]["content"] == "a <tool_response> b"
+    # The template needs both ends of the wrapper: text with one of them is a user query.
+    for kept in ("a <tool_response> b", "<tool_response> what does this tag do?", "ends with </tool_response>"):
+        assert to_payload([ModelRequest([UserPromptPart(kept)])], provider="qwen-vllm")["messages"][0]["content"] == kept

@@ -67,7 +67,8 @@ CACHE = ROOT / ".chatconform" / "mutation-cache.json"
 #: The tests that guard each module: fast ones, since the selected ones run once per mutant.
 GUARDS: dict[str, list[str]] = {
     "chatconform/reference/thread.py": ["tests/test_thread_reference.py"],
-    "chatconform/reference/payload.py": ["tests/test_reference_payload.py", "tests/test_reference_payload_policy.py"],
+    "chatconform/reference/payload.py": ["tests/test_reference_payload.py", "tests/test_reference_payload_policy.py",
+                                         "tests/test_large_inputs.py"],
     "chatconform/reference/compaction.py": ["tests/test_compaction.py", "tests/test_reference_compaction_policy.py"],
     "chatconform/reference/persist.py": ["tests/test_persist.py"],
     "chatconform/reference/trim.py": ["tests/test_trim.py"],
@@ -133,6 +134,16 @@ EQUIVALENT: dict[tuple[str, str, str, int], str] = {
         "a call and a result are never in one message",
     (_REPAIR, "if isinstance(part, ToolCallPart) and part.tool_call_id in ids:", "drop condition `part.tool_call_id in ids`", 3):
         "only the ids asked for are looked up: the condition keeps the table small, not the answer right",
+    (_PAYLOAD, '__slots__ = ("role",)', "drop statement `__slots__ = ('role',)`", 0):
+        "slots save memory a turn; the role is set and read the same without them",
+    (_PAYLOAD, "if isinstance(value, str):", "drop statement `if isinstance(value, str):`", 0):
+        "a string's JSON round trip gives an equal string: the shortcut saves the copy",
+    (_PAYLOAD, "return value", "drop statement `return value`", 0):
+        "a string's JSON round trip gives an equal string: the shortcut saves the copy",
+    (_PAYLOAD, "f\"({type(exc).__name__}: {str(exc)[:200]})\") from None", "`200` -> `201`", 36):
+        "the serializer's messages are far shorter than the 200 characters kept",
+    (_PAYLOAD, "f\"({type(exc).__name__}: {str(exc)[:200]})\") from None", "`200` -> `199`", 36):
+        "the serializer's messages are far shorter than the 200 characters kept",
     (_TRIM, "depth = [0] * (n + 1)", "`1` -> `2`", 19): "the extra slot of the difference array is never read",
     (_TRIM, "depth[call + 1] += 1", "`1` -> `0`", 13):
         "the message of the call is a response, never a start, so whether it counts as inside the pair is moot",
