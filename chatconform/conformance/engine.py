@@ -516,24 +516,25 @@ def fold_contract(impl: Any, contract: Contract, checks: frozenset[str] | None,
             verdict.status, verdict.message = Status.NOT_EVALUATED, _why_not_evaluated(contract, results)
         if partial:
             searched = ", ".join(str(v) for v, _ in results)
-            if verdict.status == Status.NOT_EVALUATED:
-                verdict.status = Status.SKIP
-                verdict.message = (f"undecided in this shard ({searched}): {verdict.message}; "
-                                   "the merged report decides")
-            elif verdict.status == Status.PASS and check.id in impl.expected_failures:
-                verdict.status = Status.SKIP
-                verdict.message = (f"undecided in this shard ({searched}): an expected failure that held "
-                                   "here; the merged report decides")
+            _undecided(verdict, impl, f"undecided in this shard ({searched})", "an expected failure that held here",
+                       "the merged report decides", any_gap=True)
         if cut_short:
-            look = f"undecided in a quick look (--examples; the profile searches {cut_short} examples a search"
-            if verdict.status == Status.NOT_EVALUATED and verdict.message == NO_CASE_APPLIES:
-                verdict.status = Status.SKIP  # the budget's doing; a crash on every case is not
-                verdict.message = f"{look}): {verdict.message}; run without --examples to decide"
-            elif verdict.status == Status.PASS and check.id in impl.expected_failures:
-                verdict.status = Status.SKIP
-                verdict.message = f"{look}): an expected failure that did not come up; run without --examples to decide"
+            # Only a gap for want of an applicable case is the budget's doing; a crash on every case is not.
+            _undecided(verdict, impl, f"undecided in a quick look (--examples; the profile searches {cut_short} "
+                       "examples a search)", "an expected failure that did not come up",
+                       "run without --examples to decide", any_gap=False)
         verdicts.append(_apply_expectation(impl, verdict))
     return verdicts
+
+
+def _undecided(verdict: Verdict, impl: Any, where: str, held: str, decides: str, *, any_gap: bool) -> None:
+    """Make what a part of the search cannot decide a ``skip`` that says so: a check evaluated
+    on no case (any such with ``any_gap``, else only one no case applied to), and an expected
+    failure that held."""
+    if verdict.status == Status.NOT_EVALUATED and (any_gap or verdict.message == NO_CASE_APPLIES):
+        verdict.status, verdict.message = Status.SKIP, f"{where}: {verdict.message}; {decides}"
+    elif verdict.status == Status.PASS and verdict.check in impl.expected_failures:
+        verdict.status, verdict.message = Status.SKIP, f"{where}: {held}; {decides}"
 
 
 def _fold(impl, contract, check_id, results) -> Verdict:

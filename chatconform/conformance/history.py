@@ -217,6 +217,11 @@ class HistoryContract(Contract):
     case_type: ClassVar[type]
     history_fields: ClassVar[tuple[str, ...]] = ("history",)
 
+    def floor(self, case: Any, variant: str | None) -> None:
+        """One bare pass: every part of every message of ``case.history`` looked at once
+        (a contract whose case holds its history elsewhere, or needs more, overrides it)."""
+        walk_parts(case.history)
+
     def case_to_json(self, case: Any) -> dict[str, Any]:
         """The case as JSON; a field left at its default is omitted (it loads back the same)."""
         out: dict[str, Any] = {}
@@ -351,10 +356,6 @@ class HistoryTransformContract(HistoryContract):
         import random
 
         return HistoryCase(self.expand(random.Random(seed).getrandbits(32), size))
-
-    def floor(self, case: HistoryCase, variant: str | None) -> None:
-        """One bare pass: every part of every message looked at once."""
-        walk_parts(case.history)
 
 
 def walk_parts(history: Sequence[ModelMessage]) -> int:

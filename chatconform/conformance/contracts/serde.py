@@ -93,10 +93,6 @@ class SerdeContract(HistoryContract):
         """About ``size`` messages from ``expand_history`` (dumped, then loaded back)."""
         return SerdeCase(expand_history(seed, size), "truncate", seed)
 
-    def floor(self, case: SerdeCase, variant: str | None) -> None:
-        """One bare pass: every part of every message looked at once."""
-        walk_parts(case.history)
-
 
 CONTRACT = SerdeContract()
 

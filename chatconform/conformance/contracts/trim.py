@@ -28,7 +28,6 @@ from chatconform.conformance.history import (
     history_problem,
     register_pairs_intact,
     visible_items,
-    walk_parts,
 )
 from chatconform.conformance.registry import NotApplicable, Violation
 from chatconform.reference.compaction import standing_system_parts
@@ -72,10 +71,6 @@ class TrimContract(HistoryContract):
         """About ``size`` messages from ``expand_history``, trimmed to a drawn fraction."""
         history = expand_history(seed, size)
         return TrimCase(history, max(1, int(len(history) * random.Random(seed).uniform(0.1, 0.9))))
-
-    def floor(self, case: TrimCase, variant: str | None) -> None:
-        """One bare pass: every part of every message looked at once."""
-        walk_parts(case.history)
 
 
 CONTRACT = TrimContract()
