@@ -597,13 +597,18 @@ def cmd_bench(args, out: Console, err: Console) -> int:
         if event == "case":
             variant = f" [{info['variant']}]" if info["variant"] else ""
             err.print(f"  {info['contract']}{variant} at {info['size']:,}: building the input")
+        elif event == "round":
+            variant = f" [{info['variant']}]" if info["variant"] else ""
+            err.print(f"  {info['contract']}{variant}: round {info['round']} of {info['rounds']} over "
+                      f"{', '.join(f'{n:,}' for n in info['sizes'])}")
         elif event == "timed":
             series = info["series"]
             label = f"{series.contract} · {series.impl}" + (f" [{series.variant}]" if series.variant else "")
             if "timing" in info:
                 t = info["timing"]
                 ratio = f", {t.ratio:.1f}x the floor" if t.ratio else ""
-                err.print(f"    {label}: {_seconds(t.seconds)}{ratio} ({t.rounds} rounds)")
+                err.print(f"    {label}: median {_seconds(t.seconds)}, fastest {_seconds(t.best)}{ratio} "
+                          f"({t.rounds} rounds)")
             else:
                 err.print(f"    {label}: {info['skipped']}")
 
@@ -616,9 +621,11 @@ def cmd_bench(args, out: Console, err: Console) -> int:
         err.print("nothing to time")
         return 3
     for contract in dict.fromkeys(s.contract for s in result.series):
-        table = Table(title=f"{contract}: time per call (median), growth exponent fitted on log-log "
-                            f"(1.0 = linear)", title_justify="left")
-        for column in ("implementation", "variant", "size", "time", "per message", "x floor", "exponent"):
+        table = Table(title=f"{contract}: time per call, the median and the fastest of the rounds; per message, "
+                            f"x floor and the growth exponent (log-log fit, 1.0 = linear) from the fastest",
+                      title_justify="left")
+        for column in ("implementation", "variant", "size", "median", "fastest", "per message", "x floor",
+                       "exponent"):
             table.add_column(column, justify="left" if column in ("implementation", "variant") else "right")
         for series in (s for s in result.series if s.contract == contract):
             exponent = series.exponent
@@ -626,10 +633,10 @@ def cmd_bench(args, out: Console, err: Console) -> int:
                       if exponent is not None else "-")
             for index, t in enumerate(series.timings):
                 table.add_row(series.impl, series.variant or "", f"{t.size:,}", _seconds(t.seconds),
-                              _seconds(t.per_message), f"{t.ratio:.1f}" if t.ratio else "-",
+                              _seconds(t.best), _seconds(t.per_message), f"{t.ratio:.1f}" if t.ratio else "-",
                               fitted if index == len(series.timings) - 1 else "")
             if series.note:
-                table.add_row(series.impl, series.variant or "", "", series.note, "", "", "")
+                table.add_row(series.impl, series.variant or "", "", series.note, "", "", "", "")
         out.print(table)
     for line in result.notes:
         out.print(line)

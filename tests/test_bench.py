@@ -4,9 +4,11 @@ message. Nothing here asserts a timing."""
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 import sys
+import time
 from collections import Counter
 from pathlib import Path
 
@@ -57,6 +59,73 @@ def test_series_fits_from_ten_thousand_when_it_can():
     assert two.fit_sizes == [1_000, 10_000] and two.exponent == pytest.approx(math.log10(2))
 
 
+def test_the_exponent_and_per_message_come_from_the_fastest_round():
+    # medians that a slow last size would fit at 1.5; the fastest rounds grow linearly
+    series = bench.Series("payload", "reference", "openai-chat", [
+        bench.Timing(10_000, 10_000, 0.1, 0.01, 5, best=0.05, floor_best=0.01),
+        bench.Timing(100_000, 100_000, 3.16, 0.1, 5, best=0.5, floor_best=0.1)])
+    assert series.exponent == pytest.approx(1.0)
+    assert series.timings[1].per_message == pytest.approx(5e-6)
+    assert series.timings[1].ratio == pytest.approx(5.0)
+
+
+def test_a_call_is_timed_until_it_returns_and_its_answer_freed_after(monkeypatch):
+    real = time.perf_counter
+    freed, clock = [], []
+
+    class Answer:
+        def __del__(self):
+            freed.append(real())
+
+    monkeypatch.setattr(bench.time, "perf_counter", lambda: clock.append(real()) or clock[-1])
+    bench._per_call(Answer, 3)
+    assert len(clock) == 2 and len(freed) == 3
+    assert min(freed) > clock[1]  # all three dropped after the clock stopped
+
+
+def _recording_thread_bench(monkeypatch, sizes, **limits):
+    """Bench the reference thread walk at ``sizes``, recording the size of every timed call."""
+    for name, value in limits.items():
+        monkeypatch.setattr(bench, name, value)
+    calls, events = [], []
+    contract = get_contract("thread")
+    reference = discovery.load("reference")
+    walk = reference.method(contract)
+
+    class Recording:
+        name, version = "recording", "1"
+
+        def method(self, c):
+            return self.extract_thread if c is contract else None
+
+        def extract_thread(self, rows):
+            calls.append(len(rows))
+            return walk(rows)
+
+    result = bench.run_bench([Recording()], [contract], sizes, checks=False,
+                             progress=lambda event, **info: events.append((event, info)))
+    return result, calls, events
+
+
+def test_rounds_interleave_the_sizes_and_give_each_as_many(monkeypatch):
+    result, calls, events = _recording_thread_bench(monkeypatch, [300, 100, 200], MIN_ROUNDS=4, MAX_ROUNDS=4)
+    # one warm-up per size, ascending; then each round visits every size in turn
+    assert calls[:3] == [100, 200, 300]
+    # a fast call is repeated within a measurement, so count runs of one size
+    assert [n for n, _ in itertools.groupby(calls[3:])] == [100, 200, 300] * 4
+    series = next(s for s in result.series if s.impl == "recording")
+    assert [t.rounds for t in series.timings] == [4, 4, 4]
+    assert [e[1]["round"] for e in events if e[0] == "round"] == [1, 2, 3, 4]
+
+
+def test_sizes_past_the_memory_hold_are_timed_after_the_ones_held(monkeypatch):
+    _, calls, _ = _recording_thread_bench(monkeypatch, [100, 200, 400], MIN_ROUNDS=3, MAX_ROUNDS=3,
+                                          HOLD_MESSAGES=350)
+    at_400 = calls.index(400)  # its warm-up comes after every round of the two held sizes
+    assert set(calls[:at_400]) == {100, 200} and set(calls[at_400:]) == {400}
+    assert calls[:at_400].count(100) == 1 + 3 and calls[at_400:].count(400) == 1 + 3
+
+
 # -- the hooks -----------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("name", ["thread", "payload", "compaction"])
@@ -102,7 +171,7 @@ def test_bench_prints_a_table_per_contract_and_writes_json(tmp_path, capsys):
     assert code == 0
     captured = capsys.readouterr()
     assert "thread at 400: building the input" in captured.err  # progress while it runs
-    for header in ("implementation", "size", "time", "per message", "x floor", "exponent"):
+    for header in ("implementation", "size", "median", "fastest", "per message", "x floor", "exponent"):
         assert header in captured.out
     assert captured.out.index("thread:") < captured.out.index("compaction:")
     data = json.loads(out_file.read_text())
@@ -118,7 +187,9 @@ def test_bench_prints_a_table_per_contract_and_writes_json(tmp_path, capsys):
         assert isinstance(series["exponent"], float)
         for t in series["timings"]:
             assert t["seconds"] > 0 and t["floor"] > 0 and t["rounds"] >= bench.MIN_ROUNDS
-            assert t["per_message"] == pytest.approx(t["seconds"] / t["messages"])
+            assert 0 < t["best"] <= t["seconds"] and 0 < t["floor_best"] <= t["floor"]
+            assert t["per_message"] == pytest.approx(t["best"] / t["messages"])
+            assert t["ratio"] == pytest.approx(t["best"] / t["floor_best"])
 
 
 def test_bench_payload_times_one_provider_per_dialect_unless_named(capsys):

@@ -1,16 +1,26 @@
 """Time every contract function on large inputs, beside a floor, and fit how it grows.
 
 For each contract with a large input (:meth:`Contract.large_case`) and each size, one case
-is built from ``(size, seed)``; then, round by round, the contract's floor
-(:meth:`Contract.floor`: one bare pass doing the least work the contract needs) and each
-implementation's function run on it in turn, so that a machine busy with other work slows
-them alike. The time reported is the median of the rounds (more rounds for small sizes,
-one for a call that takes longer than ``ROUND_LIMIT``). A ``checks`` series times the
-reference's call and then every check of the contract on its answer, as a run evaluates
-one case, and a ``floor``
-series shows how the floor itself grows: on a machine whose caches the data outgrows,
-even a bare pass grows faster than linearly, and an implementation's exponent is best read
-beside it.
+is built from ``(size, seed)``, and each implementation's function is called once on it (a
+warm-up, which also sets how many rounds fit in ``ROUND_TIME``). Then, round by round, the
+contract's floor (:meth:`Contract.floor`: one bare pass doing the least work the contract
+needs) and each function run in turn on the case of every size, so that a machine busy
+with other work slows the sizes alike: timed one size after another, the largest size
+could land in a slow minute and the smaller ones in a quiet one, and the fitted exponent
+moved by ±0.3 between runs on a shared machine. Cases are held together up to
+``HOLD_MESSAGES`` messages; a larger size is timed on its own after them.
+
+Every size gets the same number of rounds (as many as its slowest call allows, at least
+``MIN_ROUNDS``; a call that takes longer than ``ROUND_LIMIT`` runs once). Each size reports
+the median and the fastest round; the time per message, the ratio to the floor and the
+growth exponent are read from the fastest. Work elsewhere on the machine only ever adds
+time, so the fastest round is the closest to what the code itself costs (the advice of
+:mod:`timeit`: https://docs.python.org/3/library/timeit.html).
+
+A ``checks`` series times the reference's call and then every check of the contract on
+its answer, as a run evaluates one case, and a ``floor`` series shows how the floor itself
+grows: on a machine whose caches the data outgrows, even a bare pass grows faster than
+linearly, and an implementation's exponent is best read beside it.
 
 The growth exponent is the least-squares slope of log(time) against log(size): 1.0 is
 linear, 2.0 quadratic. It is fitted over the sizes from 10^4 up when there are two of
@@ -40,13 +50,16 @@ DEFAULT_SIZES = (1_000, 10_000, 100_000)
 CALL_BUDGET = 60.0
 #: Rounds of one series at one size: at least MIN_ROUNDS, up to MAX_ROUNDS while they fit
 #: in ROUND_TIME seconds.
-MIN_ROUNDS, MAX_ROUNDS, ROUND_TIME = 3, 15, 1.0
+MIN_ROUNDS, MAX_ROUNDS, ROUND_TIME = 5, 15, 1.0
 #: A call slower than this is timed once.
 ROUND_LIMIT = 10.0
 #: A fast call is repeated within one measurement until it spans this many seconds.
 MIN_SPAN = 0.002
 #: Sizes from here up are used for the exponent, when two of them were timed.
 FIT_FROM = 10_000
+#: The cases of one contract and variant held in memory together, in messages, so that
+#: their rounds interleave (a case of 10^5 messages takes some 130 MB).
+HOLD_MESSAGES = 250_000
 CHECKS = "checks"
 FLOOR = "floor"
 
@@ -71,14 +84,20 @@ class Timing:
     seconds: float  # median of the rounds
     floor: float  # the floor's median on the same case, in the same rounds
     rounds: int
+    best: float | None = None  # the fastest round (the median when not given)
+    floor_best: float | None = None  # the floor's fastest round
+
+    def __post_init__(self) -> None:
+        self.best = self.seconds if self.best is None else self.best
+        self.floor_best = self.floor if self.floor_best is None else self.floor_best
 
     @property
     def per_message(self) -> float:
-        return self.seconds / max(self.messages, 1)
+        return self.best / max(self.messages, 1)
 
     @property
     def ratio(self) -> float | None:
-        return self.seconds / self.floor if self.floor > 0 else None
+        return self.best / self.floor_best if self.floor_best > 0 else None
 
 
 @dataclass
@@ -100,7 +119,7 @@ class Series:
     @property
     def exponent(self) -> float | None:
         chosen = [t for t in self.timings if t.size in self.fit_sizes]
-        return fit_exponent([t.messages for t in chosen], [t.seconds for t in chosen])
+        return fit_exponent([t.messages for t in chosen], [t.best for t in chosen])
 
     def to_json(self) -> dict:
         return {"contract": self.contract, "impl": self.impl, "variant": self.variant,
@@ -134,17 +153,24 @@ _PAUSE_COLLECTOR = True
 
 def _per_call(fn: Callable[[], Any], repeat: int) -> float:
     """Seconds per call of ``fn``, over ``repeat`` calls after a collection (so garbage of
-    earlier calls is not charged to this one), with the collector paused unless asked."""
+    earlier calls is not charged to this one), with the collector paused unless asked.
+
+    A call's time ends when it returns: its answers are dropped after the clock stops, as
+    pytest-benchmark does for a round of one call, so that freeing a large answer (the
+    caller's business, and most of it after the answer was sent) is not timed.
+    """
     gc.collect()
     paused = _PAUSE_COLLECTOR and gc.isenabled()
     if paused:
         gc.disable()
+    answers = [None] * repeat
     try:
         started = time.perf_counter()
-        for _ in range(repeat):
-            fn()
+        for index in range(repeat):
+            answers[index] = fn()
         return (time.perf_counter() - started) / repeat
     finally:
+        del answers
         if paused:
             gc.enable()
 
@@ -178,14 +204,30 @@ class _Timed:
     def __init__(self, series: Series, run: Callable[[Any], Any]):
         self.series, self.run = series, run
         self.stopped = False
+        self.warm_ups: list[tuple[int, float]] = []  # (size, seconds) of each warm-up call
 
     def predicted(self, size: int) -> float | None:
-        """The time of one call at ``size`` from the last one timed (at least linear growth)."""
-        if not self.series.timings:
+        """The time of one call at ``size`` from the warm-ups so far (at least linear growth)."""
+        if not self.warm_ups:
             return None
-        last = self.series.timings[-1]
-        growth = max(self.series.exponent or 1.0, 1.0)
-        return last.seconds * (size / last.size) ** growth
+        fitted = [(n, t) for n, t in self.warm_ups if n >= FIT_FROM]
+        points = fitted if len(fitted) >= 2 else self.warm_ups
+        growth = max(fit_exponent([n for n, _ in points], [t for _, t in points]) or 1.0, 1.0)
+        last_size, last = self.warm_ups[-1]
+        return last * (size / last_size) ** growth
+
+
+@dataclass
+class _Held:
+    """The case of one size, held for the interleaved rounds, with what is timed on it."""
+
+    size: int
+    case: Any
+    messages: int
+    warm: list[tuple[_Timed, float]]  # each callable timed at this size, with its warm-up time
+    floor_repeat: int = 1
+    floor_times: list[float] = field(default_factory=list)
+    times: dict[int, list[float]] = field(default_factory=dict)  # by position in ``warm``
 
 
 def run_bench(impls: Sequence[Any], contracts: Sequence[Contract], sizes: Sequence[int], *,
@@ -197,8 +239,9 @@ def run_bench(impls: Sequence[Any], contracts: Sequence[Contract], sizes: Sequen
     the first that is the reference (named ``reference``) also gives the ``checks`` series.
     ``providers`` narrows the variants timed; by default each contract picks its own
     (:meth:`Contract.bench_variants`). Calls are timed with the garbage collector paused
-    unless ``with_gc``. ``progress(event, **info)`` hears ``case`` (a case is being built)
-    and ``timed`` (a series got a size, or was stopped).
+    unless ``with_gc``. ``progress(event, **info)`` hears ``case`` (a case is being built),
+    ``round`` (a round over the held sizes starts) and ``timed`` (a series got a size, or
+    was stopped).
     """
     global _PAUSE_COLLECTOR
     _PAUSE_COLLECTOR = not with_gc
@@ -237,50 +280,61 @@ def run_bench(impls: Sequence[Any], contracts: Sequence[Contract], sizes: Sequen
         for variant, timed in runners.items():
             floor = Series(contract.name, FLOOR, variant)
             result.series.extend([floor, *(t.series for t in timed)])
-            for size in sizes:
-                _time_size(contract, variant, size, seed, timed, floor, note)
+            _time_sizes(contract, variant, sizes, seed, timed, floor, note)
     return result
 
 
-def _time_size(contract: Contract, variant: str | None, size: int, seed: int, timed: list[_Timed],
-               floor_series: Series, note: Callable[..., None]) -> None:
-    live = []
-    for t in timed:
-        if t.stopped:
-            continue
-        predicted = t.predicted(size)
-        if predicted is not None and predicted > CALL_BUDGET:
-            t.stopped = True
-            t.series.note = f"{size:,} not timed: about {predicted:.0f} s a call predicted"
-            note("timed", series=t.series, size=size, skipped=t.series.note)
-            continue
-        live.append(t)
-    if not live:
-        return
-    note("case", contract=contract.name, variant=variant, size=size)
-    case = contract.large_case(size, seed, variant)
-    if case is None:
-        for t in live:
-            t.stopped = True
-            t.series.note = f"no large input for {variant or 'this contract'}"
-        return
-    messages = contract.size(case) or size
-    # The input lives as long as the timing: move it out of the collector's reach, as a
-    # long-lived process does with gc.freeze(), so a collection a call triggers walks what
-    # the call made, not the whole input it was handed (that walk grows with the heap, not
-    # with the work the contract does).
-    gc.collect()
-    gc.freeze()
+def _time_sizes(contract: Contract, variant: str | None, sizes: Sequence[int], seed: int, timed: list[_Timed],
+                floor_series: Series, note: Callable[..., None]) -> None:
+    """Warm up at each size in turn, holding the cases; time the held sizes in rounds."""
+    held: list[_Held] = []
     try:
-        _time_frozen(contract, variant, size, case, messages, live, floor_series, note)
+        for size in sizes:
+            live = [t for t in timed if not t.stopped and not _over_budget(t, size, note)]
+            if not live:
+                continue
+            if held and sum(h.messages for h in held) + size > HOLD_MESSAGES:
+                _time_rounds(contract, variant, held, floor_series, note)
+                held = []
+                gc.unfreeze()
+            note("case", contract=contract.name, variant=variant, size=size)
+            case = contract.large_case(size, seed, variant)
+            if case is None:
+                for t in live:
+                    t.stopped = True
+                    t.series.note = f"no large input for {variant or 'this contract'}"
+                continue
+            # The inputs live as long as the timing: move them out of the collector's reach,
+            # as a long-lived process does with gc.freeze(), so a collection a call triggers
+            # walks what the call made, not every input held (that walk grows with the heap,
+            # not with the work the contract does).
+            gc.collect()
+            gc.freeze()
+            warm = _warm_up(live, case, size, note)
+            if warm:
+                held.append(_Held(size, case, contract.size(case) or size, warm))
+        if held:
+            _time_rounds(contract, variant, held, floor_series, note)
     finally:
-        del case
+        held = []
         gc.unfreeze()
 
 
-def _time_frozen(contract, variant, size, case, messages, live, floor_series, note) -> None:
-    first: dict[int, float] = {}
-    for index, t in enumerate(live):  # one untimed call each: a warm-up, and the round count
+def _over_budget(t: _Timed, size: int, note: Callable[..., None]) -> bool:
+    predicted = t.predicted(size)
+    if predicted is None or predicted <= CALL_BUDGET:
+        return False
+    t.stopped = True
+    t.series.note = f"{size:,} not timed: about {predicted:.0f} s a call predicted"
+    note("timed", series=t.series, size=size, skipped=t.series.note)
+    return True
+
+
+def _warm_up(live: list[_Timed], case: Any, size: int, note: Callable[..., None]) -> list[tuple[_Timed, float]]:
+    """One untimed call of each: a warm-up, and what sets the rounds; one that raises is
+    reported and not timed again."""
+    warm = []
+    for t in live:
         started = time.perf_counter()
         try:
             t.run(case)
@@ -289,24 +343,40 @@ def _time_frozen(contract, variant, size, case, messages, live, floor_series, no
             t.series.note = f"raised {type(exc).__name__} at {size:,}: {str(exc)[:160]}"
             note("timed", series=t.series, size=size, skipped=t.series.note)
             continue
-        first[index] = time.perf_counter() - started
-    if not first:
-        return
-    rounds = {index: _rounds(seconds) for index, seconds in first.items()}
-    started = time.perf_counter()
-    contract.floor(case, variant)
-    floor_repeat = _repeat(time.perf_counter() - started)
-    floor_times: list[float] = []
-    times: dict[int, list[float]] = {index: [] for index in first}
-    for round_number in range(max(rounds.values())):  # in turn: drift on a busy machine hits all alike
-        floor_times.append(_per_call(lambda: contract.floor(case, variant), floor_repeat))
-        for index in first:
-            if round_number < rounds[index]:
-                times[index].append(_per_call(lambda: live[index].run(case), _repeat(first[index])))
-    floor = statistics.median(floor_times)
-    floor_series.timings.append(Timing(size, messages, floor, floor, len(floor_times)))
-    for index, spent in times.items():
-        t = live[index]
-        timing = Timing(size, messages, statistics.median(spent), floor, len(spent))
-        t.series.timings.append(timing)
-        note("timed", series=t.series, size=size, timing=timing)
+        seconds = time.perf_counter() - started
+        t.warm_ups.append((size, seconds))
+        warm.append((t, seconds))
+    return warm
+
+
+def _time_rounds(contract: Contract, variant: str | None, held: list[_Held], floor_series: Series,
+                 note: Callable[..., None]) -> None:
+    """Time the floor and every callable on every held case, round by round."""
+    firsts = [first for h in held for _, first in h.warm]
+    normal = [_rounds(first) for first in firsts if first < ROUND_LIMIT]
+    rounds = min(normal) if normal else 1  # the same for every size: a fastest of as many rounds
+    for h in held:
+        started = time.perf_counter()
+        contract.floor(h.case, variant)
+        h.floor_repeat = _repeat(time.perf_counter() - started)
+        h.times = {index: [] for index in range(len(h.warm))}
+    for round_number in range(rounds):
+        note("round", contract=contract.name, variant=variant, round=round_number + 1, rounds=rounds,
+             sizes=[h.size for h in held])
+        for h in held:
+            now = [index for index, (_, first) in enumerate(h.warm) if round_number == 0 or first < ROUND_LIMIT]
+            if not now:
+                continue
+            h.floor_times.append(_per_call(lambda: contract.floor(h.case, variant), h.floor_repeat))
+            for index in now:
+                t, first = h.warm[index]
+                h.times[index].append(_per_call(lambda: t.run(h.case), _repeat(first)))
+    for h in held:
+        floor, floor_best = statistics.median(h.floor_times), min(h.floor_times)
+        floor_series.timings.append(Timing(h.size, h.messages, floor, floor, len(h.floor_times), floor_best,
+                                           floor_best))
+        for index, spent in h.times.items():
+            t = h.warm[index][0]
+            timing = Timing(h.size, h.messages, statistics.median(spent), floor, len(spent), min(spent), floor_best)
+            t.series.timings.append(timing)
+            note("timed", series=t.series, size=h.size, timing=timing)

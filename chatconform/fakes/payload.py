@@ -7,6 +7,7 @@ only the checks its bug explains.
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Sequence
 
 from pydantic_ai.exceptions import UnexpectedModelBehavior
@@ -297,8 +298,8 @@ class ResultsByIdDict(_Fake):
     warns = ("payload.matches_reference",)
 
     def take_result(self, stored, call_id):
-        queue = stored.get(call_id)
-        return queue[-1] if queue else None  # {id: result}: the last one stored wins
+        held = stored.get(call_id)  # a result, or the queue of them when the id was reused
+        return held[-1] if isinstance(held, deque) else held  # {id: result}: the last one stored wins
 
 
 class ReusedIdsPassedThrough(_Fake):

@@ -84,7 +84,7 @@ import json
 import re
 import string
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Container, Sequence
 from typing import Any, NamedTuple
 
 from pydantic_ai.messages import (
@@ -200,6 +200,23 @@ class Turn(list):
         return self
 
 
+class _CallIds:
+    """Every call id of a history, collected the first time one is looked up: only a
+    reused id (whose fresh wire id must not be one of them) and the stored-order fake
+    ever ask, so the common history never builds the set."""
+
+    __slots__ = ("history", "ids")
+
+    def __init__(self, history: Sequence[ModelMessage]) -> None:
+        self.history, self.ids = history, None
+
+    def __contains__(self, call_id: str) -> bool:
+        if self.ids is None:
+            self.ids = {part.tool_call_id for message in self.history if isinstance(message, ModelResponse)
+                        for part in message.parts if isinstance(part, ToolCallPart)}
+        return call_id in self.ids
+
+
 def _json_copy(value: Any, what: str) -> Any:
     """A JSON-native deep copy (so the payload never aliases the history); a string is
     immutable and needs none."""
@@ -296,27 +313,42 @@ class PayloadMapper:
         """Whether a text item is sent: blank ones never are (Anthropic A7, Bedrock B7)."""
         return bool(text.strip())
 
-    def stored_results(self, history: Sequence[ModelMessage]) -> dict[str, deque[ToolReturnPart]]:
-        """Every stored result, by call id, in history order (several when an id is reused)."""
-        results: dict[str, deque[ToolReturnPart]] = {}
+    def stored_results(self, history: Sequence[ModelMessage]) -> dict[str, ToolReturnPart | deque[ToolReturnPart]]:
+        """Every stored result by call id, in history order: the result itself, or a queue
+        of them when an id is reused (most ids have one result, and need no queue)."""
+        results: dict[str, ToolReturnPart | deque[ToolReturnPart]] = {}
         for message in history:
             if isinstance(message, ModelRequest):
                 for part in message.parts:
                     if isinstance(part, ToolReturnPart):
-                        results.setdefault(part.tool_call_id, deque()).append(part)
+                        held = results.setdefault(part.tool_call_id, part)
+                        if held is part:
+                            continue
+                        if isinstance(held, deque):
+                            held.append(part)
+                        else:
+                            results[part.tool_call_id] = deque((held, part))
         return results
 
-    def take_result(self, stored: dict[str, deque[ToolReturnPart]], call_id: str) -> ToolReturnPart | None:
+    def take_result(self, stored: dict[str, ToolReturnPart | deque[ToolReturnPart]],
+                    call_id: str) -> ToolReturnPart | None:
         """The result that answers the next call with ``call_id``: the earliest not taken."""
-        queue = stored.get(call_id)
-        return queue.popleft() if queue else None
+        held = stored.pop(call_id, None)
+        if not isinstance(held, deque):
+            return held
+        taken = held.popleft() if held else None
+        if held:
+            stored[call_id] = held
+        return taken
 
     #: Send a call whose id an earlier call used under a fresh id (False: the stored id).
     unique_call_ids = True
 
-    def wire_id(self, call_id: str, used: set[str], history_ids: set[str]) -> str:
-        """The id a call is sent under: its own, or ``<id>_<n>`` when an earlier call took it."""
-        if not self.unique_call_ids or call_id not in used:
+    def wire_id(self, call_id: str, used: set[str], history_ids: Container[str]) -> str:
+        """The id a call is sent under when an earlier call was sent under ``call_id``:
+        ``<id>_<n>``, used by no call and no id of the history (a call whose id is not in
+        ``used`` keeps it, and never gets here)."""
+        if not self.unique_call_ids:
             return call_id
         n = 2
         while True:
@@ -327,12 +359,9 @@ class PayloadMapper:
             n += 1
 
     def turns(self, history: Sequence[ModelMessage]) -> list[Turn]:
-        # Pass 1: every stored result by call id, and every call id (for orphan results).
+        # Pass 1: every stored result by call id (and every call id, if ever asked for).
         results = self.stored_results(history)
-        call_ids: set[str] = set()
-        for message in history:
-            if isinstance(message, ModelResponse):
-                call_ids.update(p.tool_call_id for p in message.parts if isinstance(p, ToolCallPart))
+        call_ids = _CallIds(history)
         # Pass 2: turns in history order; one turn per voice change within a request.
         turns: list[Turn] = []
         used: set[str] = set()
@@ -363,8 +392,12 @@ class PayloadMapper:
                     if isinstance(part, TextPart) and self.keeps_text(part.content):
                         items.append(Text(part.content))
                     elif isinstance(part, ToolCallPart):
-                        wire = self.wire_id(part.tool_call_id, used, call_ids)
-                        used.add(wire)
+                        wire = part.tool_call_id
+                        sent = len(used)
+                        used.add(wire)  # one lookup, not two: the common id is new
+                        if len(used) == sent:
+                            wire = self.wire_id(wire, used, call_ids)
+                            used.add(wire)
                         items.append(Call(wire, part.tool_name, _arguments(part)))
                         if not self.results_follow_calls:
                             sent_as.setdefault(part.tool_call_id, deque()).append(wire)
