@@ -336,7 +336,7 @@ class PayloadMapper:
         held = stored.pop(call_id, None)
         if not isinstance(held, deque):
             return held
-        taken = held.popleft() if held else None
+        taken = held.popleft()  # a queue is never left empty in the table
         if held:
             stored[call_id] = held
         return taken
