@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
+from pydantic_ai.messages import (ModelRequest, ModelResponse, ToolCallPart, ToolReturnPart,
+                                  UserPromptPart)
 
 from chatconform.cli import _print_failures, console, main
 from chatconform.conformance.compact import render
@@ -61,6 +63,20 @@ def test_history_json_loads_back_equal_and_leaves_defaults_out(history):
             assert list(part)[0] == "part_kind" and part.get("scope") != "conversation"
 
 
+def test_history_json_keeps_a_tool_named_like_a_subclass_default():
+    # pydantic-ai's ToolSearchCallPart is a "tool-call" whose tool_name defaults to
+    # "search_tools": read as the tag's class, it made that name look like a default,
+    # dropped it, and the saved case no longer loaded
+    history = [ModelRequest([UserPromptPart("find it")]),
+               ModelResponse([ToolCallPart("search_tools", {"q": "x"}, "c1"), ToolCallPart("tool_search", {}, "c2")]),
+               ModelRequest([ToolReturnPart("search_tools", "found", tool_call_id="c1"),
+                             ToolReturnPart("tool_search", "none", tool_call_id="c2")])]
+    data = history_to_json(history)
+    assert [p["tool_name"] for p in data[1]["parts"] + data[2]["parts"]] == ["search_tools", "tool_search"] * 2
+    assert not any("tool_kind" in p for p in data[1]["parts"] + data[2]["parts"])  # None is the default
+    assert history_from_json(json.loads(json.dumps(data)), "history") == history
+
+
 def test_payload_regression_test_is_a_dozen_lines_and_expected_actual_are_labelled():
     record = {"implementation": "chatconform.fakes.payload:DifyAgentPre39136",
               "check": "payload.matches_reference", "variant": "qwen-vllm", "case": SYSTEM_TWICE}
@@ -78,7 +94,16 @@ def test_compact_layout_is_json_or_python_and_keeps_long_records_whole():
              "flag": True}
     assert json.loads(render(value)) == value
     assert eval(render(value, python=True)) == value  # noqa: S307 - our own literal
-    assert len(render(value).splitlines()) == 6  # one line per row, however long
+    assert render(value).splitlines() == [  # one line per row, however long; the flag after them
+        '{"rows": [', "  " + json.dumps(value["rows"][0]), '], "flag": true}']
+    call = {"part_kind": "tool-call", "tool_name": "run_sql", "args": {"sql": "select count(*) from tickets"},
+            "tool_call_id": "late_10001"}
+    message = {"kind": "response", "parts": [call, call], "model_name": "test-model"}
+    assert render(message).splitlines() == [  # a call with its arguments is a record: one line
+        '{"kind": "response", "parts": [', "  " + json.dumps(call) + ",", "  " + json.dumps(call),
+        '], "model_name": "test-model"}']
+    deep = {"kind": "response", "parts": [{"args": {"a": {"b": "x" * 100}}}], "model_name": "m"}
+    assert len(render(deep).splitlines()) > 3 and json.loads(render(deep)) == deep  # nested deeper: broken up
 
 
 # -- 2. many failures stay readable ---------------------------------------------------------------

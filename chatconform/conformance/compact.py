@@ -1,10 +1,13 @@
 """Cases written for people: JSON (or the Python literal of it) that is compact where it fits.
 
-A container goes on one line when that line stays within ``width``; otherwise one item per
-line, each again on one line where it fits. An object whose last value is the only one that
-does not fit keeps its other keys on the opening line and "hugs" that value, so a message
-reads ``{"kind": "request", "parts": [`` with one part per line below it. The same layout
-is written as JSON (failure output, saved cases) or as a Python literal (regression tests).
+A container goes on one line when that line stays within ``width`` (a record, whose values
+are plain or hold only plain values, such as a stored row or a tool call with its
+arguments, when it is itself at most ``FLAT_WIDTH`` long, however deep it sits); otherwise one item per line, each again on one line
+where it fits. An object with one value that does not fit keeps its other keys on the
+lines around it and "hugs" that value, so a message reads ``{"kind": "response",
+"parts": [`` with one part per line below it, then ``], "model_name": "m"}``. The same
+layout is written as JSON (failure output, saved cases) or as a Python literal
+(regression tests).
 """
 
 from __future__ import annotations
@@ -33,6 +36,16 @@ def string_literal(text: str) -> str:
     return out
 
 
+def _plain(value: Any) -> bool:
+    return not isinstance(value, (dict, list, tuple)) or not value
+
+
+def _record(value: Any) -> bool:
+    """Plain values, or containers of plain values: one thing, read best on one line."""
+    values = value.values() if isinstance(value, dict) else value
+    return all(_plain(v) or all(_plain(w) for w in (v.values() if isinstance(v, dict) else v)) for v in values)
+
+
 class _Writer:
     def __init__(self, python: bool, width: int, step: int):
         self.python, self.width, self.step = python, width, step
@@ -59,24 +72,23 @@ class _Writer:
         text = self.inline(value)
         if not isinstance(value, (dict, list, tuple)) or not value:
             return text
-        flat = all(not isinstance(v, (dict, list, tuple)) or not v
-                   for v in (value.values() if isinstance(value, dict) else value))
-        if used + len(text) + 1 <= (max(FLAT_WIDTH, self.width) if flat else self.width):
-            return text
+        if used + len(text) + 1 <= self.width or (_record(value) and len(text) + 1 <= FLAT_WIDTH):
+            return text  # a record is measured by itself, so a case reads alike at any depth
         inner = indent + self.step
         if isinstance(value, dict):
             items = list(value.items())
-            *head, (last_key, last) = items
-            opening = "{" + "".join(f"{self.key(k)}: {self.inline(v)}, " for k, v in head)
-            hug = (isinstance(last, (dict, list, tuple)) and last
-                   and not any(isinstance(v, (dict, list, tuple)) and v for _, v in head)
-                   and indent + len(opening) + len(self.key(last_key)) + 3 <= self.width)
-            if hug:  # {"kind": "request", "parts": [ ... ]}
-                children = last.items() if isinstance(last, dict) else last
-                opening += f"{self.key(last_key)}: " + ("{" if isinstance(last, dict) else "[")
-                closing = ("}" if isinstance(last, dict) else "]") + "}"
-                lines = self._lines(children, isinstance(last, dict), inner)
-                return opening + "\n" + lines + "\n" + " " * indent + closing
+            nested = [i for i, (_, v) in enumerate(items) if isinstance(v, (dict, list, tuple)) and v]
+            if len(nested) == 1:  # {"kind": "response", "parts": [ ... ], "model_name": "m"}
+                at = nested[0]
+                (key, held), after = items[at], items[at + 1:]
+                opening = "{" + "".join(f"{self.key(k)}: {self.inline(v)}, " for k, v in items[:at])
+                opening += f"{self.key(key)}: " + ("{" if isinstance(held, dict) else "[")
+                closing = (("}" if isinstance(held, dict) else "]")
+                           + "".join(f", {self.key(k)}: {self.inline(v)}" for k, v in after) + "}")
+                if indent + max(len(opening), len(closing)) <= max(FLAT_WIDTH, self.width):
+                    children = held.items() if isinstance(held, dict) else held
+                    lines = self._lines(children, isinstance(held, dict), inner)
+                    return opening + "\n" + lines + "\n" + " " * indent + closing
             return "{\n" + self._lines(items, True, inner) + "\n" + " " * indent + "}"
         return "[\n" + self._lines(value, False, inner) + "\n" + " " * indent + "]"
 

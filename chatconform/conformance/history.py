@@ -60,7 +60,12 @@ _TAGS = ("kind", "part_kind")
 
 
 def _kinds() -> dict[str, type]:
-    """Message and part classes of pydantic-ai by their ``kind`` / ``part_kind`` tag."""
+    """Message and part classes of pydantic-ai by their ``kind`` / ``part_kind`` tag.
+
+    A subclass that keeps its base's tag (``ToolSearchCallPart`` is a ``tool-call`` whose
+    ``tool_name`` defaults to ``search_tools``) does not stand for the tag: loading makes the
+    base class, and the subclass's defaults would drop a field loading needs.
+    """
     import pydantic_ai.messages as messages
 
     found: dict[str, type] = {}
@@ -68,7 +73,9 @@ def _kinds() -> dict[str, type]:
         if isinstance(obj, type) and dataclasses.is_dataclass(obj):
             for field in dataclasses.fields(obj):
                 if field.name in _TAGS and isinstance(field.default, str):
-                    found[f"{field.name}:{field.default}"] = obj
+                    tag = f"{field.name}:{field.default}"
+                    if tag not in found or issubclass(found[tag], obj):
+                        found[tag] = obj
     return found
 
 
