@@ -415,6 +415,7 @@ def test_an_id_reused_in_many_rounds_gets_a_fresh_suffix_each_time():
     ids = [m["tool_calls"][0]["id"] for m in messages if m["role"] == "assistant"]
     assert ids[:3] == ["call_1", "call_1_2", "call_1_3"] and ids[-1] == "call_1_70"
     assert [m["tool_call_id"] for m in messages if m["role"] == "tool"] == ids
+    assert [m["content"] for m in messages if m["role"] == "tool"] == [f"r{n}" for n in range(70)]  # each its own
 
 
 def test_mistral_prefix_on_the_shortest_continuation():

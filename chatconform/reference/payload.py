@@ -205,8 +205,6 @@ class _CallIds:
     reused id (whose fresh wire id must not be one of them) and the stored-order fake
     ever ask, so the common history never builds the set."""
 
-    __slots__ = ("history", "ids")
-
     def __init__(self, history: Sequence[ModelMessage]) -> None:
         self.history, self.ids = history, None
 
