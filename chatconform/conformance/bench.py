@@ -7,7 +7,7 @@ contract's floor (:meth:`Contract.floor`: one bare pass doing the least work the
 needs) and each function run in turn on the case of every size, so that a machine busy
 with other work slows the sizes alike: timed one size after another, the largest size
 could land in a slow minute and the smaller ones in a quiet one, and the fitted exponent
-moved by ±0.3 between runs on a shared machine. Cases are held together up to
+moved by up to 0.5 between runs on a shared machine. Cases are held together up to
 ``HOLD_MESSAGES`` messages; a larger size is timed on its own after them.
 
 Every size gets the same number of rounds (as many as its slowest call allows, at least
