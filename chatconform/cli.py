@@ -599,8 +599,8 @@ def cmd_bench(args, out: Console, err: Console) -> int:
             err.print(f"  {info['contract']}{variant} at {info['size']:,}: building the input")
         elif event == "round":
             variant = f" [{info['variant']}]" if info["variant"] else ""
-            err.print(f"  {info['contract']}{variant}: round {info['round']} of {info['rounds']} over "
-                      f"{', '.join(f'{n:,}' for n in info['sizes'])}")
+            err.print(f"  {info['contract']}{variant} · {info['impl']}: round {info['round']} of "
+                      f"{info['rounds']} over {', '.join(f'{n:,}' for n in info['sizes'])}")
         elif event == "timed":
             series = info["series"]
             label = f"{series.contract} · {series.impl}" + (f" [{series.variant}]" if series.variant else "")

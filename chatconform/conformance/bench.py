@@ -2,12 +2,13 @@
 
 For each contract with a large input (:meth:`Contract.large_case`) and each size, one case
 is built from ``(size, seed)``, and each implementation's function is called once on it (a
-warm-up, which also sets how many rounds fit in ``ROUND_TIME``). Then, round by round, the
-contract's floor (:meth:`Contract.floor`: one bare pass doing the least work the contract
-needs) and each function run in turn on the case of every size, so that a machine busy
-with other work slows the sizes alike: timed one size after another, the largest size
-could land in a slow minute and the smaller ones in a quiet one, and the fitted exponent
-moved by up to 0.5 between runs on a shared machine. Cases are held together up to
+warm-up, which also sets how many rounds fit in ``ROUND_TIME``). Then the contract's floor
+(:meth:`Contract.floor`: one bare pass doing the least work the contract needs) and each
+function in turn run round by round, each round over the case of every size, so that a
+machine busy with other work slows the sizes alike: timed one size after another, the
+largest size could land in a slow minute and the smaller ones in a quiet one, and the
+fitted exponent moved by up to 0.5 between runs on a shared machine. One function's rounds
+are not mixed with another's, whose garbage and memory use would land on it. Cases are held together up to
 ``HOLD_MESSAGES`` messages; a larger size is timed on its own after them.
 
 Every size gets the same number of rounds (as many as its slowest call allows, at least
@@ -360,17 +361,25 @@ def _time_rounds(contract: Contract, variant: str | None, held: list[_Held], flo
         contract.floor(h.case, variant)
         h.floor_repeat = _repeat(time.perf_counter() - started)
         h.times = {index: [] for index in range(len(h.warm))}
-    for round_number in range(rounds):
-        note("round", contract=contract.name, variant=variant, round=round_number + 1, rounds=rounds,
-             sizes=[h.size for h in held])
+    def each_round(label: str, run: Callable[[int], None]) -> None:
+        for round_number in range(rounds):
+            note("round", contract=contract.name, variant=variant, impl=label, round=round_number + 1,
+                 rounds=rounds, sizes=[h.size for h in held])
+            run(round_number)
+
+    def floor_round(round_number: int) -> None:
         for h in held:
-            now = [index for index, (_, first) in enumerate(h.warm) if round_number == 0 or first < ROUND_LIMIT]
-            if not now:
-                continue
             h.floor_times.append(_per_call(lambda: contract.floor(h.case, variant), h.floor_repeat))
-            for index in now:
-                t, first = h.warm[index]
-                h.times[index].append(_per_call(lambda: t.run(h.case), _repeat(first)))
+
+    each_round(FLOOR, floor_round)
+    for t in dict.fromkeys(t for h in held for t, _ in h.warm):
+        def impl_round(round_number: int, t: _Timed = t) -> None:
+            for h in held:
+                for index, (timed, first) in enumerate(h.warm):
+                    if timed is t and (round_number == 0 or first < ROUND_LIMIT):
+                        h.times[index].append(_per_call(lambda: t.run(h.case), _repeat(first)))
+
+        each_round(t.series.impl, impl_round)
     for h in held:
         floor, floor_best = statistics.median(h.floor_times), min(h.floor_times)
         floor_series.timings.append(Timing(h.size, h.messages, floor, floor, len(h.floor_times), floor_best,

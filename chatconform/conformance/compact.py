@@ -2,12 +2,12 @@
 
 A container goes on one line when that line stays within ``width`` (a record, whose values
 are plain or hold only plain values, such as a stored row or a tool call with its
-arguments, when it is itself at most ``FLAT_WIDTH`` long, however deep it sits); otherwise one item per line, each again on one line
-where it fits. An object with one value that does not fit keeps its other keys on the
-lines around it and "hugs" that value, so a message reads ``{"kind": "response",
-"parts": [`` with one part per line below it, then ``], "model_name": "m"}``. The same
-layout is written as JSON (failure output, saved cases) or as a Python literal
-(regression tests).
+arguments, when it is itself at most ``FLAT_WIDTH`` long, however deep it sits); otherwise
+one item per line, each again on one line where it fits. An object with one value that
+does not fit keeps its other keys on the lines around it and "hugs" that value, so a
+message reads ``{"kind": "response", "parts": [`` with one part per line below it, then
+``], "model_name": "m"}``. The same layout is written as JSON (failure output, saved
+cases) or as a Python literal (regression tests).
 """
 
 from __future__ import annotations
