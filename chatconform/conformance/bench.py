@@ -78,6 +78,13 @@ def fit_exponent(sizes: Sequence[float], seconds: Sequence[float]) -> float | No
     return sxy / sxx
 
 
+def fit_sizes(sizes: Sequence[int]) -> list[int]:
+    """The sizes an exponent is fitted over: those from ``FIT_FROM`` up when there are two,
+    else all of them."""
+    large = [n for n in sizes if n >= FIT_FROM]
+    return large if len(large) >= 2 else list(sizes)
+
+
 @dataclass
 class Timing:
     size: int  # the size asked for
@@ -113,9 +120,7 @@ class Series:
 
     @property
     def fit_sizes(self) -> list[int]:
-        sizes = [t.size for t in self.timings]
-        large = [n for n in sizes if n >= FIT_FROM]
-        return large if len(large) >= 2 else sizes
+        return fit_sizes([t.size for t in self.timings])
 
     @property
     def exponent(self) -> float | None:
@@ -211,8 +216,8 @@ class _Timed:
         """The time of one call at ``size`` from the warm-ups so far (at least linear growth)."""
         if not self.warm_ups:
             return None
-        fitted = [(n, t) for n, t in self.warm_ups if n >= FIT_FROM]
-        points = fitted if len(fitted) >= 2 else self.warm_ups
+        chosen = fit_sizes([n for n, _ in self.warm_ups])
+        points = [(n, t) for n, t in self.warm_ups if n in chosen]
         growth = max(fit_exponent([n for n, _ in points], [t for _, t in points]) or 1.0, 1.0)
         last_size, last = self.warm_ups[-1]
         return last * (size / last_size) ** growth
