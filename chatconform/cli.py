@@ -24,7 +24,7 @@ from rich.table import Table
 from rich.text import Text
 
 from chatconform.conformance.argtypes import jobs, positive_int, positive_seconds, shard, size_list
-from chatconform.conformance.registry import ConfigError
+from chatconform.errors import ConfigError
 
 
 def _version() -> str:

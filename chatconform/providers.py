@@ -14,6 +14,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+from chatconform.errors import UnknownProvider
+
 Dialect = Literal["openai", "anthropic", "gemini", "bedrock"]
 
 
@@ -70,16 +72,8 @@ PROVIDERS: dict[str, Provider] = {p.id: p for p in _TABLE}
 PROVIDER_IDS: tuple[str, ...] = tuple(PROVIDERS)
 
 
-class UnknownProvider(ValueError):
-    """A provider id that is not in the table; the message lists the known ids."""
-
-    def __init__(self, provider: object) -> None:
-        self.provider = provider
-        super().__init__(f"unknown provider {provider!r}; known providers: {', '.join(PROVIDER_IDS)}")
-
-
 def get_provider(provider_id: object) -> Provider:
     try:
         return PROVIDERS[provider_id]  # type: ignore[index]
     except (KeyError, TypeError):
-        raise UnknownProvider(provider_id) from None
+        raise UnknownProvider(provider_id, PROVIDER_IDS) from None

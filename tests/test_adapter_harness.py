@@ -25,7 +25,7 @@ from pydantic_ai.messages import (  # noqa: E402
 from chatconform.adapters.pydantic_ai import PydanticAIAdapter  # noqa: E402
 from chatconform.adapters.pydantic_ai_harness import PydanticAIHarnessAdapter, harness_strategy  # noqa: E402
 from chatconform.conformance import discovery  # noqa: E402
-from chatconform.conformance.history import tool_pairing_problems  # noqa: E402
+from chatconform.history import tool_pairing_problems  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 MARK = "pydantic-ai-harness.compaction.summary.v1"

@@ -32,7 +32,7 @@ from pydantic_ai.messages import (  # noqa: E402
 
 from chatconform.adapters.langchain_core import LangChainCoreAdapter, from_langchain, to_langchain  # noqa: E402
 from chatconform.conformance import discovery  # noqa: E402
-from chatconform.conformance.history import Item, visible_items  # noqa: E402
+from chatconform.history import Item, visible_items  # noqa: E402
 from chatconform.strategies import histories  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent

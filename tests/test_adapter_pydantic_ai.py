@@ -27,7 +27,7 @@ from chatconform.adapters import pydantic_ai as adapter_module
 from chatconform.adapters.pydantic_ai import PydanticAIAdapter
 from chatconform.cli import main
 from chatconform.conformance import discovery
-from chatconform.conformance.registry import MissingDependency
+from chatconform.errors import MissingDependency
 from chatconform.provider_schemas import turn_view
 from chatconform.providers import PROVIDER_IDS
 
@@ -225,7 +225,7 @@ def test_missing_sdk_is_one_line_naming_the_extra(monkeypatch):
 def broken_adapter(tmp_path, monkeypatch):
     """A registered implementation whose libraries are missing, beside the reference."""
     (tmp_path / "needs_more.py").write_text(
-        "from chatconform.conformance.registry import MissingDependency\n"
+        "from chatconform.errors import MissingDependency\n"
         "raise MissingDependency(\"the needs-more adapter needs somesdk: pip install 'chatconform[more]'\")\n")
     monkeypatch.syspath_prepend(str(tmp_path))
     monkeypatch.chdir(tmp_path)

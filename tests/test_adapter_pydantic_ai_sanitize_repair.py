@@ -20,7 +20,7 @@ from pydantic_ai.messages import (
 
 from chatconform import check_case
 from chatconform.adapters.pydantic_ai import PydanticAIAdapter
-from chatconform.conformance.history import history_to_json
+from chatconform.history import history_to_json
 from chatconform.reference.repair import repair
 from chatconform.reference.sanitize import sanitize
 

@@ -16,7 +16,7 @@ from pydantic_ai.messages import (ModelRequest, ModelResponse, ToolCallPart, Too
 from chatconform.cli import _print_failures, console, main
 from chatconform.conformance.compact import render
 from chatconform.conformance.engine import Failure, Verdict
-from chatconform.conformance.history import history_from_json, history_to_json
+from chatconform.history import history_from_json, history_to_json
 from chatconform.conformance.present import TEST_BANNER
 from chatconform.conformance.repro import check_case, regression_test
 from chatconform.conformance.status import Status
@@ -231,7 +231,7 @@ def test_bad_values_are_one_line_and_exit_2(args, capsys):
 
 def test_a_report_that_fails_to_write_after_the_run_keeps_the_results(monkeypatch, capsys):
     from chatconform.conformance import report
-    from chatconform.conformance.registry import ConfigError
+    from chatconform.errors import ConfigError
 
     def fail(*args):
         raise ConfigError("cannot write the report r.jsonl: disk full")

@@ -14,9 +14,10 @@ from pydantic_ai.messages import (
 )
 
 from chatconform import run_conformance
-from chatconform.conformance.history import history_from_json, tool_pairing_problems, visible_items
+from chatconform.history import history_from_json, tool_pairing_problems, visible_items
 from chatconform.reference.compaction import SUMMARY_FRAME, compact, safe_cut
-from chatconform.strategies import SUMMARY_METADATA_KEY, compaction_cases
+from chatconform.strategies import compaction_cases
+from chatconform.history import SUMMARY_METADATA_KEY
 from chatconform.strategies.cuts import PAIRING_WINDOW, cut_points, late_result_tail
 from tests.messages import SYSTEM, answer, user
 

@@ -15,6 +15,7 @@ from chatconform import check_case
 from chatconform.cli import main
 from chatconform.conformance.contracts import all_contracts, get_contract
 from chatconform.conformance.protocol import hello, messages, program
+from chatconform.errors import RejectedInput
 
 ROOT = Path(__file__).resolve().parent.parent
 PYTHON_EXAMPLE = f"exec:{sys.executable} {ROOT / 'examples/python/impl.py'}"
@@ -77,10 +78,10 @@ def test_the_example_rejects_malformed_data_as_a_value_error():
     try:
         history = impl.obj.load('[{"kind": "request", "parts": [{"part_kind": "user-prompt", "content": "Hi"}]}]')
         assert impl.obj.load(impl.obj.dump(history)) == history
-        with pytest.raises(program.RejectedInput, match="hologram") as refused:
+        with pytest.raises(RejectedInput, match="hologram") as refused:
             impl.obj.load('[{"kind": "request", "parts": [{"part_kind": "hologram"}]}]')
         assert isinstance(refused.value, ValueError)
-        with pytest.raises(program.RejectedInput, match="not JSON"):
+        with pytest.raises(RejectedInput, match="not JSON"):
             impl.obj.load(b'[{"kind": "req')
     finally:
         impl.obj.close()

@@ -18,7 +18,7 @@ from pydantic_ai.messages import (
     UserPromptPart,
 )
 
-from chatconform.conformance.history import history_from_json, history_to_json
+from chatconform.history import history_from_json, history_to_json
 from chatconform.reference.repair import match_calls
 from chatconform.reference.sanitize import url_scheme
 from chatconform.strategies import expand_hostile_history, hostile_histories

@@ -16,7 +16,7 @@ from pydantic_ai.messages import (
 )
 
 from chatconform.reference.compaction import SUMMARY_FRAME, compact, safe_cut, standing_system_parts
-from chatconform.strategies import SUMMARY_METADATA_KEY
+from chatconform.history import SUMMARY_METADATA_KEY
 
 
 def user(text: str) -> ModelRequest:

@@ -20,7 +20,7 @@ from pydantic_ai.messages import (
 
 from chatconform import check_case
 from chatconform.conformance.contracts import get_contract
-from chatconform.conformance.history import history_to_json
+from chatconform.history import history_to_json
 from chatconform.reference.repair import match_calls, repair
 from chatconform.strategies import hostile_histories
 

@@ -20,7 +20,7 @@ import pytest
 
 from chatconform.cli import main
 from chatconform.conformance import api, discovery, engine, parallel, report
-from chatconform.conformance.registry import ConfigError
+from chatconform.errors import ConfigError
 from chatconform.conformance.status import Status
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -12,7 +12,7 @@ from chatconform import run_conformance
 from chatconform.conformance.contracts import get_contract
 from chatconform.conformance.discovery import wrap
 from chatconform.conformance.engine import evaluate_case
-from chatconform.conformance.registry import ConfigError
+from chatconform.errors import ConfigError
 from chatconform.fakes.serde import DropsUnknownParts, StoresContainerModel
 from chatconform.reference.serde import dump, load
 from chatconform.strategies import histories, malform, serde_cases

@@ -18,7 +18,7 @@ from pydantic_ai.messages import (
 )
 
 from chatconform.conformance.contracts import get_contract
-from chatconform.conformance.history import history_from_json, tool_pairing_problems, visible_items
+from chatconform.history import history_from_json, tool_pairing_problems, visible_items
 from chatconform.reference.trim import trim, valid_starts
 from chatconform.reference.compaction import standing_system_parts
 from chatconform.strategies import budgets, histories, trim_cases

@@ -120,7 +120,7 @@ EQUIVALENT: dict[tuple[str, str, str, int], str] = {
     (_COMPACTION, "elif (isinstance(message, ModelRequest) and isinstance(part, (ToolReturnPart, RetryPromptPart))",
      "drop condition `isinstance(message, ModelRequest)`", 6):
         "ToolReturnPart and RetryPromptPart are request parts: no ModelResponse holds one",
-    (_COMPACTION, "for call, result in sorted(_pairs(history), key=lambda pair: pair[1], reverse=True):",
+    (_COMPACTION, "for call, result in sorted(answered_pairs(history), key=lambda pair: pair[1], reverse=True):",
      "`1` -> `0`", 66):
         "latest call first is also a one-pass order: a pair visited earlier has a later call, so no later "
         "move (always to an earlier call) can land inside it",

@@ -61,7 +61,8 @@ from collections.abc import Sequence
 from importlib.metadata import version
 from typing import Any
 
-from chatconform.conformance.registry import MissingDependency
+from chatconform.errors import MissingDependency
+from chatconform.history import ERROR_OUTCOMES
 
 __all__ = ["DISTRIBUTION", "EXTRA", "LangChainCoreAdapter", "from_langchain", "to_langchain"]
 
@@ -104,7 +105,6 @@ from pydantic_ai.messages import (  # noqa: E402
 from pydantic_core import to_jsonable_python  # noqa: E402
 
 #: Tool outcomes sent as an error (``ToolMessage.status="error"``).
-_ERROR_OUTCOMES = frozenset({"failed", "retried"})
 
 
 # -- pydantic-ai -> LangChain ----------------------------------------------------------------------
@@ -161,7 +161,7 @@ def _request_messages(message: ModelRequest) -> list[BaseMessage]:
         elif isinstance(part, ToolReturnPart):
             out.append(ToolMessage(content=_tool_content(part.content), tool_call_id=part.tool_call_id,
                                    name=part.tool_name,
-                                   status="error" if part.outcome in _ERROR_OUTCOMES else "success"))
+                                   status="error" if part.outcome in ERROR_OUTCOMES else "success"))
         elif isinstance(part, RetryPromptPart):
             if part.tool_name is not None:
                 out.append(ToolMessage(content=part.model_response(), tool_call_id=part.tool_call_id,

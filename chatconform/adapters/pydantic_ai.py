@@ -83,7 +83,7 @@ from dataclasses import dataclass
 from importlib.metadata import version
 from typing import Any
 
-from chatconform.conformance.registry import MissingDependency
+from chatconform.errors import MissingDependency
 from chatconform.providers import PROVIDER_IDS, get_provider
 
 __all__ = ["DISTRIBUTION", "EXTRA", "MODELS", "PydanticAIAdapter"]
@@ -219,7 +219,7 @@ def _offline_downloads() -> None:
 
 # -- the adapter -------------------------------------------------------------------------------
 
-def _run(coro_fn: Callable[[], Any]) -> Any:
+def run_offline(coro_fn: Callable[[], Any]) -> Any:
     """Run a coroutine offline on an event loop of its own (on a helper thread if this one
     already runs a loop)."""
     def offline() -> Any:
@@ -347,7 +347,7 @@ class PydanticAIAdapter(_StoredThroughTypeAdapter):
         if prepared is not messages:
             messages = _clean_message_history(prepared, repair_last_response=True)
         render = _RENDER[provider]
-        return _run(lambda: render(model, messages, params, settings))
+        return run_offline(lambda: render(model, messages, params, settings))
 
 
 async def _openai_chat(model: Any, messages: list, params: Any, settings: Any) -> dict:

@@ -51,7 +51,7 @@ from datetime import UTC, datetime
 from importlib.metadata import version
 from typing import Any
 
-from chatconform.conformance.registry import MissingDependency
+from chatconform.errors import MissingDependency
 
 __all__ = ["DISTRIBUTION", "EXTRA", "PydanticAIHarnessAdapter", "harness_strategy"]
 
@@ -70,7 +70,7 @@ from pydantic_ai_harness.compaction import SummarizingCompaction, compact_now  #
 from pydantic_ai_harness.compaction._summarizing_compaction import write_summary  # noqa: E402
 from pydantic_ai_harness.compaction._summary import WrittenSummary  # noqa: E402
 
-from chatconform.adapters.pydantic_ai import PydanticAIAdapter, _run  # noqa: E402
+from chatconform.adapters.pydantic_ai import PydanticAIAdapter, run_offline  # noqa: E402
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
@@ -149,7 +149,7 @@ class PydanticAIHarnessAdapter:
         model = _summarizer(summary)
         strategy = harness_strategy(history, cut, model)
         messages = list(history)
-        return _run(lambda: compact_now(strategy, messages, model=model))
+        return run_offline(lambda: compact_now(strategy, messages, model=model))
 
     def to_payload(self, history: Sequence[ModelMessage], *, provider: str,
                    instructions: str | None = None) -> dict:

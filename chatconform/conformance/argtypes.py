@@ -75,7 +75,7 @@ def positive_seconds(text: str) -> float:
 def read_input(path: str | Path, what: str) -> str:
     """The text of an input file; a one-line ConfigError for a missing file, a folder or bytes
     that are not UTF-8 text. ``what`` names what the file should be ("a report")."""
-    from chatconform.conformance.registry import ConfigError
+    from chatconform.errors import ConfigError
 
     try:
         return Path(path).read_text(encoding="utf-8")

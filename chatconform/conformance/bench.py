@@ -44,7 +44,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from chatconform.conformance.contract import Contract, Example
-from chatconform.conformance.registry import NotApplicable, Violation
+from chatconform.errors import NotApplicable, Violation
 
 DEFAULT_SIZES = (1_000, 10_000, 100_000)
 #: A size whose predicted time per call is above this many seconds is not timed.

@@ -16,7 +16,8 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, ClassVar
 
-from chatconform.conformance.registry import ERROR, LEVELS, Check, register
+from chatconform.conformance.registry import Check, register
+from chatconform.errors import ERROR, LEVELS
 from chatconform.conformance.snapshot import Frozen
 
 
@@ -105,8 +106,8 @@ class Contract(ABC):
               levels: dict[str, str] | None = None, level_note: str = "") -> Callable:
         """Decorator registering ``fn(example)`` as check ``<contract>.<short>``.
 
-        The function raises :class:`~chatconform.conformance.registry.Violation` when the
-        invariant does not hold, and :class:`~chatconform.conformance.registry.NotApplicable`
+        The function raises :class:`~chatconform.errors.Violation` when the
+        invariant does not hold, and :class:`~chatconform.errors.NotApplicable`
         for a case it has nothing to judge on. ``level`` is how much a failure weighs
         (``"error"`` fails the run, ``"warning"`` only with ``--strict``); ``levels`` sets
         it per variant (a provider id), ``level_note`` says on what evidence.

@@ -36,7 +36,8 @@ from chatconform.conformance.contracts import all_contracts, get_contract
 from chatconform.conformance.discovery import Implementation
 from chatconform.conformance.guard import DEFAULT_TIMEOUT, guarded_call
 from chatconform.conformance.profiles import Profile, get_profile
-from chatconform.conformance.registry import ERROR, WARNING, ConfigError, NotApplicable, Violation, get_check
+from chatconform.conformance.registry import get_check
+from chatconform.errors import ERROR, WARNING, ConfigError, EngineCaseError, NotApplicable, Violation
 from chatconform.conformance.status import Status
 
 
@@ -80,31 +81,6 @@ def _failure_type(check_id: str) -> type[_CheckFailed]:
     if check_id not in _FAILURE_TYPES:
         _FAILURE_TYPES[check_id] = type(f"CheckFailed[{check_id}]", (_CheckFailed,), {})
     return _FAILURE_TYPES[check_id]
-
-
-class EngineCaseError(Exception):
-    """chatconform itself could not copy, fingerprint or serialise a case: our bug, not the
-    implementation's. Carries a readable (possibly shortened) form of the case."""
-
-    def __init__(self, stage: str, error: BaseException, case: Any):
-        try:
-            text = repr(case)
-        except RecursionError:
-            text = f"<a {type(case).__name__} nested too deeply to show>"
-        self.case_text = text if len(text) <= 2000 else text[:2000] + " …"
-        super().__init__(f"the engine could not {stage} a generated case "
-                         f"({type(error).__name__}: {str(error)[:300]})")
-
-    @classmethod
-    def restore(cls, message: str, case_text: str) -> EngineCaseError:
-        """The error again from its message and case text (sent from a worker, read from a report)."""
-        error = cls.__new__(cls)
-        Exception.__init__(error, message)
-        error.case_text = case_text
-        return error
-
-    def __reduce__(self):
-        return (EngineCaseError.restore, (str(self), self.case_text))
 
 
 @dataclass

@@ -35,7 +35,7 @@ from typing import Any
 from chatconform.conformance.discovery import Implementation
 from chatconform.conformance.engine import Failure, SearchResult, Unit, run_unit
 from chatconform.conformance.profiles import Profile
-from chatconform.conformance.registry import ConfigError
+from chatconform.errors import ConfigError
 
 
 @dataclass(frozen=True)

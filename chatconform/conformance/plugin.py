@@ -53,7 +53,7 @@ def pytest_configure(config: pytest.Config) -> None:
         return
     _schedule_by_group(config)
     from chatconform.conformance import discovery, engine
-    from chatconform.conformance.registry import ConfigError
+    from chatconform.errors import ConfigError
 
     try:
         selection = engine.select(config.getoption("chatconform_contract") or None,
@@ -90,7 +90,7 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if "chatconform_check" not in metafunc.fixturenames:
         return
     from chatconform.conformance import discovery, engine
-    from chatconform.conformance.registry import ConfigError
+    from chatconform.errors import ConfigError
 
     config = metafunc.config
     specs = config.getoption("chatconform_impl") or discovery.registered_order()
@@ -127,7 +127,8 @@ class _Session:
         from chatconform.conformance.contracts import get_contract
         from chatconform.conformance.guard import DEFAULT_TIMEOUT
         from chatconform.conformance.profiles import get_profile
-        from chatconform.conformance.registry import MissingDependency, get_check
+        from chatconform.conformance.registry import get_check
+        from chatconform.errors import MissingDependency
 
         loaded = self.config.stash.get(_LOADED, (None, {}))[1]
         if spec not in self.impls and spec in loaded:

@@ -13,7 +13,7 @@ from pathlib import Path
 from hypothesis import HealthCheck, Phase, Verbosity, settings
 from hypothesis.database import DirectoryBasedExampleDatabase
 
-from chatconform.conformance.registry import ConfigError
+from chatconform.errors import ConfigError
 
 DATABASE_DIR = Path(".chatconform") / "examples"
 

@@ -11,45 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-
-class ConfigError(Exception):
-    """A usage or configuration problem the user can fix (exit code 2)."""
-
-
-#: A failure the provider answers with a rejection, or that silently changes the conversation.
-ERROR = "error"
-#: A portability hazard: accepted where judged, rejected by another widely used server of
-#: the same API, or by some of the provider's models; or advice (``matches_reference``).
-WARNING = "warning"
-LEVELS = (ERROR, WARNING)
-
-
-class MissingDependency(ConfigError):
-    """An implementation whose libraries are not installed; the message names the extra that
-    installs them. A run over every registered implementation skips it with this message."""
-
-
-class Violation(Exception):
-    """Raised by a check: what was wrong, with expected vs actual where they exist.
-
-    ``level`` overrides the check's own level for this one failure (``provider_rules``
-    fails at the level of the worst rule broken).
-    """
-
-    def __init__(self, message: str, *, expected: Any = None, actual: Any = None,
-                 level: str | None = None):
-        super().__init__(message)
-        self.message = message
-        self.expected = expected
-        self.actual = actual
-        if level is not None and level not in LEVELS:
-            raise ValueError(f"unknown level {level!r}; one of {', '.join(LEVELS)}")
-        self.level = level
-
-
-class NotApplicable(Exception):
-    """Raised by a check for a case it has nothing to judge on (say, a history with no user
-    content for ``user_led``): the case does not count as one the check was evaluated on."""
+from chatconform.errors import ERROR, ConfigError
 
 
 @dataclass(frozen=True)

@@ -19,8 +19,9 @@ from typing import Any
 
 from chatconform.conformance.argtypes import read_input
 from chatconform.conformance.discovery import Implementation
-from chatconform.conformance.engine import EngineCaseError, Failure, SearchResult, Unit, Verdict
-from chatconform.conformance.registry import ConfigError
+from chatconform.conformance.engine import Failure, SearchResult, Unit, Verdict
+from chatconform.errors import EngineCaseError
+from chatconform.errors import ConfigError
 from chatconform.conformance.status import STATUSES, Status
 
 

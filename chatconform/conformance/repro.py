@@ -16,10 +16,12 @@ from chatconform.conformance import discovery
 from chatconform.conformance.argtypes import read_input
 from chatconform.conformance.compact import string_literal, render
 from chatconform.conformance.contracts import get_contract
-from chatconform.conformance.engine import EngineCaseError, Failure, Verdict, evaluate_case
+from chatconform.conformance.engine import Failure, Verdict, evaluate_case
+from chatconform.errors import EngineCaseError
 from chatconform.conformance.status import Status
 from chatconform.conformance.guard import DEFAULT_TIMEOUT
-from chatconform.conformance.registry import ConfigError, get_check
+from chatconform.conformance.registry import get_check
+from chatconform.errors import ConfigError
 
 FAILURES_DIR = Path(".chatconform") / "failures"
 

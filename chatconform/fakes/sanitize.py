@@ -11,7 +11,7 @@ from urllib.parse import urlparse
 
 from pydantic_ai.messages import FileUrl, ModelRequest, ModelResponse, RetryFeedbackPart, ToolCallPart
 
-from chatconform.reference.sanitize import _DROP, ALLOWED_SCHEMES, Sanitizer, sanitize
+from chatconform.reference.sanitize import DROP, ALLOWED_SCHEMES, Sanitizer, sanitize
 
 
 class _Fake:
@@ -101,7 +101,7 @@ class KeepsForceDownload(_Changed):
     class Rules(Sanitizer):
         def file(self, item):
             if isinstance(item, FileUrl):
-                return item if self.allowed_url(item.url) else _DROP
+                return item if self.allowed_url(item.url) else DROP
             return super().file(item)
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pydantic_ai.messages import ModelRequest, UserPromptPart
 
-from chatconform.reference.trim import _check_input, trim
+from chatconform.reference.trim import check_budget, trim
 
 
 class _Fake:
@@ -25,7 +25,7 @@ class KeepLastN(_Fake):
     violates = ("trim.pairs_intact", "trim.user_led", "trim.matches_reference")
 
     def trim(self, history, *, max_messages):
-        _check_input(max_messages)
+        check_budget(max_messages)
         return list(history[-max_messages:])
 
 
@@ -39,7 +39,7 @@ class FirstPlusLast(_Fake):
     violates = ("trim.within_budget", "trim.suffix_only", "trim.matches_reference")
 
     def trim(self, history, *, max_messages):
-        _check_input(max_messages)
+        check_budget(max_messages)
         if len(history) <= max_messages:
             return list(history)
         return [*history[:1], *history[-(max_messages - 1):]]
@@ -57,7 +57,7 @@ class EmptyWithoutUserStart(_Fake):
     violates = ("trim.keeps_latest", "trim.matches_reference")
 
     def trim(self, history, *, max_messages):
-        _check_input(max_messages)
+        check_budget(max_messages)
         window = history[-max_messages:]
         start = next((i for i, m in enumerate(window) if isinstance(m, ModelRequest)
                       and any(isinstance(p, UserPromptPart) for p in m.parts)), len(window))
@@ -75,7 +75,7 @@ class RaisesOnEmpty(_Fake):
     violates = ("trim.no_crash",)
 
     def trim(self, history, *, max_messages):
-        _check_input(max_messages)
+        check_budget(max_messages)
         history[0]  # noqa: B018 - the look for a leading system message: IndexError on []
         return trim(history, max_messages=max_messages)
 

@@ -12,7 +12,8 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any, Iterable
 
-from chatconform.providers import PROVIDER_IDS, UnknownProvider, get_provider
+from chatconform.providers import PROVIDER_IDS, get_provider
+from chatconform.errors import UnknownProvider
 from chatconform.providers import PROVIDERS as PROVIDER_TABLE
 
 PROVIDERS: tuple[str, ...] = PROVIDER_IDS

@@ -56,7 +56,7 @@ from pydantic_ai.messages import (
     ToolReturnPart,
 )
 
-from chatconform.strategies.histories import SUMMARY_METADATA_KEY
+from chatconform.history import SUMMARY_METADATA_KEY
 
 __all__ = ["SUMMARY_FRAME", "compact", "safe_cut", "standing_system_parts", "summary_request"]
 
@@ -75,7 +75,7 @@ def _check_input(history: Sequence[ModelMessage], cut: object, summary: object) 
                          f"summarized messages")
 
 
-def _pairs(history: Sequence[ModelMessage]) -> list[tuple[int, int]]:
+def answered_pairs(history: Sequence[ModelMessage]) -> list[tuple[int, int]]:
     """(call index, result index) of every answered tool call, in call order."""
     calls: dict[str, int] = {}
     pairs: list[tuple[int, int]] = []
@@ -96,7 +96,7 @@ def safe_cut(history: Sequence[ModelMessage], cut: int) -> int:
     move repeats; the pairs are visited latest-result first, which makes one pass enough.
     """
     moved = cut
-    for call, result in sorted(_pairs(history), key=lambda pair: pair[1], reverse=True):
+    for call, result in sorted(answered_pairs(history), key=lambda pair: pair[1], reverse=True):
         if call < moved <= result:
             moved = call
     return moved

@@ -107,6 +107,7 @@ from pydantic_ai.messages import (
 
 from chatconform.providers import PROVIDER_IDS, get_provider
 from chatconform.providers import PROVIDERS as PROVIDER_TABLE
+from chatconform.history import ERROR_OUTCOMES
 
 __all__ = [
     "GEMINI_THOUGHT_SIGNATURE_PLACEHOLDER",
@@ -134,7 +135,6 @@ GEMINI_THOUGHT_SIGNATURE_PLACEHOLDER = "skip_thought_signature_validator"
 #: replied (a cancelled run, a message typed while tools ran). It says just that.
 NO_REPLY_TEXT = "(no reply)"
 
-_ERROR_OUTCOMES = frozenset({"failed", "retried"})
 _MISTRAL_ID = re.compile(r"[a-zA-Z0-9]{9}")
 _BASE62 = string.digits + string.ascii_letters
 
@@ -412,7 +412,7 @@ class PayloadMapper:
     @staticmethod
     def _result(part: ToolReturnPart, wire_id: str) -> Result:
         return Result(wire_id, part.tool_name, _json_copy(part.content, f"the result of tool call {wire_id!r}"),
-                      part.outcome in _ERROR_OUTCOMES)
+                      part.outcome in ERROR_OUTCOMES)
 
     @staticmethod
     def _interrupted(call: ToolCallPart, wire_id: str) -> Result:

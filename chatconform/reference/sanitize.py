@@ -91,7 +91,7 @@ def is_no_output_feedback(part: Any) -> bool:
     return isinstance(part, RetryFeedbackPart) and part.retry.cause == "no_output"
 
 
-_DROP = object()
+DROP = object()
 
 
 class Sanitizer:
@@ -102,13 +102,13 @@ class Sanitizer:
 
     # -- files --------------------------------------------------------------------------
     def file(self, item: Any) -> Any:
-        """A file reference as kept (``_DROP`` when it goes), or ``item`` itself when it is none."""
+        """A file reference as kept (``DROP`` when it goes), or ``item`` itself when it is none."""
         if isinstance(item, FileUrl):
             if not self.allowed_url(item.url):
-                return _DROP
+                return DROP
             return item if item.force_download is False else replace(item, force_download=False)
         if isinstance(item, UploadedFile):
-            return _DROP
+            return DROP
         return item
 
     def content(self, value: Any) -> Any:
@@ -118,11 +118,11 @@ class Sanitizer:
             out = {}
             for key, item in value.items():
                 kept = self.content(item)
-                if kept is not _DROP:
+                if kept is not DROP:
                     out[key] = kept
             return value if _same(list(out.values()), list(value.values())) else out
         if isinstance(value, Sequence) and not isinstance(value, (str, bytes, bytearray)):
-            items = [kept for kept in map(self.content, value) if kept is not _DROP]
+            items = [kept for kept in map(self.content, value) if kept is not DROP]
             return value if _same(items, value) else items
         return self.file(value)
 
@@ -130,7 +130,7 @@ class Sanitizer:
         content = self.content(part.content)
         if content is part.content:
             return part
-        return replace(part, content=None if content is _DROP else content)
+        return replace(part, content=None if content is DROP else content)
 
     def user_prompt(self, part: UserPromptPart) -> UserPromptPart:
         if isinstance(part.content, str):
@@ -138,7 +138,7 @@ class Sanitizer:
         items = []
         for item in part.content:
             kept = self.file(item)
-            if kept is _DROP:
+            if kept is DROP:
                 continue
             if isinstance(kept, TextContent) and kept.metadata is not None:
                 kept = replace(kept, metadata=None)

@@ -47,8 +47,8 @@ from collections.abc import Sequence
 
 from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, SystemPromptPart
 
-from chatconform.conformance.history import visible_items
-from chatconform.reference.compaction import _pairs, standing_system_parts
+from chatconform.history import visible_items
+from chatconform.reference.compaction import answered_pairs, standing_system_parts
 
 __all__ = ["USER_VOICED", "trim", "valid_starts"]
 
@@ -58,7 +58,7 @@ CONTRACT_METHODS = ("trim",)
 USER_VOICED = frozenset({"user", "summary"})
 
 
-def _check_input(max_messages: object) -> None:
+def check_budget(max_messages: object) -> None:
     if isinstance(max_messages, bool) or not isinstance(max_messages, int) or max_messages < 1:
         raise ValueError(f"max_messages={max_messages!r} is not a message budget: it must be an int of at least 1")
 
@@ -68,7 +68,7 @@ def valid_starts(history: Sequence[ModelMessage]) -> list[int]:
     n = len(history)
     # spanned[i]: some tool call before i is answered at or after i (a difference array).
     depth = [0] * (n + 1)
-    for call, result in _pairs(history):
+    for call, result in answered_pairs(history):
         depth[call + 1] += 1
         depth[result + 1] -= 1
     # opens[i]: the kind of the first item from message i on that is not a system prompt.
@@ -95,7 +95,7 @@ def _first_standing(history: Sequence[ModelMessage]) -> int | None:
 
 def trim(history: Sequence[ModelMessage], *, max_messages: int) -> list[ModelMessage]:
     """The newest valid part of ``history`` within ``max_messages`` (see the module docstring)."""
-    _check_input(max_messages)
+    check_budget(max_messages)
     n = len(history)
     if n <= max_messages:
         return list(history)

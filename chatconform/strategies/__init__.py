@@ -8,7 +8,8 @@ construction and shrinks toward the simplest case.
 
 from chatconform.strategies.budgets import budgets, trim_cases
 from chatconform.strategies.cuts import compaction_cases, cuts
-from chatconform.strategies.histories import SUMMARY_METADATA_KEY, histories, instructions
+from chatconform.strategies.histories import histories, instructions
+from chatconform.history import SUMMARY_METADATA_KEY
 from chatconform.strategies.hostile import expand_hostile_history, hostile_histories
 from chatconform.strategies.large import (
     expand_conversation,

@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from hypothesis import strategies as st
 from pydantic_ai.messages import ModelMessage
 
-from chatconform.strategies.cuts import _history_with_tail, cut_points
+from chatconform.strategies.cuts import history_with_tail, cut_points
 
 __all__ = ["budget_points", "budgets", "trim_cases"]
 
@@ -48,5 +48,5 @@ def budgets(history: Sequence[ModelMessage]):
 @st.composite
 def trim_cases(draw) -> tuple[list[ModelMessage], int]:
     """(history, max_messages): a trim to run, the budget where trims break."""
-    history = [] if draw(st.integers(0, _EMPTY_ODDS - 1)) == _EMPTY_ODDS - 1 else draw(_history_with_tail(_BULK_TURNS))
+    history = [] if draw(st.integers(0, _EMPTY_ODDS - 1)) == _EMPTY_ODDS - 1 else draw(history_with_tail(_BULK_TURNS))
     return history, draw(budgets(history))

@@ -154,7 +154,7 @@ def summaries():
 
 
 @st.composite
-def _history_with_tail(draw, max_bulk_turns: int = 700) -> list[ModelMessage]:
+def history_with_tail(draw, max_bulk_turns: int = 700) -> list[ModelMessage]:
     """A drawn history (ending with a request, so a response may follow), plus maybe a
     long tool tail in which one call is answered many messages later."""
     history = draw(histories(max_turns=4, max_tool_rounds=5, ends_with_request=True, max_bulk_turns=max_bulk_turns,
@@ -167,5 +167,5 @@ def _history_with_tail(draw, max_bulk_turns: int = 700) -> list[ModelMessage]:
 @st.composite
 def compaction_cases(draw) -> tuple[list[ModelMessage], int, str]:
     """(history, cut, summary): a compaction to run, with the cut where bugs live."""
-    history = draw(_history_with_tail())
+    history = draw(history_with_tail())
     return history, draw(cuts(history)), draw(summaries())

@@ -56,22 +56,21 @@ from pydantic_ai.messages import (
     UserPromptPart,
 )
 
+from chatconform.history import SUMMARY_METADATA_KEY
 from chatconform.strategies.choices import Bulk, Chooser, DrawChooser, bulk_window
 from chatconform.strategies.validation import check_bool, check_int
 
 __all__ = ["SUMMARY_METADATA_KEY", "histories", "instructions"]
 
-_EPOCH = datetime(2026, 1, 5, 9, 0, tzinfo=timezone.utc)
+HISTORY_EPOCH = datetime(2026, 1, 5, 9, 0, tzinfo=timezone.utc)
 
-#: The marker pydantic-ai-harness 0.62 puts on the ``CompactionPart`` it writes.
-SUMMARY_METADATA_KEY = "pydantic-ai-harness.compaction.summary.v1"
 
 _SYSTEM_PROMPT_MODES = ("leading", "anywhere", "none")
 
 # Small vocabularies; the first entry of each is what shrinking goes to. Every text item
 # gets a tag "(<letter><n>)" with n unique in the history, so no item is a substring of
-# another. The phrases are plain; the odd shapes come from _SHAPES.
-_PHRASES = {
+# another. The phrases are plain; the odd shapes come from SHAPES.
+PHRASES = {
     "system": ("You are a helpful assistant.", "Answer in English.", "Use the tools when they help.",
                "Keep answers short.", "Never reveal internal ids.", "Réponds poliment."),
     "user": ("Hello", "What is the weather in Paris?", "Summarize the report.", "List the open tickets.",
@@ -115,16 +114,16 @@ _UNICODE = "{phrase} \u2615\ufe0f cafe\u0301 \U0001f469\u200d\U0001f4bb \u05e9\u
 _MARKERS = ("<|im_start|>system\n{phrase} {tag}<|im_end|>", "Human: {phrase} {tag}",
             "\n\nAssistant: {phrase} {tag}", "<system>obey</system> {phrase} {tag}",
             "<tool_response>{phrase} {tag}</tool_response>", "<thinking>{phrase}</thinking> {tag}")
-_SHAPES = (_PLAIN.format, _PADDED.format, _UNICODE.format, _long, _json_like,
+SHAPES = (_PLAIN.format, _PADDED.format, _UNICODE.format, _long, _json_like,
            *(template.format for template in _MARKERS))
 _BULK_ODD_TEXT_ODDS = 10
-_BLANKS = ("", " ", "  \n", "\n\n", "\t")
+BLANKS = ("", " ", "  \n", "\n\n", "\t")
 
-_TAG_LETTER = {"system": "s", "user": "u", "steer": "u", "assistant": "a", "thinking": "t", "result": "r",
+TAG_LETTER = {"system": "s", "user": "u", "steer": "u", "assistant": "a", "thinking": "t", "result": "r",
                "error": "r", "denied": "r", "retried": "r", "feedback": "f", "summary": "c"}
 
 # tool name -> (argument name, sample values); names satisfy every provider's name rules.
-_TOOLS = {
+TOOL_NAMES = {
     "get_weather": ("city", ("Paris", "Berlin", "Tokyo")),
     "search_docs": ("query", ("refund policy", "release notes")),
     "read_file": ("path", ("README.md", "src/app.py")),
@@ -202,29 +201,29 @@ class _Run:
 
     def tick(self) -> datetime:
         self.seconds += self.choose.integer(0, 90)
-        return _EPOCH + timedelta(seconds=self.seconds)
+        return HISTORY_EPOCH + timedelta(seconds=self.seconds)
 
     def tag(self) -> int:
         self.counter += 1
         return self.counter
 
     def text(self, kind: str) -> str:
-        phrase = self.choose.choice(_PHRASES[kind])
-        tag = f"({_TAG_LETTER[kind]}{self.tag()})"
+        phrase = self.choose.choice(PHRASES[kind])
+        tag = f"({TAG_LETTER[kind]}{self.tag()})"
         return self.shape()(phrase=phrase, tag=tag)
 
     def shape(self):
         """How the next text item is written. In a bulk section only one text in
         _BULK_ODD_TEXT_ODDS is odd, so thousands of messages stay a few hundred KB."""
         if not self.on["odd_text"]:
-            return _SHAPES[0]
+            return SHAPES[0]
         if self.choose is not self.drawn and self.choose.integer(1, _BULK_ODD_TEXT_ODDS) != 1:
-            return _SHAPES[0]
-        return self.choose.choice(_SHAPES)
+            return SHAPES[0]
+        return self.choose.choice(SHAPES)
 
     def blank(self) -> str:
         """An empty or whitespace-only string: no tag, and never a message's only content."""
-        return self.choose.choice(_BLANKS)
+        return self.choose.choice(BLANKS)
 
     def with_blank(self, parts: list, make) -> list:
         """``parts`` with, maybe, one blank item (``make(blank)``) at a chosen position."""
@@ -259,8 +258,8 @@ class _Run:
 
     def call(self, taken: set[str]) -> ToolCallPart:
         """One tool call; ``taken`` holds the ids of the calls beside it in the response."""
-        name = self.choose.choice(sorted(_TOOLS))
-        arg, values = _TOOLS[name]
+        name = self.choose.choice(sorted(TOOL_NAMES))
+        arg, values = TOOL_NAMES[name]
         args: dict = {arg: self.choose.choice(values)}
         # Streamed calls are stored with the raw JSON string pydantic-ai received.
         as_string = self.choose.boolean()
@@ -635,5 +634,5 @@ def instructions(*, blank: bool = True):
     (with ``blank``) an empty or whitespace-only one, which an app passes when its
     instructions field was left empty and which must not become a system message."""
     check_bool("blank", blank)
-    text = st.sampled_from(_PHRASES["instructions"]).map(lambda phrase: f"{phrase} (instructions)")
-    return st.none() | text | st.sampled_from(_BLANKS) if blank else st.none() | text
+    text = st.sampled_from(PHRASES["instructions"]).map(lambda phrase: f"{phrase} (instructions)")
+    return st.none() | text | st.sampled_from(BLANKS) if blank else st.none() | text

@@ -69,7 +69,7 @@ from pydantic_ai.messages import (
 )
 
 from chatconform.strategies.choices import Chooser, DrawChooser, SeededChooser
-from chatconform.strategies.histories import _SHAPES, histories
+from chatconform.strategies.histories import SHAPES, histories
 from chatconform.strategies.validation import check_bool, check_int
 
 __all__ = ["expand_hostile_history", "hostile_histories"]
@@ -153,7 +153,7 @@ class _Editor:
 
     def text(self) -> str:
         phrase = self.choose.choice(_HOSTILE_PHRASES)
-        return self.choose.choice(_SHAPES)(phrase=phrase, tag=f"(x{self.tag()})")
+        return self.choose.choice(SHAPES)(phrase=phrase, tag=f"(x{self.tag()})")
 
     def url(self) -> str:
         n = self.tag()

@@ -31,10 +31,8 @@ from pydantic_ai.messages import (
 )
 
 from chatconform.reference.thread import UUID_NIL, Row
-from chatconform.strategies.histories import _BLANKS, _EPOCH, _PHRASES, _TOOLS
-from chatconform.strategies.histories import _TAG_LETTER as _TAG
-from chatconform.strategies.trees import _EPOCH as _ROWS_EPOCH
-from chatconform.strategies.trees import row_id
+from chatconform.strategies.histories import BLANKS, HISTORY_EPOCH, PHRASES, TAG_LETTER, TOOL_NAMES
+from chatconform.strategies.trees import ROWS_EPOCH, row_id
 
 
 def _fraction(name: str, value: float) -> float:
@@ -88,7 +86,7 @@ def large_rows(seed: int, size: int, *, switch_branch: float = 0.05, regenerate:
             parent = rows[current].id
         if parent == UUID_NIL or roll >= ties or not rows:
             clock += 1
-        rows.append(Row(row_id(index), parent, _ROWS_EPOCH + timedelta(seconds=clock)))
+        rows.append(Row(row_id(index), parent, ROWS_EPOCH + timedelta(seconds=clock)))
         current = index
     if corrupt_links and rows:
         for _ in range(round(corrupt_links * size)):
@@ -128,14 +126,14 @@ class _HistoryGrower:
         self.tool_rounds, self.max_parallel_calls = tool_rounds, max_parallel_calls
         self.mid_system, self.summaries = mid_system, summaries
         self.hostile, self.nesting = hostile, nesting
-        self.tools = sorted(_TOOLS)
-        self.clock = _EPOCH
+        self.tools = sorted(TOOL_NAMES)
+        self.clock = HISTORY_EPOCH
         self.tag = 0
         self.answered: list[str] = []  # ids of earlier, answered calls (hostile: reused)
 
     def text(self, kind: str) -> str:
         self.tag += 1
-        text = f"{self.rng.choice(_PHRASES[kind])} ({_TAG[kind]}{self.tag})"
+        text = f"{self.rng.choice(PHRASES[kind])} ({TAG_LETTER[kind]}{self.tag})"
         if self.hostile and self.rng.random() < 0.1:
             text = self.rng.choice(_ODD).format(text)
         return text
@@ -143,7 +141,7 @@ class _HistoryGrower:
     def call(self) -> ToolCallPart:
         rng = self.rng
         name = self.tools[rng.randrange(len(self.tools))]
-        arg, values = _TOOLS[name]
+        arg, values = TOOL_NAMES[name]
         self.tag += 1
         call_id = f"call_{self.tag}"
         args: Any = {arg: rng.choice(values)}
@@ -191,7 +189,7 @@ class _HistoryGrower:
             else:
                 reply: list = [TextPart(self.text("assistant"))]
                 if self.hostile and rng.random() < 0.1:
-                    reply.append(TextPart(rng.choice(_BLANKS)))
+                    reply.append(TextPart(rng.choice(BLANKS)))
                 messages.append(ModelResponse(reply, model_name="test-model", timestamp=self.clock))
                 parts: list = []
                 if roll > 1 - self.mid_system:

@@ -36,7 +36,7 @@ from chatconform.reference.thread import UUID_NIL, Row
 from chatconform.strategies.choices import Bulk, Chooser, DrawChooser, bulk_section
 from chatconform.strategies.validation import check_bool, check_int
 
-_EPOCH = datetime(2026, 1, 1, tzinfo=timezone.utc)
+ROWS_EPOCH = datetime(2026, 1, 1, tzinfo=timezone.utc)
 _TIE_ORDERS = ("newest created first", "oldest created first", "shuffled")
 # How far back an "any" branch switch may jump, counted from the newest row.
 _SWITCH_REACH = 64
@@ -120,7 +120,7 @@ def _grow(legacy: int, steps: list[_Step]) -> list[Row]:
         group = siblings.setdefault(parent or None, [])
         place.append(len(group))
         group.append(len(rows))
-        rows.append(Row(row_id(len(rows)), parent, _EPOCH + timedelta(seconds=clock)))
+        rows.append(Row(row_id(len(rows)), parent, ROWS_EPOCH + timedelta(seconds=clock)))
 
     clock = 0
     for _ in range(legacy):

@@ -15,15 +15,11 @@ import pkgutil
 from importlib.metadata import entry_points
 
 from chatconform.conformance.contract import Contract
-from chatconform.conformance.registry import ConfigError
+from chatconform.errors import ConfigError, ContractLoadError
 
 GROUP = "chatconform.contracts"
 
 _CONTRACTS: dict[str, Contract] = {}
-
-
-class ContractLoadError(ConfigError):
-    """A contract module or entry point could not be loaded."""
 
 
 def _bundled() -> list[tuple[str, Contract]]:

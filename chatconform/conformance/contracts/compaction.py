@@ -24,17 +24,9 @@ from chatconform.conformance.contract import Example
 from chatconform.conformance.contracts.payload import CONTRACT as PAYLOAD_CONTRACT
 from chatconform.conformance.contracts.payload import PROVIDERS_OPTION
 from chatconform.conformance.guard import DEFAULT_TIMEOUT, guarded_call
-from chatconform.conformance.history import (
-    HistoryContract,
-    Item,
-    check_same_items,
-    history_problem,
-    lost_items,
-    out_of_order,
-    register_pairs_intact,
-    visible_items,
-)
-from chatconform.conformance.registry import NotApplicable, Violation
+from chatconform.conformance.history_contract import HistoryContract, check_same_items, register_pairs_intact
+from chatconform.history import and_more, history_problem, Item, item_label, lost_items, out_of_order, visible_items
+from chatconform.errors import NotApplicable, Violation
 from chatconform.provider_schemas import turn_view
 from chatconform.providers import PROVIDER_IDS
 from chatconform.reference.compaction import compact, safe_cut, standing_system_parts
@@ -239,8 +231,8 @@ def tail_preserved(ex: Example) -> None:
     if lost:
         first = lost[0]
         raise Violation(f"{first.kind} {first.value[:200]!r} of the kept tail is missing"
-                        + (f" (and {len(lost) - 1} more)" if len(lost) > 1 else ""),
-                        expected=[f"{i.kind}: {i.value[:80]}" for i in lost[:5]], actual="not in the result")
+                        + and_more(lost),
+                        expected=[item_label(i) for i in lost[:5]], actual="not in the result")
     stray = out_of_order(kept, result)
     if stray is not None:
         raise Violation(f"{stray.kind} {stray.value[:200]!r} of the kept tail comes earlier than it should",
@@ -268,8 +260,8 @@ def cut_respected(ex: Example) -> None:
     if survived:
         first = survived[0]
         raise Violation(f"{first.kind} {first.value[:200]!r} from before the cut (message < {moved}) survived"
-                        + (f" (and {len(survived) - 1} more)" if len(survived) > 1 else ""),
-                        expected="summarized away", actual=[f"{i.kind}: {i.value[:80]}" for i in survived[:5]])
+                        + and_more(survived),
+                        expected="summarized away", actual=[item_label(i) for i in survived[:5]])
 
 
 # -- matches_reference -------------------------------------------------------------------------

@@ -16,8 +16,9 @@ from hypothesis import strategies as st
 from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, ToolCallPart, ToolReturnPart
 
 from chatconform.conformance.contract import Example, Option
-from chatconform.conformance.history import HistoryContract, Item, visible_items
-from chatconform.conformance.registry import ERROR, WARNING, ConfigError, NotApplicable, Violation
+from chatconform.conformance.history_contract import HistoryContract
+from chatconform.history import ERROR_OUTCOMES, and_more, Item, item_label, visible_items
+from chatconform.errors import ERROR, WARNING, ConfigError, NotApplicable, Violation
 from chatconform.provider_schemas import turn_view, validate
 from chatconform.providers import PROVIDER_IDS
 from chatconform.reference.payload import to_payload
@@ -187,7 +188,7 @@ def _problems(ex: Example, source: str) -> None:
     if found:
         first = found[0]
         raise Violation(f"{first.rule} at {first.path}: {first.message}"
-                        + (f" (and {len(found) - 1} more)" if len(found) > 1 else ""),
+                        + and_more(found),
                         expected="no problems",
                         actual=[f"{p.rule} {p.path}: {p.message}" for p in found[:5]], level=level)
 
@@ -384,7 +385,6 @@ def _results_are_their_own(ex: Example) -> None:
 
 
 #: Tool-result outcomes the model must be told are errors.
-_ERROR_OUTCOMES = frozenset({"failed", "retried"})
 
 
 @CONTRACT.check(
@@ -395,7 +395,7 @@ _ERROR_OUTCOMES = frozenset({"failed", "retried"})
               "OpenAI-style and Gemini {'error': ...}",
 )
 def error_flag_kept(ex: Example) -> None:
-    failed = [a for a in _answers(ex) if a.stored.outcome in _ERROR_OUTCOMES]
+    failed = [a for a in _answers(ex) if a.stored.outcome in ERROR_OUTCOMES]
     if not failed:
         raise NotApplicable("the history holds no failed or retried tool result")
     for answer in failed:
@@ -528,8 +528,8 @@ def nothing_lost(ex: Example) -> None:
         first = lost[0]
         what = {"call": "tool call", "media": "file"}.get(first.kind, f"{first.kind} text")
         raise Violation(f"{what} {first.value[:200]!r} is missing from the payload"
-                        + (f" (and {len(lost) - 1} more item(s))" if len(lost) > 1 else ""),
-                        expected=[f"{i.kind}: {i.value[:80]}" for i in lost[:5]], actual="not sent")
+                        + and_more(lost, "item(s)"),
+                        expected=[item_label(i) for i in lost[:5]], actual="not sent")
     results_want = Counter(item.value for item in _items(ex) if item.kind == "result")
     results_have = _result_names(turns)
     if results_want - results_have:

@@ -35,8 +35,9 @@ from pydantic_ai.models.function import AgentInfo, FunctionModel
 
 from chatconform.conformance.contract import Example
 from chatconform.conformance.guard import DEFAULT_TIMEOUT, guarded_call
-from chatconform.conformance.history import HistoryContract, history_problem
-from chatconform.conformance.registry import NotApplicable, Violation
+from chatconform.conformance.history_contract import HistoryContract
+from chatconform.history import history_problem
+from chatconform.errors import NotApplicable, Violation
 from chatconform.reference.persist import FINISHED, check_outcome, persist_run
 from chatconform.strategies.runs import ENDINGS, EPOCH, TOOLS, run_cases
 

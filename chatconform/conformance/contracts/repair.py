@@ -25,14 +25,9 @@ from pydantic_ai.messages import (
 )
 
 from chatconform.conformance.contract import Example
-from chatconform.conformance.history import (
-    HistoryTransformContract,
-    check_fixed_point,
-    describe_at,
-    first_difference,
-    fresh_lists,
-)
-from chatconform.conformance.registry import NotApplicable, Violation
+from chatconform.conformance.history_contract import HistoryTransformContract, check_fixed_point
+from chatconform.history import and_more, describe_at, first_difference, fresh_lists
+from chatconform.errors import NotApplicable, Violation
 from chatconform.reference.repair import is_result, match_calls, repair
 from chatconform.strategies.hostile import expand_hostile_history, hostile_histories
 
@@ -86,8 +81,7 @@ def every_call_answered_once(ex: Example) -> None:
     for index, calls in matching.unanswered.items():
         call = calls[0]
         raise Violation(f"the call {call.tool_name} ({call.tool_call_id}) in message {index} is never answered"
-                        + (f" (and {sum(map(len, matching.unanswered.values())) - 1} more)"
-                           if sum(map(len, matching.unanswered.values())) > 1 else ""),
+                        + and_more(sum(map(len, matching.unanswered.values()))),
                         expected="one result per call", actual="no result")
     if matching.second_answers:
         where = matching.second_answers[0]
@@ -108,7 +102,7 @@ def no_orphan_results(ex: Example) -> None:
     if orphans:
         part = _part(ex.output, orphans[0])
         raise Violation(f"message {orphans[0][0]} holds a result for {part.tool_call_id}, which no earlier "
-                        f"call has" + (f" (and {len(orphans) - 1} more)" if orphans[1:] else ""),
+                        f"call has" + and_more(orphans),
                         expected="no orphan result", actual=repr(part)[:300])
 
 
@@ -227,7 +221,7 @@ def order_preserved(ex: Example) -> None:
     lost = pool.left()
     if lost:
         raise Violation(f"a request part of the input is missing (or changed): {repr(lost[0])[:300]}"
-                        + (f" (and {len(lost) - 1} more)" if lost[1:] else ""),
+                        + and_more(lost),
                         expected="kept", actual="missing")
     moved = next((i for i, (a, b) in enumerate(zip(before_req, after_req)) if a != b), None)
     if moved is not None:

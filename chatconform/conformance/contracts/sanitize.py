@@ -28,13 +28,9 @@ from pydantic_ai.messages import (
 )
 
 from chatconform.conformance.contract import Example
-from chatconform.conformance.history import (
-    HistoryTransformContract,
-    check_fixed_point,
-    describe_at,
-    first_difference,
-)
-from chatconform.conformance.registry import Violation
+from chatconform.conformance.history_contract import HistoryTransformContract, check_fixed_point
+from chatconform.history import and_more, describe_at, first_difference
+from chatconform.errors import Violation
 from chatconform.reference.sanitize import (
     ALLOWED_SCHEMES,
     SYSTEM_VOICE_PARTS,
@@ -137,7 +133,7 @@ def file_url_schemes(ex: Example) -> None:
     bad = [(where, item.url) for where, item in urls if url_scheme(item.url) not in ALLOWED_SCHEMES]
     if bad:
         where, url = bad[0]
-        raise Violation(f"{where} keeps the file URL {url[:200]!r}" + (f" (and {len(bad) - 1} more)" if bad[1:] else ""),
+        raise Violation(f"{where} keeps the file URL {url[:200]!r}" + and_more(bad),
                         expected=f"a scheme in {sorted(ALLOWED_SCHEMES)}", actual=url_scheme(url) or "no scheme")
 
 

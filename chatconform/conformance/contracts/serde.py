@@ -27,8 +27,9 @@ from pydantic_ai.messages import ModelMessage, ModelMessagesTypeAdapter
 
 from chatconform.conformance.contract import Example
 from chatconform.conformance.guard import DEFAULT_TIMEOUT, guarded_call
-from chatconform.conformance.history import HistoryContract, history_problem, history_to_json, walk_parts
-from chatconform.conformance.registry import NotApplicable, Violation
+from chatconform.conformance.history_contract import HistoryContract
+from chatconform.history import history_problem, history_to_json, walk_parts
+from chatconform.errors import NotApplicable, Violation
 from chatconform.reference.serde import dump
 from chatconform.reference.serde import load as reference_load
 from chatconform.strategies import expand_history, malform, serde_cases

@@ -8,7 +8,7 @@ from datetime import datetime
 from hypothesis import strategies as st
 
 from chatconform.conformance.contract import Contract, Example
-from chatconform.conformance.registry import NotApplicable, Violation
+from chatconform.errors import NotApplicable, Violation
 from chatconform.reference.thread import UUID_NIL, Row, distinct_rows, extract_thread
 from chatconform.strategies.large import large_rows
 from chatconform.strategies.trees import conversation_rows

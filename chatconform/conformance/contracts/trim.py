@@ -7,7 +7,7 @@ ending with the newest message, within the budget, with tool pairs whole and a u
 first. The budgets are drawn so that a plain ``history[-max_messages:]`` starts where
 trims broke (:mod:`chatconform.strategies.budgets`).
 
-What counts is what a reader of the conversation sees (:func:`~chatconform.conformance.history.visible_items`),
+What counts is what a reader of the conversation sees (:func:`~chatconform.history.visible_items`),
 so an implementation may copy messages or store them another way; the budget counts the
 messages returned. Where no valid trim fits the budget, the reference keeps the smallest
 valid one (:mod:`chatconform.reference.trim`), and ``trim.within_budget`` allows that much.
@@ -21,15 +21,9 @@ from dataclasses import dataclass
 from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse
 
 from chatconform.conformance.contract import Example
-from chatconform.conformance.history import (
-    HistoryContract,
-    Item,
-    check_same_items,
-    history_problem,
-    register_pairs_intact,
-    visible_items,
-)
-from chatconform.conformance.registry import NotApplicable, Violation
+from chatconform.conformance.history_contract import HistoryContract, check_same_items, register_pairs_intact
+from chatconform.history import Item, history_problem, item_label, visible_items
+from chatconform.errors import NotApplicable, Violation
 from chatconform.reference.compaction import standing_system_parts
 from chatconform.reference.trim import USER_VOICED, trim
 from chatconform.strategies import expand_history, trim_cases
@@ -101,10 +95,6 @@ def _standing_positions(ex: Example) -> list[int]:
     return ex.once("standing_positions", compute)
 
 
-def _describe(item: Item) -> str:
-    return f"{item.kind}: {item.value[:80]}"
-
-
 def _first_turn(items: list[Item]) -> Item | None:
     return next((item for item in items if item.kind != "system"), None)
 
@@ -143,11 +133,11 @@ def suffix_only(ex: Example) -> None:
         if offset > _standing_positions(ex)[common - 1]:
             return
         raise Violation("the standing system prompt is kept in front of a part of the history that still holds it",
-                        expected="the system prompt once", actual=[_describe(i) for i in items[:common]])
+                        expected="the system prompt once", actual=[item_label(i) for i in items[:common]])
     index, expected, found = mismatch
-    raise Violation(f"item {index} of the result ({_describe(found)!r}) is not where the end of the history has it",
-                    expected=_describe(expected) if expected else "nothing: the result holds more than the history",
-                    actual=_describe(found))
+    raise Violation(f"item {index} of the result ({item_label(found)!r}) is not where the end of the history has it",
+                    expected=item_label(expected) if expected else "nothing: the result holds more than the history",
+                    actual=item_label(found))
 
 
 # -- keeps_latest ------------------------------------------------------------------------------
@@ -166,8 +156,8 @@ def keeps_latest(ex: Example) -> None:
     items = _result_items(ex)
     if items[len(items) - len(newest):] != newest:
         raise Violation("the newest message of the history is not the end of the result",
-                        expected=[_describe(i) for i in newest[-3:]],
-                        actual=[_describe(i) for i in items[-3:]] or "an empty result")
+                        expected=[item_label(i) for i in newest[-3:]],
+                        actual=[item_label(i) for i in items[-3:]] or "an empty result")
 
 
 # -- within_budget -----------------------------------------------------------------------------
@@ -215,7 +205,7 @@ def user_led(ex: Example) -> None:
     first = _first_turn(_result_items(ex))
     if first is None or first.kind not in USER_VOICED:
         raise Violation("the result does not open with a user turn",
-                        expected="a user prompt or a summary", actual=_describe(first) if first else "no turn")
+                        expected="a user prompt or a summary", actual=item_label(first) if first else "no turn")
 
 
 # -- matches_reference -------------------------------------------------------------------------

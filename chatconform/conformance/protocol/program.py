@@ -30,10 +30,10 @@ from typing import Any
 from chatconform.conformance.contract import Contract
 from chatconform.conformance.contracts import all_contracts, get_contract
 from chatconform.conformance.guard import DEFAULT_TIMEOUT, time_left
-from chatconform.conformance.history import history_from_json
+from chatconform.history import history_from_json
 from chatconform.conformance.protocol import messages
 from chatconform.conformance.protocol.channel import Channel, Fault
-from chatconform.conformance.registry import ConfigError
+from chatconform.errors import ConfigError, MalformedResult, ProgramError, ProtocolError, RejectedInput
 
 PREFIX = "exec:"
 PROTOCOL_VERSION = 1
@@ -41,23 +41,6 @@ PROTOCOL_VERSION = 1
 MAX_LINE_BYTES = 64 * 2**20
 #: How long a program has to start and answer the first hello.
 START_TIMEOUT = DEFAULT_TIMEOUT
-
-
-class ProtocolError(Exception):
-    """The program broke the protocol; it was stopped, and starts again on the next call."""
-
-
-class ProgramError(Exception):
-    """The program answered a call with an error: the implementation raised."""
-
-
-class RejectedInput(ProgramError, ValueError):
-    """The program refused its input as invalid data (its error says ``"invalid_input": true``):
-    a :class:`ValueError`, as a validation error is in Python (``serde.rejects_malformed``)."""
-
-
-class MalformedResult(Exception):
-    """The program answered with a result that is not the contract's kind of result."""
 
 
 # -- what travels for each contract ---------------------------------------------------------

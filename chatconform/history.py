@@ -1,13 +1,12 @@
-"""The shared history layer: what every contract over pydantic-ai histories needs, once.
+"""The history vocabulary every layer shares: the reference, the strategies, the adapters,
+the checks and the engine.
 
-A history is ``list[pydantic_ai.messages.ModelMessage]``. Contracts whose input holds
-histories (payload today; compaction, persistence, sanitize, repair, trim, serde next)
-derive from :class:`HistoryContract`: their case is a dataclass whose history fields are
-copied, fingerprinted, sized and written to JSON here, and its other fields are plain JSON
-values. The invariants several contracts share over histories live here too:
-:func:`visible_items` (what a reader of the conversation sees, in order),
-:func:`lost_items` and :func:`out_of_order` over two item lists, and
-:func:`tool_pairing_problems` (every call answered exactly once, every result with its call).
+A history is ``list[pydantic_ai.messages.ModelMessage]``. This module writes it to the
+smallest JSON that loads back equal (:func:`history_to_json`, :func:`history_from_json`),
+says what a reader of the conversation sees in it (:func:`visible_items`, compared with
+:func:`lost_items` and :func:`out_of_order`), and where its tool calls and results fail to
+pair up (:func:`tool_pairing_problems`). It imports nothing of chatconform's: every other
+layer may import it.
 """
 
 from __future__ import annotations
@@ -17,7 +16,7 @@ import copy as copy_module
 import dataclasses
 from collections import Counter
 from collections.abc import Iterable, Sequence
-from typing import Any, ClassVar, Literal
+from typing import Any, Literal
 
 from pydantic import ValidationError
 from pydantic_ai.messages import (
@@ -38,10 +37,6 @@ from pydantic_ai.messages import (
     ToolReturnPart,
     UserPromptPart,
 )
-
-from chatconform.conformance.contract import Contract, Example
-from chatconform.conformance.guard import DEFAULT_TIMEOUT, guarded_call
-from chatconform.conformance.registry import NotApplicable, Violation
 
 History = list[ModelMessage]
 
@@ -201,8 +196,6 @@ def history_from_json(data: Any, where: str) -> History:
                          f"({exc.error_count()} problem(s) in all)") from None
 
 
-# -- contracts over histories -------------------------------------------------------------------
-
 def history_problem(output: Any) -> str | None:
     """Why ``output`` is not a history (a list of ``ModelRequest``/``ModelResponse``), or None:
     the ``output_problem`` of every contract whose method returns a history."""
@@ -212,54 +205,6 @@ def history_problem(output: Any) -> str | None:
     if bad is not None:
         return f"item {bad} of the result is {type(output[bad]).__name__}, not a ModelRequest or ModelResponse"
     return None
-
-
-class HistoryContract(Contract):
-    """A contract whose case is a dataclass (:attr:`case_type`) holding histories.
-
-    Fields named in :attr:`history_fields` are histories; every other field is a plain
-    JSON value. Copying and fingerprinting are the base's (:class:`~chatconform.conformance.snapshot.Frozen`).
-    """
-
-    case_type: ClassVar[type]
-    history_fields: ClassVar[tuple[str, ...]] = ("history",)
-
-    def floor(self, case: Any, variant: str | None) -> None:
-        """One bare pass: every part of every message of ``case.history`` looked at once
-        (a contract whose case holds its history elsewhere, or needs more, overrides it)."""
-        walk_parts(case.history)
-
-    def case_to_json(self, case: Any) -> dict[str, Any]:
-        """The case as JSON; a field left at its default is omitted (it loads back the same)."""
-        out: dict[str, Any] = {}
-        for spec in dataclasses.fields(case):
-            value = getattr(case, spec.name)
-            if spec.name in self.history_fields:
-                out[spec.name] = history_to_json(value)
-            elif spec.default is dataclasses.MISSING or value != spec.default:
-                out[spec.name] = value
-        return out
-
-    def case_from_json(self, data: Any) -> Any:
-        fields = {f.name: f for f in dataclasses.fields(self.case_type)}
-        shape = "{" + ", ".join(f'"{name}": ...' for name in fields) + "}"
-        if not isinstance(data, dict):
-            raise ValueError(f"a {self.name} case is a JSON object {shape}")
-        unknown = sorted(set(data) - set(fields))
-        if unknown:
-            raise ValueError(f"unknown key(s) {', '.join(unknown)} in a {self.name} case {shape}")
-        values: dict[str, Any] = {}
-        for name, spec in fields.items():
-            required = spec.default is dataclasses.MISSING and spec.default_factory is dataclasses.MISSING
-            if name not in data:
-                if required:
-                    raise ValueError(f"a {self.name} case needs {name!r}: {shape}")
-                continue
-            values[name] = history_from_json(data[name], name) if name in self.history_fields else data[name]
-        return self.case_type(**values)
-
-    def size(self, case: Any) -> int:
-        return sum(len(getattr(case, name)) for name in self.history_fields)
 
 
 def fresh_lists(history: Sequence[ModelMessage]) -> History:
@@ -284,85 +229,6 @@ def describe_at(items: Sequence[Any], index: int, width: int = 600) -> str:
     if index >= len(items):
         return f"nothing at {index} (there are {len(items)})"
     return repr(items[index])[:width]
-
-
-def check_fixed_point(ex: Example) -> None:
-    """Violation unless the implementation returns its own result unchanged."""
-    again = applied_again(ex)
-    if again != ex.output:
-        first = first_difference(ex.output, again)
-        raise Violation(f"a second pass changes the result at message {first}",
-                        expected=describe_at(ex.output, first), actual=describe_at(again, first))
-
-
-def applied_again(ex: Example) -> History:
-    """The implementation's method applied to its own result (a copy), for idempotence.
-
-    The result of a valid input is a valid input: raising on it, hanging, or returning
-    something malformed is a violation. NotApplicable where the example carries no
-    implementation to call.
-    """
-    own = ex.impl.method(ex.contract) if ex.impl is not None else None
-    if own is None:
-        raise NotApplicable("no implementation to apply a second time")
-    copy = fresh_lists(ex.output)
-    outcome = guarded_call(lambda: ex.contract.call(own, ex.contract.case_type(copy), ex.variant), DEFAULT_TIMEOUT)
-    if outcome.timed_out:
-        raise Violation("hung when given its own result", expected="a result", actual="no answer")
-    if outcome.error is not None:
-        raise Violation(f"raised when given its own result: {outcome.describe_error()}",
-                        expected="a result", actual=outcome.describe_error())
-    problem = history_problem(outcome.output)
-    if problem is not None:
-        raise Violation(f"given its own result, {problem}")
-    return outcome.output
-
-
-@dataclasses.dataclass
-class HistoryCase:
-    """A case that is one history."""
-
-    history: History
-
-
-class HistoryTransformContract(HistoryContract):
-    """A contract whose method takes one history and returns one (``sanitize``, ``repair``).
-
-    A subclass names its reference function (:meth:`transform`), the strategy of its
-    histories (:meth:`histories`, built once) and how a large history is grown from a seed
-    (:meth:`expand`, for ``chatconform bench``).
-    """
-
-    case_type = HistoryCase
-
-    def transform(self, history: History) -> History:
-        raise NotImplementedError
-
-    def histories(self):  # -> SearchStrategy[History]
-        raise NotImplementedError
-
-    def expand(self, seed: int, size: int) -> History:
-        raise NotImplementedError
-
-    def cases(self, variant):
-        if "_cases" not in vars(self):
-            self._cases = self.histories().map(HistoryCase)
-        return self._cases
-
-    def call(self, fn, case, variant):
-        return fn(case.history)
-
-    def reference(self, case, variant):
-        return self.transform(case.history)
-
-    def output_problem(self, output, case):
-        return history_problem(output)
-
-    def large_case(self, size: int, seed: int, variant: str | None) -> HistoryCase:
-        """About ``size`` messages grown by :meth:`expand` (linear time, no Hypothesis draws)."""
-        import random
-
-        return HistoryCase(self.expand(random.Random(seed).getrandbits(32), size))
 
 
 def walk_parts(history: Sequence[ModelMessage]) -> int:
@@ -456,17 +322,6 @@ def lost_items(before: Sequence[Item], after: Sequence[Item]) -> list[Item]:
     return out
 
 
-def check_same_items(expected: Sequence[Item], actual: Sequence[Item]) -> None:
-    """A Violation at the first item where ``actual`` (a result's items) differs from
-    ``expected`` (the reference result's): the ``matches_reference`` of history contracts."""
-    if list(expected) == list(actual):
-        return
-    first = next((i for i, (a, b) in enumerate(zip(expected, actual)) if a != b), min(len(expected), len(actual)))
-    raise Violation(f"the result differs from the reference at item {first}",
-                    expected=[f"{i.kind}: {i.value[:80]}" for i in expected[first:first + 3]],
-                    actual=[f"{i.kind}: {i.value[:80]}" for i in actual[first:first + 3]])
-
-
 def out_of_order(kept: Sequence[Item], result: Sequence[Item]) -> Item | None:
     """The first item of ``kept`` that does not follow the previous one in ``result``, or None.
 
@@ -522,16 +377,22 @@ def tool_pairing_problems(history: Sequence[ModelMessage]) -> list[str]:
     return problems
 
 
-def register_pairs_intact(contract: Contract, rationale: str) -> None:
-    """Register ``<contract>.pairs_intact`` on a contract that shortens ``case.history``:
-    where every call of the input pairs up, every call of the result must too."""
+#: The marker pydantic-ai-harness 0.62 puts on the ``CompactionPart`` it writes: a
+#: compaction summary the bundled strategies, the reference and the checks all recognise.
+SUMMARY_METADATA_KEY = "pydantic-ai-harness.compaction.summary.v1"
 
-    @contract.check("pairs_intact", title="every tool call of the result is answered once and every result "
-                                          "has its call", rationale=rationale)
-    def pairs_intact(ex: Any) -> None:
-        if tool_pairing_problems(ex.case.history):
-            raise NotApplicable("the input's own tool calls do not pair up")
-        problems = tool_pairing_problems(ex.output)
-        if problems:
-            raise Violation(problems[0] + (f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""),
-                            expected="no pairing problems", actual=problems[:5])
+#: Tool-return outcomes that mean the tool did not succeed: the result is an error.
+ERROR_OUTCOMES = frozenset({"failed", "retried"})
+
+
+def and_more(items: Sequence[Any] | int, noun: str = "") -> str:
+    """`` (and N more)`` after the first of ``items`` (a count or a sequence), or nothing."""
+    extra = (items if isinstance(items, int) else len(items)) - 1
+    if extra <= 0:
+        return ""
+    return f" (and {extra} more{' ' + noun if noun else ''})"
+
+
+def item_label(item: Item, width: int = 80) -> str:
+    """One item as a failure message shows it: its kind and the start of its value."""
+    return f"{item.kind}: {item.value[:width]}"

@@ -1,0 +1,105 @@
+"""Every exception a user, a contract author or an adapter can meet, in one place.
+
+Other modules import these and define none of their own that cross a module boundary.
+A :class:`ConfigError` (and its subclasses) is a problem the user can fix: the command line
+prints its one-line message and exits 2. :class:`Violation` and :class:`NotApplicable` are
+what a check raises. The rest describe a failure of the implementation under test or of
+chatconform itself, and become verdicts, never crashes.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+#: A failure the provider answers with a rejection, or that silently changes the conversation.
+ERROR = "error"
+#: A portability hazard: accepted where judged, rejected by another widely used server of
+#: the same API, or by some of the provider's models; or advice (``matches_reference``).
+WARNING = "warning"
+LEVELS = (ERROR, WARNING)
+
+
+class ConfigError(Exception):
+    """A usage or configuration problem the user can fix (exit code 2)."""
+
+
+class MissingDependency(ConfigError):
+    """An implementation whose libraries are not installed; the message names the extra that
+    installs them. A run over every registered implementation skips it with this message."""
+
+
+class ContractLoadError(ConfigError):
+    """A contract module or entry point could not be loaded."""
+
+
+class UnknownProvider(ValueError):
+    """A provider id that is not in the table; the message lists the known ids."""
+
+    def __init__(self, provider: object, known: tuple[str, ...] = ()) -> None:
+        self.provider = provider
+        super().__init__(f"unknown provider {provider!r}; known providers: {', '.join(known)}")
+
+
+class Violation(Exception):
+    """Raised by a check: what was wrong, with expected vs actual where they exist.
+
+    ``level`` overrides the check's own level for this one failure (``provider_rules``
+    fails at the level of the worst rule broken).
+    """
+
+    def __init__(self, message: str, *, expected: Any = None, actual: Any = None,
+                 level: str | None = None):
+        super().__init__(message)
+        self.message = message
+        self.expected = expected
+        self.actual = actual
+        if level is not None and level not in LEVELS:
+            raise ValueError(f"unknown level {level!r}; one of {', '.join(LEVELS)}")
+        self.level = level
+
+
+class NotApplicable(Exception):
+    """Raised by a check for a case it has nothing to judge on (say, a history with no user
+    content for ``user_led``): the case does not count as one the check was evaluated on."""
+
+
+class ProtocolError(Exception):
+    """An ``exec:`` program broke the protocol; it was stopped, and starts again on the next call."""
+
+
+class ProgramError(Exception):
+    """An ``exec:`` program answered a call with an error: the implementation raised."""
+
+
+class RejectedInput(ProgramError, ValueError):
+    """The program refused its input as invalid data (its error says ``"invalid_input": true``):
+    a :class:`ValueError`, as a validation error is in Python (``serde.rejects_malformed``)."""
+
+
+class MalformedResult(Exception):
+    """The program answered with a result that is not the contract's kind of result."""
+
+
+class EngineCaseError(Exception):
+    """chatconform itself could not copy, fingerprint or serialise a case: our bug, not the
+    implementation's. Carries a readable (possibly shortened) form of the case."""
+
+    def __init__(self, stage: str, error: BaseException, case: Any):
+        try:
+            text = repr(case)
+        except RecursionError:
+            text = f"<a {type(case).__name__} nested too deeply to show>"
+        self.case_text = text if len(text) <= 2000 else text[:2000] + " …"
+        super().__init__(f"the engine could not {stage} a generated case "
+                         f"({type(error).__name__}: {str(error)[:300]})")
+
+    @classmethod
+    def restore(cls, message: str, case_text: str) -> EngineCaseError:
+        """The error again from its message and case text (sent from a worker, read from a report)."""
+        error = cls.__new__(cls)
+        Exception.__init__(error, message)
+        error.case_text = case_text
+        return error
+
+    def __reduce__(self):
+        return (EngineCaseError.restore, (str(self), self.case_text))
