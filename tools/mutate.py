@@ -66,14 +66,14 @@ CACHE = ROOT / ".chatconform" / "mutation-cache.json"
 
 #: The tests that guard each module: fast ones, since the selected ones run once per mutant.
 GUARDS: dict[str, list[str]] = {
-    "chatconform/reference/thread.py": ["tests/test_thread_reference.py"],
-    "chatconform/reference/payload.py": ["tests/test_reference_payload.py", "tests/test_reference_payload_policy.py",
-                                         "tests/test_large_inputs.py"],
-    "chatconform/reference/compaction.py": ["tests/test_compaction.py", "tests/test_reference_compaction_policy.py"],
-    "chatconform/reference/persist.py": ["tests/test_persist.py"],
-    "chatconform/reference/trim.py": ["tests/test_trim.py"],
-    "chatconform/reference/serde.py": ["tests/test_serde.py"],
-    "chatconform/reference/repair.py": ["tests/test_repair.py"],
+    "chatconform/reference/thread.py": ["tests/reference/test_thread.py"],
+    "chatconform/reference/payload.py": ["tests/reference/test_payload.py", "tests/reference/test_payload_policy.py",
+                                         "tests/strategies/test_large_inputs.py"],
+    "chatconform/reference/compaction.py": ["tests/contracts/test_compaction.py", "tests/reference/test_compaction_policy.py"],
+    "chatconform/reference/persist.py": ["tests/contracts/test_persist.py"],
+    "chatconform/reference/trim.py": ["tests/contracts/test_trim.py"],
+    "chatconform/reference/serde.py": ["tests/contracts/test_serde.py"],
+    "chatconform/reference/repair.py": ["tests/contracts/test_repair.py"],
 }
 
 #: Mutants that cannot change behaviour, with the reason: left out of the score.

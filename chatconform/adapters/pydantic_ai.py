@@ -411,7 +411,7 @@ from pydantic_ai.messages import repair_messages, sanitize_messages  # noqa: E40
 warnings.filterwarnings("ignore", category=UserWarning, module=r"chatconform\.adapters\.pydantic_ai$")
 
 #: Where pydantic-ai's functions differ from the reference, each with its minimal case
-#: (tests/test_adapter_pydantic_ai_sanitize_repair.py reproduces each). No upstream issue was found
+#: (tests/adapters/test_pydantic_ai_sanitize_repair.py reproduces each). No upstream issue was found
 #: for these.
 _HISTORY_EXPECTED_FAILURES = {
     "sanitize.no_crash": (

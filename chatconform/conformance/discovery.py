@@ -21,7 +21,7 @@ from typing import Any
 
 from chatconform.conformance.contract import Contract
 from chatconform.conformance.contracts import all_contracts
-from chatconform.conformance.registry import get_check
+from chatconform.conformance.contracts import get_check
 from chatconform.errors import ConfigError, MissingDependency
 
 GROUP = "chatconform.implementations"

@@ -36,7 +36,7 @@ from chatconform.conformance.contracts import all_contracts, get_contract
 from chatconform.conformance.discovery import Implementation
 from chatconform.conformance.guard import DEFAULT_TIMEOUT, guarded_call
 from chatconform.conformance.profiles import Profile, get_profile
-from chatconform.conformance.registry import get_check
+from chatconform.conformance.contracts import get_check
 from chatconform.errors import ERROR, WARNING, ConfigError, EngineCaseError, NotApplicable, Violation
 from chatconform.conformance.status import Status
 

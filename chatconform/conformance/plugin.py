@@ -127,7 +127,7 @@ class _Session:
         from chatconform.conformance.contracts import get_contract
         from chatconform.conformance.guard import DEFAULT_TIMEOUT
         from chatconform.conformance.profiles import get_profile
-        from chatconform.conformance.registry import get_check
+        from chatconform.conformance.contracts import get_check
         from chatconform.errors import MissingDependency
 
         loaded = self.config.stash.get(_LOADED, (None, {}))[1]

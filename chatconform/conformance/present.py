@@ -13,7 +13,7 @@ from typing import Any
 
 from chatconform.conformance.compact import render
 from chatconform.conformance.engine import Failure, Verdict
-from chatconform.conformance.registry import get_check
+from chatconform.conformance.contracts import get_check
 from chatconform.conformance.repro import failure_record, regression_test
 
 

@@ -6,12 +6,11 @@ one evaluated example that raises :class:`Violation` when the invariant does not
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from chatconform.errors import ERROR, ConfigError
+from chatconform.errors import ERROR
 
 
 @dataclass(frozen=True)
@@ -42,22 +41,11 @@ def register(check: Check) -> Check:
     return check
 
 
-def all_checks() -> list[Check]:
-    _load_contracts()
+def registered_checks() -> list[Check]:
+    """The checks registered so far (the catalog, :mod:`chatconform.conformance.contracts`,
+    loads every contract first)."""
     return list(_CHECKS.values())
 
 
-def get_check(check_id: str) -> Check:
-    _load_contracts()
-    try:
-        return _CHECKS[check_id]
-    except KeyError:
-        close = difflib.get_close_matches(check_id, _CHECKS, n=3)
-        hint = f"; did you mean {', '.join(close)}?" if close else "; `chatconform list` shows them"
-        raise ConfigError(f"unknown check id {check_id!r}{hint}") from None
-
-
-def _load_contracts() -> None:
-    from chatconform.conformance.contracts import all_contracts
-
-    all_contracts()
+def find_check(check_id: str) -> Check | None:
+    return _CHECKS.get(check_id)

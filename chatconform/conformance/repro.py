@@ -20,7 +20,7 @@ from chatconform.conformance.engine import Failure, Verdict, evaluate_case
 from chatconform.errors import EngineCaseError
 from chatconform.conformance.status import Status
 from chatconform.conformance.guard import DEFAULT_TIMEOUT
-from chatconform.conformance.registry import get_check
+from chatconform.conformance.contracts import get_check
 from chatconform.errors import ConfigError
 
 FAILURES_DIR = Path(".chatconform") / "failures"

@@ -14,7 +14,10 @@ import importlib
 import pkgutil
 from importlib.metadata import entry_points
 
+import difflib
+
 from chatconform.conformance.contract import Contract
+from chatconform.conformance.registry import Check, find_check, registered_checks
 from chatconform.errors import ConfigError, ContractLoadError
 
 GROUP = "chatconform.contracts"
@@ -72,3 +75,20 @@ def get_contract(name: str) -> Contract:
     if name not in contracts:
         raise ConfigError(f"unknown contract {name!r}; known: {', '.join(contracts)}")
     return contracts[name]
+
+
+def all_checks() -> list[Check]:
+    """Every check of every contract, in registration order."""
+    all_contracts()
+    return registered_checks()
+
+
+def get_check(check_id: str) -> Check:
+    """The check with id ``check_id``; a ConfigError suggesting close ids when there is none."""
+    all_contracts()
+    check = find_check(check_id)
+    if check is None:
+        close = difflib.get_close_matches(check_id, [c.id for c in registered_checks()], n=3)
+        hint = f"; did you mean {', '.join(close)}?" if close else "; `chatconform list` shows them"
+        raise ConfigError(f"unknown check id {check_id!r}{hint}")
+    return check

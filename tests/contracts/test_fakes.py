@@ -4,7 +4,7 @@ import pytest
 
 from chatconform import run_conformance
 from chatconform.conformance.contracts import all_contracts
-from chatconform.conformance.registry import all_checks
+from chatconform.conformance.contracts import all_checks
 from chatconform.fakes import all_fakes
 
 pytestmark = pytest.mark.slow  # every test here runs whole conformance searches

@@ -35,7 +35,7 @@ from chatconform.conformance import discovery  # noqa: E402
 from chatconform.history import Item, visible_items  # noqa: E402
 from chatconform.strategies import histories  # noqa: E402
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 PNG = b"\x89PNG\r\n\x1a\n" + b"\x00" * 8
 
 

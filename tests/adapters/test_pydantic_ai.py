@@ -31,7 +31,7 @@ from chatconform.errors import MissingDependency
 from chatconform.provider_schemas import turn_view
 from chatconform.providers import PROVIDER_IDS
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 #: Sockets are blocked in every test here (the ``no_network`` fixture of conftest.py).

@@ -22,7 +22,7 @@ from chatconform.conformance.repro import check_case, regression_test
 from chatconform.conformance.status import Status
 from chatconform.strategies import histories
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 MANY_BUGS = ROOT / "tests" / "data" / "many_bugs.py"
 QUICK = ("--examples", "60")
 

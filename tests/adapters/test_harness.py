@@ -27,7 +27,7 @@ from chatconform.adapters.pydantic_ai_harness import PydanticAIHarnessAdapter, h
 from chatconform.conformance import discovery  # noqa: E402
 from chatconform.history import tool_pairing_problems  # noqa: E402
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 MARK = "pydantic-ai-harness.compaction.summary.v1"
 
 

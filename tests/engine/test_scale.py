@@ -23,7 +23,7 @@ from chatconform.conformance import api, discovery, engine, parallel, report
 from chatconform.errors import ConfigError
 from chatconform.conformance.status import Status
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 EXEC_IMPL = f"exec:{sys.executable} {ROOT / 'examples' / 'python' / 'impl.py'}"
 #: A reference, two fakes (failures to shrink, on several providers), and a program over the
 #: JSON-lines protocol: every way of naming an implementation that a worker loads again.

@@ -17,7 +17,7 @@ from chatconform.conformance.contracts import all_contracts, get_contract
 from chatconform.conformance.protocol import hello, messages, program
 from chatconform.errors import RejectedInput
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 PYTHON_EXAMPLE = f"exec:{sys.executable} {ROOT / 'examples/python/impl.py'}"
 NODE_EXAMPLE = f"exec:node {ROOT / 'examples/node/impl.js'}"
 needs_node = pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
