@@ -18,9 +18,10 @@ from pydantic_ai.messages import (
     ToolReturnPart,
 )
 
+from chatconform.fakes.base import Fake
 from chatconform.reference.compaction import (
     SUMMARY_FRAME,
-    _check_input,
+    check_compaction_input,
     compact,
     safe_cut,
     standing_system_parts,
@@ -34,11 +35,7 @@ def _head(history: Sequence[ModelMessage], cut: int) -> list[ModelMessage]:
     return [ModelRequest(list(standing))] if standing else []
 
 
-class _Fake:
-    version = "0"
-
-
-class SystemRoleSummary(_Fake):
+class SystemRoleSummary(Fake):
     """The summary persisted as a ``SystemPromptPart``, so mappers send it as system."""
 
     name = "fake-system-role-summary"
@@ -50,7 +47,7 @@ class SystemRoleSummary(_Fake):
     violates = ("compaction.user_led", "compaction.matches_reference")
 
     def compact(self, history, *, cut, summary):
-        _check_input(history, cut, summary)
+        check_compaction_input(history, cut, summary)
         moved = safe_cut(history, cut)
         as_system = ModelRequest([SystemPromptPart(f"{SUMMARY_FRAME}\n\n{summary}")])
         return [*_head(history, moved), as_system, *history[moved:]]
@@ -65,7 +62,7 @@ def _window_safe(history: Sequence[ModelMessage], cut: int, window: int) -> bool
                    for message in history[cut:cut + window] for part in message.parts)
 
 
-class WindowedPairCheck(_Fake):
+class WindowedPairCheck(Fake):
     """The cut moves back only while a pair inside a ±5-message window straddles it."""
 
     name = "fake-windowed-pair-check"
@@ -79,14 +76,14 @@ class WindowedPairCheck(_Fake):
     violates = ("compaction.pairs_intact", "compaction.matches_reference")
 
     def compact(self, history, *, cut, summary):
-        _check_input(history, cut, summary)
+        check_compaction_input(history, cut, summary)
         moved = cut
         while moved > 0 and not _window_safe(history, moved, self.window):
             moved -= 1
         return [*_head(history, moved), summary_request(summary), *history[moved:]]
 
 
-class ReaddsSystemPromptWithTask(_Fake):
+class ReaddsSystemPromptWithTask(Fake):
     """The first user request is preserved ahead of the summary, and the standing prompt is
     re-added on top of it: a prompt stored with that request is then sent twice."""
 
@@ -98,14 +95,14 @@ class ReaddsSystemPromptWithTask(_Fake):
     violates = ("compaction.system_prompt_once", "compaction.cut_respected", "compaction.matches_reference")
 
     def compact(self, history, *, cut, summary):
-        _check_input(history, cut, summary)
+        check_compaction_input(history, cut, summary)
         moved = safe_cut(history, cut)
         first_response = next((i for i, m in enumerate(history) if isinstance(m, ModelResponse)), len(history))
         task = list(history[:min(first_response, moved)])  # the leading requests, preserved whole
         return [*_head(history, len(history)), *task, summary_request(summary), *history[moved:]]
 
 
-class SummaryFramedTwice(_Fake):
+class SummaryFramedTwice(Fake):
     """The stored summary is a continuation message with its own frame, wrapped in another."""
 
     name = "fake-summary-framed-twice"
@@ -114,7 +111,7 @@ class SummaryFramedTwice(_Fake):
     violates = ("compaction.summary_once", "compaction.matches_reference")
 
     def compact(self, history, *, cut, summary):
-        _check_input(history, cut, summary)
+        check_compaction_input(history, cut, summary)
         moved = safe_cut(history, cut)
         wrapped = f"This session continues an earlier conversation, summarized below.\n\n{summary}"
         request = summary_request(wrapped)
@@ -122,7 +119,7 @@ class SummaryFramedTwice(_Fake):
         return [*_head(history, moved), request, *history[moved:]]
 
 
-class NeverCompacts(_Fake):
+class NeverCompacts(Fake):
     """Returns the history unchanged: the summary is computed, then never applied."""
 
     name = "fake-never-compacts"
@@ -133,11 +130,11 @@ class NeverCompacts(_Fake):
     violates = ("compaction.cut_respected", "compaction.summary_once", "compaction.matches_reference")
 
     def compact(self, history, *, cut, summary):
-        _check_input(history, cut, summary)
+        check_compaction_input(history, cut, summary)
         return list(history)
 
 
-class DropsOrphanedResults(_Fake):
+class DropsOrphanedResults(Fake):
     """A fixed split index that may land inside a tool batch, then the tool results left at
     the head of the kept tail without their call are dropped."""
 
@@ -148,7 +145,7 @@ class DropsOrphanedResults(_Fake):
     violates = ("compaction.tail_preserved", "compaction.matches_reference")
 
     def compact(self, history, *, cut, summary):
-        _check_input(history, cut, summary)
+        check_compaction_input(history, cut, summary)
         kept_calls = {part.tool_call_id for message in history[cut:] if isinstance(message, ModelResponse)
                       for part in message.parts if isinstance(part, ToolCallPart)}
         tail = []
@@ -166,7 +163,7 @@ class DropsOrphanedResults(_Fake):
 
 
 
-class RaisesOnSplitPair(_Fake):
+class RaisesOnSplitPair(Fake):
     """Refuses a cut that splits a tool pair instead of moving it: the run stops."""
 
     name = "fake-raises-on-split-pair"
@@ -176,7 +173,7 @@ class RaisesOnSplitPair(_Fake):
     violates = ("compaction.no_crash",)
 
     def compact(self, history, *, cut, summary):
-        _check_input(history, cut, summary)
+        check_compaction_input(history, cut, summary)
         moved = safe_cut(history, cut)
         if moved != cut:
             raise RuntimeError(f"Compaction failed: deleting the tool call at message {moved} would leave "
@@ -184,7 +181,7 @@ class RaisesOnSplitPair(_Fake):
         return [*_head(history, cut), summary_request(summary), *history[cut:]]
 
 
-class CompactsInPlace(_Fake):
+class CompactsInPlace(Fake):
     """Compacts the caller's list in place (``history[:] = ...``) and returns it."""
 
     name = "fake-compacts-in-place"

@@ -20,13 +20,12 @@ from pydantic_ai.messages import (
     UserPromptPart,
 )
 
+from chatconform.fakes.base import Fake
 from chatconform.reference.payload import OPENAI_STYLE, PayloadMapper, Text, Turn
 
 
-class _Fake(PayloadMapper):
+class _Fake(Fake, PayloadMapper):
     """``providers`` names where each bug is documented; the suite runs the fake there."""
-
-    version = "0"
 
 
 def _one_per_part(turns: list[Turn]) -> list[Turn]:
@@ -185,12 +184,11 @@ class SummaryHoisted(_Fake):
         return [*history[:lead], *summaries, *(m for m in history[lead:] if not is_summary(m))]
 
 
-class RaisesOnCompactionPart(PayloadMapper):
+class RaisesOnCompactionPart(Fake, PayloadMapper):
     """dify-agent's mapper raises UnexpectedModelBehavior for parts it has no mapping
     for (CompactionPart among them), so a compacted history fails the whole run."""
 
     name = "fake-raises-on-compaction"
-    version = "0"
     providers = frozenset({"openai-chat"})
     reproduces = ("dify-agent _map_messages_to_prompt_messages raises UnexpectedModelBehavior on "
                   "CompactionPart (https://github.com/langgenius/dify/blob/main/dify-agent/src/dify_agent/"
@@ -203,12 +201,11 @@ class RaisesOnCompactionPart(PayloadMapper):
         return super().part_role(part)
 
 
-class StripsSystemPromptsInPlace(PayloadMapper):
+class StripsSystemPromptsInPlace(Fake, PayloadMapper):
     """Hoists the system prompts, then deletes them from the caller's requests so they
     are "not stored twice": the history the caller persists has lost its system prompts."""
 
     name = "fake-strips-system-in-place"
-    version = "0"
     providers = frozenset({"openai-chat"})
     reproduces = ("dify-agent replace_run_history strips run data with dataclasses.replace so the source "
                   "history stays intact; editing ModelRequest.parts in place corrupts what the caller stores "

@@ -13,13 +13,10 @@ from collections.abc import Sequence
 from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, RetryFeedbackPart, RetryInfo
 
 from chatconform.reference.persist import FINISHED, check_outcome, persist_run
+from chatconform.fakes.base import Fake
 
 
-class _Fake:
-    version = "0"
-
-
-class _OneStepChanged(_Fake):
+class _OneStepChanged(Fake):
     """The reference ``persist_run`` in its steps: keep the previous history on an empty
     capture, else strip the run's instructions and mark a cut-off tool round. A fake
     below overrides the one step its bug changes."""
@@ -122,7 +119,7 @@ class EmptyCaptureWipes(_OneStepChanged):
         return False
 
 
-class AppendsRunHistory(_Fake):
+class AppendsRunHistory(Fake):
     """Appends the whole captured run history to the stored history."""
 
     name = "fake-appends-run-history"
@@ -135,7 +132,7 @@ class AppendsRunHistory(_Fake):
         return [*previous, *persist_run([], captured, outcome)] if captured else list(previous)
 
 
-class StoresTheError(_Fake):
+class StoresTheError(Fake):
     """Records why a run failed inside the stored history, exception object included."""
 
     name = "fake-stores-the-error"
@@ -154,7 +151,7 @@ class StoresTheError(_Fake):
         return [*stored, ModelRequest([RetryFeedbackPart(content=[detail], retry=RetryInfo(cause="output"))])]
 
 
-class IndexesEmptyCapture(_Fake):
+class IndexesEmptyCapture(Fake):
     """Reads the capture's last message without checking there is one."""
 
     name = "fake-indexes-empty-capture"
@@ -169,7 +166,7 @@ class IndexesEmptyCapture(_Fake):
         return persist_run(previous, captured, outcome)
 
 
-class MarksInPlace(_Fake):
+class MarksInPlace(Fake):
     """Strips instructions and sets the marker on the captured messages themselves."""
 
     name = "fake-marks-in-place"

@@ -19,13 +19,10 @@ from pydantic_ai.messages import (
 )
 
 from chatconform.reference.repair import Matching, Repairer, is_result, repair
+from chatconform.fakes.base import Fake
 
 
-class _Fake:
-    version = "0"
-
-
-class _Changed(_Fake):
+class _Changed(Fake):
     """The reference with the steps its ``Rules`` override changed."""
 
     Rules: type[Repairer] = Repairer
@@ -137,7 +134,7 @@ class LeavesLastResponse(_Changed):
 
 
 
-class DropsLateCalls(_Fake):
+class DropsLateCalls(Fake):
     """Counts a call as answered only by the request right after it: a call answered later
     is dropped, and its real result with it."""
 
@@ -189,7 +186,7 @@ class ResynthesizesEachPass(_Changed):
         return self.Rules().repair(cleared)
 
 
-class RaisesOnOrphan(_Fake):
+class RaisesOnOrphan(Fake):
     """Refuses a history holding a result without a call instead of dropping it."""
 
     name = "fake-raises-on-orphan"
@@ -206,7 +203,7 @@ class RaisesOnOrphan(_Fake):
         return repair(history)
 
 
-class RepairsInPlace(_Fake):
+class RepairsInPlace(Fake):
     """Repairs the caller's list in place and returns it."""
 
     name = "fake-repairs-in-place"

@@ -12,13 +12,10 @@ from urllib.parse import urlparse
 from pydantic_ai.messages import FileUrl, ModelRequest, ModelResponse, RetryFeedbackPart, ToolCallPart
 
 from chatconform.reference.sanitize import DROP, ALLOWED_SCHEMES, Sanitizer, sanitize
+from chatconform.fakes.base import Fake
 
 
-class _Fake:
-    version = "0"
-
-
-class _Changed(_Fake):
+class _Changed(Fake):
     """The reference with the rules its ``Rules`` override changed."""
 
     Rules: type[Sanitizer] = Sanitizer
@@ -35,7 +32,7 @@ class _NoTailRule(Sanitizer):
 _PER_MESSAGE = _NoTailRule()
 
 
-class LastResponseOnly(_Fake):
+class LastResponseOnly(Fake):
     """Strips the unresolved calls of the last response only, not of the responses before it."""
 
     name = "fake-last-response-only"
@@ -56,7 +53,7 @@ class LastResponseOnly(_Fake):
         return out
 
 
-class TailBeforeDrop(_Fake):
+class TailBeforeDrop(Fake):
     """Decides which response is the tail before empty messages are dropped."""
 
     name = "fake-tail-before-drop"
@@ -138,7 +135,7 @@ class KeepsNoOutputFeedback(_Changed):
 
 
 
-class SanitizesInPlace(_Fake):
+class SanitizesInPlace(Fake):
     """Strips the parts out of the caller's own message objects."""
 
     name = "fake-sanitizes-in-place"

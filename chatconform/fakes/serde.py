@@ -12,16 +12,13 @@ from pydantic import BaseModel
 from pydantic_ai.messages import BinaryContent, ModelMessage, ModelMessagesTypeAdapter, UserPromptPart
 
 from chatconform.reference.serde import dump, load
+from chatconform.fakes.base import Fake
 
 #: What a dehydrated image's bytes are replaced with.
 _PLACEHOLDER = b"<image stored separately>"
 
 
-class _Fake:
-    version = "0"
-
-
-class DropsUnknownParts(_Fake):
+class DropsUnknownParts(Fake):
     """Reads message by message and part by part, skipping every part whose ``part_kind``
     it does not know (and a message left with no parts), with a warning at most."""
 
@@ -54,7 +51,7 @@ class _Thread(BaseModel):
     messages: list[ModelMessage]
 
 
-class StoresContainerModel(_Fake):
+class StoresContainerModel(Fake):
     """Stores the history inside a container model (``{"messages": [...]}``) and reads it
     back with the same model."""
 
@@ -72,7 +69,7 @@ class StoresContainerModel(_Fake):
         return _Thread.model_validate_json(data).messages
 
 
-class JsonDumpsFields(_Fake):
+class JsonDumpsFields(Fake):
     """``json.dumps`` over pydantic's python-mode dump: datetimes are not JSON."""
 
     name = "fake-json-dumps-fields"
@@ -88,7 +85,7 @@ class JsonDumpsFields(_Fake):
         return load(data)
 
 
-class DehydratesImagesInPlace(_Fake):
+class DehydratesImagesInPlace(Fake):
     """Replaces each inline image's bytes in the live messages with a placeholder before
     dumping, to keep the stored rows small."""
 

@@ -6,13 +6,10 @@ import threading
 import time
 
 from chatconform.reference.thread import UUID_NIL, distinct_rows, extract_thread
+from chatconform.fakes.base import Fake
 
 
-class _Fake:
-    version = "0"
-
-
-class UnscopedHeadCheck(_Fake):
+class UnscopedHeadCheck(Fake):
     """Dify's ``extract_thread_messages`` as of issue #39031: the empty-parent test runs
     for every visited row, so an unrelated regeneration root ends the walk."""
 
@@ -36,7 +33,7 @@ class UnscopedHeadCheck(_Fake):
         return thread
 
 
-class SinglePassTies(_Fake):
+class SinglePassTies(Fake):
     """The head check scoped as in Dify PR #39032, but still one forward pass: a parent
     sorted before its child (equal ``created_at``) is never found."""
 
@@ -60,7 +57,7 @@ class SinglePassTies(_Fake):
         return thread
 
 
-class KeyErrorAtWindowEdge(_Fake):
+class KeyErrorAtWindowEdge(Fake):
     """Follows parents through an id map without asking whether the parent was loaded,
     so a LIMIT window that cut the ancestors raises KeyError."""
 
@@ -92,7 +89,7 @@ class KeyErrorAtWindowEdge(_Fake):
         return thread
 
 
-class LegacyAsMissing(_Fake):
+class LegacyAsMissing(Fake):
     """Treats a UUID_NIL parent as "parent not loaded" and stops, dropping the whole
     legacy (pre-regeneration) and Service-API history."""
 
@@ -113,7 +110,7 @@ class LegacyAsMissing(_Fake):
         return thread
 
 
-class OldestFirst(_Fake):
+class OldestFirst(Fake):
     """Returns the right rows oldest first: the caller's ``reversed(...)`` done inside."""
 
     name = "fake-oldest-first"
@@ -125,7 +122,7 @@ class OldestFirst(_Fake):
         return list(reversed(extract_thread(rows)))
 
 
-class SortsInPlace(_Fake):
+class SortsInPlace(Fake):
     """Fixes the tie problem by sorting the caller's list in place, oldest first."""
 
     name = "fake-sorts-in-place"
@@ -142,7 +139,7 @@ class SortsInPlace(_Fake):
 _WALK_LOCK = threading.Lock()
 
 
-class DeadlockOnLegacy(_Fake):
+class DeadlockOnLegacy(Fake):
     """Holds a non-reentrant lock for the walk and takes it again to look up the previous
     row of a legacy parent: the call never returns."""
 
@@ -159,7 +156,7 @@ class DeadlockOnLegacy(_Fake):
             return extract_thread(rows)
 
 
-class _StoreWalk(_Fake):
+class _StoreWalk(Fake):
     """A walk that fetches each parent from the store, one lookup per step, as ORM walks
     do (``message = message.parent``, a query per row).
 
@@ -224,7 +221,7 @@ class GuardsOnlyTheNewest(_StoreWalk):
         return row.id == thread[0].id
 
 
-class GuardAfterAppend(_Fake):
+class GuardAfterAppend(Fake):
     """Has a visited set, but tests it after adding the row: the row that closes a loop
     is returned a second time before the walk stops."""
 

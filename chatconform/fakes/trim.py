@@ -9,13 +9,10 @@ from __future__ import annotations
 from pydantic_ai.messages import ModelRequest, UserPromptPart
 
 from chatconform.reference.trim import check_budget, trim
+from chatconform.fakes.base import Fake
 
 
-class _Fake:
-    version = "0"
-
-
-class KeepLastN(_Fake):
+class KeepLastN(Fake):
     """``history[-max_messages:]``, as the keep-recent processor in pydantic-ai's docs did."""
 
     name = "fake-keep-last-n"
@@ -29,7 +26,7 @@ class KeepLastN(_Fake):
         return list(history[-max_messages:])
 
 
-class FirstPlusLast(_Fake):
+class FirstPlusLast(Fake):
     """The first message, then the last ``max_messages - 1``: ``history[-0:]`` at a budget of 1."""
 
     name = "fake-first-plus-last"
@@ -45,7 +42,7 @@ class FirstPlusLast(_Fake):
         return [*history[:1], *history[-(max_messages - 1):]]
 
 
-class EmptyWithoutUserStart(_Fake):
+class EmptyWithoutUserStart(Fake):
     """The newest ``max_messages``, moved forward to the first user prompt in the window;
     none there, and nothing is kept."""
 
@@ -64,7 +61,7 @@ class EmptyWithoutUserStart(_Fake):
         return list(window[start:])
 
 
-class RaisesOnEmpty(_Fake):
+class RaisesOnEmpty(Fake):
     """Reads the first message to keep a leading system prompt, without looking whether
     there is one: an empty history raises ``IndexError``."""
 
@@ -80,7 +77,7 @@ class RaisesOnEmpty(_Fake):
         return trim(history, max_messages=max_messages)
 
 
-class TrimsInPlace(_Fake):
+class TrimsInPlace(Fake):
     """Cuts the caller's list in place (``history[:] = ...``) and returns it."""
 
     name = "fake-trims-in-place"

@@ -66,7 +66,7 @@ CONTRACT_METHODS = ("compact",)
 SUMMARY_FRAME = "Summary of the conversation so far:"
 
 
-def _check_input(history: Sequence[ModelMessage], cut: object, summary: object) -> None:
+def check_compaction_input(history: Sequence[ModelMessage], cut: object, summary: object) -> None:
     if isinstance(cut, bool) or not isinstance(cut, int) or not 0 <= cut <= len(history):
         raise ValueError(f"cut={cut!r} is not an index into the history: it must be an int in "
                          f"0..{len(history)} (the history has {len(history)} messages)")
@@ -121,7 +121,7 @@ def summary_request(summary: str) -> ModelRequest:
 
 def compact(history: Sequence[ModelMessage], *, cut: int, summary: str) -> list[ModelMessage]:
     """The history to persist once ``history[:cut]`` is replaced by ``summary``."""
-    _check_input(history, cut, summary)
+    check_compaction_input(history, cut, summary)
     moved = safe_cut(history, cut)
     # Copies of the parts, so the new request shares nothing mutable with the input.
     standing = [copy.deepcopy(part) for part in standing_system_parts(history, moved)]

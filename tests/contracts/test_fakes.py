@@ -79,3 +79,9 @@ def test_pairing_counterexample_of_user_before_results_is_at_most_five_messages(
     assert {f.variant for f in failures} == {"openai-chat", "glm"}
     assert all(f.shrunk and len(f.case["history"]) <= 5 for f in failures), \
         [(f.variant, len(f.case["history"])) for f in failures]
+
+
+def test_every_fake_derives_from_the_one_base():
+    from chatconform.fakes.base import Fake
+
+    assert [spec for spec, fake in FAKES.items() if not issubclass(fake, Fake)] == []
