@@ -221,7 +221,7 @@ def fresh_lists(history: Sequence[ModelMessage]) -> History:
 
 def first_difference(a: Sequence[Any], b: Sequence[Any]) -> int:
     """The first index where ``a`` and ``b`` differ (the shorter length when one is a prefix)."""
-    return next((i for i, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b)))
+    return next((i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), min(len(a), len(b)))
 
 
 def describe_at(items: Sequence[Any], index: int, width: int = 600) -> str:

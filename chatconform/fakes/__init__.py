@@ -1,8 +1,9 @@
 """Known-bug implementations. Each reproduces one real bug; the suite must catch each.
 
-Every fake derives from :class:`~chatconform.fakes.base.Fake` and declares ``reproduces`` (the bug, with a link) and ``violates`` (the check
-ids that must catch it at error level); ``warns`` names the checks that report it only
-as a warning (a portability hazard, or advice). The project's tests hold the suite to all three.
+Every fake derives from :class:`~chatconform.fakes.base.Fake` and declares ``reproduces``
+(the bug, with a link) and ``violates`` (the check ids that must catch it at error level);
+``warns`` names the checks that report it only as a warning (a portability hazard, or
+advice). The project's tests hold the suite to all three.
 """
 
 from __future__ import annotations

@@ -12,8 +12,8 @@ from collections.abc import Sequence
 
 from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, RetryFeedbackPart, RetryInfo
 
-from chatconform.reference.persist import FINISHED, check_outcome, persist_run
 from chatconform.fakes.base import Fake
+from chatconform.reference.persist import FINISHED, check_outcome, persist_run
 
 
 class _OneStepChanged(Fake):

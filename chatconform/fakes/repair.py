@@ -18,8 +18,8 @@ from pydantic_ai.messages import (
     ToolReturnPart,
 )
 
-from chatconform.reference.repair import Matching, Repairer, is_result, repair
 from chatconform.fakes.base import Fake
+from chatconform.reference.repair import Matching, Repairer, is_result, repair
 
 
 class _Changed(Fake):

@@ -11,8 +11,8 @@ from urllib.parse import urlparse
 
 from pydantic_ai.messages import FileUrl, ModelRequest, ModelResponse, RetryFeedbackPart, ToolCallPart
 
-from chatconform.reference.sanitize import DROP, ALLOWED_SCHEMES, Sanitizer, sanitize
 from chatconform.fakes.base import Fake
+from chatconform.reference.sanitize import ALLOWED_SCHEMES, DROP, Sanitizer, sanitize
 
 
 class _Changed(Fake):
@@ -146,7 +146,7 @@ class SanitizesInPlace(Fake):
 
     def sanitize(self, history):
         out = sanitize(history)
-        for message, clean in zip(history, out):
+        for message, clean in zip(history, out, strict=False):
             if isinstance(message, ModelRequest) and isinstance(clean, ModelRequest):
                 message.parts[:] = clean.parts
         return out

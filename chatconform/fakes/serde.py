@@ -11,8 +11,8 @@ import json
 from pydantic import BaseModel
 from pydantic_ai.messages import BinaryContent, ModelMessage, ModelMessagesTypeAdapter, UserPromptPart
 
-from chatconform.reference.serde import dump, load
 from chatconform.fakes.base import Fake
+from chatconform.reference.serde import dump, load
 
 #: What a dehydrated image's bytes are replaced with.
 _PLACEHOLDER = b"<image stored separately>"

@@ -5,8 +5,8 @@ from __future__ import annotations
 import threading
 import time
 
-from chatconform.reference.thread import UUID_NIL, distinct_rows, extract_thread
 from chatconform.fakes.base import Fake
+from chatconform.reference.thread import UUID_NIL, distinct_rows, extract_thread
 
 
 class UnscopedHeadCheck(Fake):

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from pydantic_ai.messages import ModelRequest, UserPromptPart
 
-from chatconform.reference.trim import check_budget, trim
 from chatconform.fakes.base import Fake
+from chatconform.reference.trim import check_budget, trim
 
 
 class KeepLastN(Fake):

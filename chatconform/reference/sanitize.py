@@ -218,7 +218,7 @@ class Sanitizer:
 
 
 def _same(parts: list, original: Sequence) -> bool:
-    return len(parts) == len(original) and all(a is b for a, b in zip(parts, original))
+    return len(parts) == len(original) and all(a is b for a, b in zip(parts, original, strict=False))
 
 
 _RULES = Sanitizer()

@@ -6,16 +6,16 @@ Every strategy is a function with keyword-only knobs that builds valid data by
 construction and shrinks toward the simplest case.
 """
 
+from chatconform.history import SUMMARY_METADATA_KEY
 from chatconform.strategies.budgets import budgets, trim_cases
 from chatconform.strategies.cuts import compaction_cases, cuts
 from chatconform.strategies.histories import histories, instructions
-from chatconform.history import SUMMARY_METADATA_KEY
 from chatconform.strategies.hostile import expand_hostile_history, hostile_histories
 from chatconform.strategies.large import (
     expand_conversation,
     expand_history,
-    large_edge_history,
     large_conversations,
+    large_edge_history,
     large_history,
     large_rows,
     recorded_payloads,

@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from hypothesis import strategies as st
 from pydantic_ai.messages import ModelMessage
 
-from chatconform.strategies.cuts import history_with_tail, cut_points
+from chatconform.strategies.cuts import cut_points, history_with_tail
 
 __all__ = ["budget_points", "budgets", "trim_cases"]
 

@@ -21,8 +21,10 @@ drawn offsets, UTC) and JSON round-trippable through ``ModelMessagesTypeAdapter`
 check can find each piece in a provider payload. Tool call ids come in providers' shapes
 (``call_7``, ``toolu_…``, 9 and 10+ alphanumerics, 64 characters) and are unique within
 a response; a tool round may come from another model than the one before (a
-conversation continued on another provider) and write its ids its own way; with ``reused_call_ids`` a later round may reuse an earlier round's id, as
-some OpenAI-compatible servers do, each call still answered by the request after it. Each example switches some features off (swarm testing), and everything
+conversation continued on another provider) and write its ids its own way; with
+``reused_call_ids`` a later round may reuse an earlier round's id, as some
+OpenAI-compatible servers do, each call still answered by the request after it. Each
+example switches some features off (swarm testing), and everything
 shrinks toward a single plain user prompt: the bulk section goes first, then features,
 then each choice to its first option.
 """
@@ -36,7 +38,6 @@ from datetime import datetime, timedelta, timezone
 
 from hypothesis import strategies as st
 from hypothesis.errors import InvalidArgument
-
 from pydantic_ai.messages import (
     INTERRUPTED_TOOL_RETURN_CONTENT,
     SYNTHESIZED_TOOL_RETURN_METADATA_KEY,
@@ -436,7 +437,7 @@ class _Run:
     def body(self, *, last: bool) -> None:
         """Everything after the turn's opening request."""
         rounds = 0
-        while self.on["tools"] and self.choose.span(lambda: self.maybe_tool_round(rounds)):
+        while self.on["tools"] and self.choose.span(lambda r=rounds: self.maybe_tool_round(r)):
             rounds += 1
         if not last:
             self.answer(may_interrupt_calls=True)
@@ -475,7 +476,7 @@ class _Run:
         drawn, more = 0, True
         while more:  # each drawn turn is one span, so shrinking can delete it whole
             drawn += 1
-            more = self.drawn.span(lambda: self.drawn_turn(drawn))
+            more = self.drawn.span(lambda d=drawn: self.drawn_turn(d))
         return self.messages
 
     def drawn_turn(self, drawn: int) -> bool:

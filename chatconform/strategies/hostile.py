@@ -39,7 +39,6 @@ from datetime import datetime, timezone
 from functools import lru_cache
 
 from hypothesis import strategies as st
-
 from pydantic_ai.messages import (
     STANDING_PROMPT_PLANTED_KEY,
     AgentInstructionSource,

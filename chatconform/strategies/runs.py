@@ -61,7 +61,6 @@ from typing import Any
 
 from hypothesis import strategies as st
 from hypothesis.errors import InvalidArgument
-
 from pydantic_ai import (
     Agent,
     CallDeferred,
@@ -73,7 +72,8 @@ from pydantic_ai import (
 from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart
 from pydantic_ai.models.function import AgentInfo, DeltaToolCall, FunctionModel
 
-from chatconform.strategies.histories import histories, instructions as run_instructions
+from chatconform.strategies.histories import histories
+from chatconform.strategies.histories import instructions as run_instructions
 from chatconform.strategies.validation import check_bool, check_int
 
 __all__ = ["ENDINGS", "OUTCOMES", "POINTS", "RunResult", "Scenario", "run_cases", "run_scenario", "scenarios"]

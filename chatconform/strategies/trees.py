@@ -33,7 +33,7 @@ from hypothesis import strategies as st
 from hypothesis.errors import InvalidArgument
 
 from chatconform.reference.thread import UUID_NIL, Row
-from chatconform.strategies.choices import Bulk, Chooser, DrawChooser, bulk_section
+from chatconform.strategies.choices import Chooser, DrawChooser, bulk_section
 from chatconform.strategies.validation import check_bool, check_int
 
 ROWS_EPOCH = datetime(2026, 1, 1, tzinfo=timezone.utc)
@@ -252,7 +252,7 @@ _CORRUPTIONS = (_cycle, _stray_link, _duplicate_id)
 def _corrupted(draw, rows: list[Row]) -> list[Row]:
     """One to three corruptions, each drawn on the rows the previous one left."""
     for _ in range(draw(st.integers(1, 3))):
-        rows = draw(st.sampled_from(_CORRUPTIONS).flatmap(lambda corrupt: corrupt(rows)))
+        rows = draw(st.sampled_from(_CORRUPTIONS).flatmap(lambda corrupt, rows=rows: corrupt(rows)))
     return rows
 
 

@@ -14,10 +14,9 @@ from pydantic_ai.messages import (
 )
 
 from chatconform import run_conformance
-from chatconform.history import history_from_json, tool_pairing_problems, visible_items
+from chatconform.history import SUMMARY_METADATA_KEY, history_from_json, tool_pairing_problems, visible_items
 from chatconform.reference.compaction import SUMMARY_FRAME, compact, safe_cut
 from chatconform.strategies import compaction_cases
-from chatconform.history import SUMMARY_METADATA_KEY
 from chatconform.strategies.cuts import PAIRING_WINDOW, cut_points, late_result_tail
 from tests.messages import SYSTEM, answer, user
 

@@ -223,7 +223,7 @@ def test_an_unknown_outcome_is_refused_by_value(outcome):
 def test_messages_without_instructions_are_the_captures_own():
     captured = [*PREVIOUS, *CAPTURED[2:]]
     stored = persist_run([], captured, "success")
-    assert [a is b for a, b in zip(stored, captured)] == [True, True, False, True]
+    assert [a is b for a, b in zip(stored, captured, strict=False)] == [True, True, False, True]
 
 
 @pytest.mark.parametrize("outcome", ["failure", "cancelled", "timeout"])

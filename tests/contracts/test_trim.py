@@ -18,9 +18,9 @@ from pydantic_ai.messages import (
 )
 
 from chatconform.conformance.contracts import get_contract
-from chatconform.history import history_from_json, tool_pairing_problems, visible_items
-from chatconform.reference.trim import trim, valid_starts
+from chatconform.history import tool_pairing_problems, visible_items
 from chatconform.reference.compaction import standing_system_parts
+from chatconform.reference.trim import trim, valid_starts
 from chatconform.strategies import budgets, histories, trim_cases
 from chatconform.strategies.budgets import budget_points
 from chatconform.strategies.cuts import late_result_tail
@@ -61,7 +61,7 @@ def test_a_history_within_the_budget_comes_back_whole_as_a_new_list():
     history = [user("Hi (u1)"), answer("Hello (a2)")]
     result = trim(history, max_messages=2)
     assert result == history and result is not history
-    assert all(a is b for a, b in zip(result, history))
+    assert all(a is b for a, b in zip(result, history, strict=False))
 
 
 def test_the_start_moves_back_to_the_user_turn_that_opened_a_tool_round():

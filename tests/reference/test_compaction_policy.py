@@ -15,8 +15,8 @@ from pydantic_ai.messages import (
     UserPromptPart,
 )
 
-from chatconform.reference.compaction import SUMMARY_FRAME, compact, safe_cut, standing_system_parts
 from chatconform.history import SUMMARY_METADATA_KEY
+from chatconform.reference.compaction import SUMMARY_FRAME, compact, safe_cut, standing_system_parts
 
 
 def user(text: str) -> ModelRequest:

@@ -173,7 +173,7 @@ def test_thread_is_a_chain_from_the_newest_row(data):
     thread = extract_thread(data)
     assert (thread[0] is data[0]) if data else thread == []
     position = {row.id: i for i, row in enumerate(data)}
-    for row, following in zip(thread, thread[1:]):
+    for row, following in zip(thread, thread[1:], strict=False):
         if row.parent_message_id == UUID_NIL:
             assert position[following.id] == position[row.id] + 1
         else:
@@ -198,7 +198,7 @@ def test_on_corrupted_links_the_thread_is_a_chain_without_repeats(data):
     window = distinct_rows(data)
     assert all(any(row is kept for kept in window) for row in thread)
     position = {row.id: i for i, row in enumerate(window)}
-    for row, following in zip(thread, thread[1:]):
+    for row, following in zip(thread, thread[1:], strict=False):
         if row.parent_message_id == UUID_NIL:
             assert position[following.id] == position[row.id] + 1
         else:

@@ -18,15 +18,15 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
-from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, ToolCallPart
+from pydantic_ai.messages import ModelMessage, ToolCallPart
 
 from chatconform.conformance.contract import Example
 from chatconform.conformance.contracts.payload import CONTRACT as PAYLOAD_CONTRACT
 from chatconform.conformance.contracts.payload import PROVIDERS_OPTION
 from chatconform.conformance.guard import DEFAULT_TIMEOUT, guarded_call
 from chatconform.conformance.history_contract import HistoryContract, check_same_items, register_pairs_intact
-from chatconform.history import and_more, history_problem, Item, item_label, lost_items, out_of_order, visible_items
 from chatconform.errors import NotApplicable, Violation
+from chatconform.history import Item, and_more, history_problem, item_label, lost_items, out_of_order, visible_items
 from chatconform.provider_schemas import turn_view
 from chatconform.providers import PROVIDER_IDS
 from chatconform.reference.compaction import compact, safe_cut, standing_system_parts

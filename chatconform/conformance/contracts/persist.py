@@ -36,8 +36,8 @@ from pydantic_ai.models.function import AgentInfo, FunctionModel
 from chatconform.conformance.contract import Example
 from chatconform.conformance.guard import DEFAULT_TIMEOUT, guarded_call
 from chatconform.conformance.history_contract import HistoryContract
-from chatconform.history import history_problem
 from chatconform.errors import NotApplicable, Violation
+from chatconform.history import history_problem
 from chatconform.reference.persist import FINISHED, check_outcome, persist_run
 from chatconform.strategies.runs import ENDINGS, EPOCH, TOOLS, run_cases
 
@@ -175,7 +175,7 @@ def saved_on_every_outcome(ex: Example) -> None:
         raise Violation(f"after a run that ended {ex.case.outcome} ({ex.case.ending or 'ending not given'}), "
                         f"{len(output)} messages were stored for {len(captured)} captured",
                         expected=len(captured), actual=len(output))
-    index = next((i for i, (a, b) in enumerate(zip(captured, output)) if not _same_parts(a, b)), None)
+    index = next((i for i, (a, b) in enumerate(zip(captured, output, strict=False)) if not _same_parts(a, b)), None)
     if index is not None:
         raise Violation(f"after a run that ended {ex.case.outcome}, stored message {index} is not the "
                         f"captured one", expected=_describe(captured[index]), actual=_describe(output[index]))
@@ -251,7 +251,7 @@ def interrupted_marker(ex: Example) -> None:
                             expected="the response, state='interrupted'",
                             actual=_describe(stored) if stored is not None else "no message")
     if len(output) == len(captured):
-        for index, (before, after) in enumerate(zip(captured, output)):
+        for index, (before, after) in enumerate(zip(captured, output, strict=False)):
             if before.state == "interrupted":
                 applies = True
                 if after.state != "interrupted":
@@ -364,7 +364,7 @@ def round_trip(ex: Example) -> None:
         raise Violation(f"the stored history does not round-trip: {type(exc).__name__}: {str(exc)[:300]}",
                         expected="dump_json then validate_json", actual=type(exc).__name__) from None
     if loaded != ex.output:
-        index = next((i for i, (a, b) in enumerate(zip(ex.output, loaded)) if a != b), min(len(loaded), len(ex.output)))
+        index = next((i for i, (a, b) in enumerate(zip(ex.output, loaded, strict=False)) if a != b), min(len(loaded), len(ex.output)))
         raise Violation(f"stored message {index} comes back different from JSON",
                         expected="the same history", actual=f"message {index} changed")
 
@@ -407,7 +407,7 @@ def matches_reference(ex: Example) -> None:
     expected, actual = ex.reference, ex.output
     if expected == actual:
         return
-    index = next((i for i, (a, b) in enumerate(zip(expected, actual)) if a != b), min(len(expected), len(actual)))
+    index = next((i for i, (a, b) in enumerate(zip(expected, actual, strict=False)) if a != b), min(len(expected), len(actual)))
     raise Violation(f"the stored history differs from the reference at message {index}",
                     expected=_describe(expected[index]) if index < len(expected) else "no message",
                     actual=_describe(actual[index]) if index < len(actual) else "no message")

@@ -29,8 +29,8 @@ from pydantic_ai.messages import (
 
 from chatconform.conformance.contract import Example
 from chatconform.conformance.history_contract import HistoryTransformContract, check_fixed_point
-from chatconform.history import and_more, describe_at, first_difference
 from chatconform.errors import Violation
+from chatconform.history import and_more, describe_at, first_difference
 from chatconform.reference.sanitize import (
     ALLOWED_SCHEMES,
     SYSTEM_VOICE_PARTS,

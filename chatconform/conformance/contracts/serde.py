@@ -28,8 +28,8 @@ from pydantic_ai.messages import ModelMessage, ModelMessagesTypeAdapter
 from chatconform.conformance.contract import Example
 from chatconform.conformance.guard import DEFAULT_TIMEOUT, guarded_call
 from chatconform.conformance.history_contract import HistoryContract
-from chatconform.history import history_problem, history_to_json, walk_parts
 from chatconform.errors import NotApplicable, Violation
+from chatconform.history import history_problem, history_to_json, walk_parts
 from chatconform.reference.serde import dump
 from chatconform.reference.serde import load as reference_load
 from chatconform.strategies import expand_history, malform, serde_cases
@@ -129,7 +129,7 @@ def _difference(history: list[ModelMessage], loaded: Any) -> tuple[str, Any, Any
     if len(loaded) != len(history):
         return (f"{len(loaded)} messages came back, the history has {len(history)}",
                 len(history), len(loaded))
-    index = next(i for i, (a, b) in enumerate(zip(history, loaded)) if a != b)
+    index = next(i for i, (a, b) in enumerate(zip(history, loaded, strict=False)) if a != b)
     try:
         expected, actual = history_to_json([history[index]]), history_to_json([loaded[index]])
     except Exception:  # noqa: BLE001 - the loaded message may not dump: show its repr
