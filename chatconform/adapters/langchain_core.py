@@ -304,7 +304,7 @@ class LangChainCoreAdapter:
 
     name = "langchain-core"
     providers = frozenset({"openai-chat"})
-    #: Check id -> why langchain-core fails it, each with its minimal case in the README.
+    #: Check id -> why langchain-core fails it, each with its minimal case in docs/adapters.md.
     expected_failures = {
         "payload.schema_valid": (
             "convert_to_openai_messages passes an AIMessage's reasoning block through as assistant "
@@ -321,7 +321,7 @@ class LangChainCoreAdapter:
             "the same order as payload.tool_pairing: OpenAI O8/O7, a tool_calls message not followed "
             "by its tool messages"),
         # trim, through trim_messages(strategy="last", token_counter=len, start_on="human",
-        # include_system=True); each with its minimal case in the README.
+        # include_system=True); each with its minimal case in docs/adapters.md.
         "trim.keeps_latest": (
             "include_system=True counts the system message against max_tokens and start_on='human' drops "
             "everything before the first human message of the window: [system, user] with max_messages=1 "

@@ -119,7 +119,7 @@ class PydanticAIHarnessAdapter:
     providers = PydanticAIAdapter.providers
     models = PydanticAIAdapter.models
     #: Check id -> why it fails: the pydantic-ai adapter's (the same to_payload), then
-    #: pydantic-ai-harness 0.62.0's own, each with its minimal case in the README.
+    #: pydantic-ai-harness 0.62.0's own, each with its minimal case in docs/adapters.md.
     expected_failures = {
         **getattr(PydanticAIAdapter, "expected_failures", {}),
         "compaction.pairs_intact": (

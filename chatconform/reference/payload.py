@@ -1,6 +1,6 @@
 """The reference ``to_payload``: a pydantic-ai history as one provider's request body.
 
-Policy (the README's "reference payload policy"), and why:
+Policy (``docs/contracts/payload.md``, "The reference policy"), and why:
 
 - **One system message.** Every ``SystemPromptPart`` of the history, in order, then the
   run's ``instructions``, joined with ``"\\n\\n"`` into one system message at index 0 (or

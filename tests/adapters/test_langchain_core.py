@@ -185,7 +185,7 @@ def test_trim_keeps_what_trim_messages_keeps_as_the_input_s_own_parts(adapter):
 
 
 def test_trim_deviations_as_trim_messages_has_them(adapter):
-    """The README's minimal cases of the expected failures."""
+    """docs/adapters.md's minimal cases of the expected failures."""
     system_and_user = [ModelRequest(parts=[SystemPromptPart("Be brief. (s1)"), UserPromptPart("Hello (u2)")])]
     assert [type(p) for m in adapter.trim(system_and_user, max_messages=1) for p in m.parts] == [SystemPromptPart]
     calls = ModelResponse(parts=[ToolCallPart("get_weather", {}, "c1")])

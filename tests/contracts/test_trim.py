@@ -174,7 +174,7 @@ def test_trim_cases_are_valid_and_the_reference_result_is_a_valid_trim(case):
 
 
 def brute_force_trim(history, max_messages):
-    """The policy read straight from the README, one candidate start at a time."""
+    """The policy read straight from docs/contracts/trim.md, one candidate start at a time."""
     if len(history) <= max_messages:
         return list(history)
 
