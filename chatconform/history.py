@@ -214,7 +214,7 @@ def fresh_lists(history: Sequence[ModelMessage]) -> History:
     out = []
     for message in history:
         clone = copy_module.copy(message)
-        clone.parts = list(message.parts)
+        clone.parts = list(message.parts)  # type: ignore[assignment]  # the message's own parts
         out.append(clone)
     return out
 

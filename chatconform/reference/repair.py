@@ -36,6 +36,7 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
+from typing import TypeGuard
 
 from pydantic_ai.messages import (
     INTERRUPTED_TOOL_RETURN_CONTENT,
@@ -51,7 +52,7 @@ from pydantic_ai.messages import (
 CONTRACT_METHODS = ("repair",)
 
 
-def is_result(part: object) -> bool:
+def is_result(part: object) -> TypeGuard[ToolReturnPart | RetryPromptPart]:
     """A result that answers a call: a ``ToolReturnPart``, or a legacy ``RetryPromptPart``
     naming a tool (one without is feedback on the whole response)."""
     return isinstance(part, ToolReturnPart) or (isinstance(part, RetryPromptPart) and part.tool_name is not None)

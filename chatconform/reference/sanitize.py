@@ -184,7 +184,7 @@ class Sanitizer:
             if not parts:
                 del history[index]
             elif len(parts) != len(message.parts):
-                history[index] = replace(message, parts=parts)
+                history[index] = replace(message, parts=parts)  # type: ignore[arg-type]  # a response's own parts
             index -= 1
 
     def messages(self, history: Sequence[ModelMessage]) -> list[ModelMessage]:
