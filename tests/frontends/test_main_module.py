@@ -13,4 +13,4 @@ def test_python_dash_m_runs_the_command():
 def test_python_dash_m_names_the_command_in_its_usage_errors():
     done = subprocess.run([sys.executable, "-m", "chatconform", "frob"], capture_output=True, text=True, timeout=60)
     assert done.returncode == 2
-    assert done.stderr.startswith("usage: chatconform "), done.stderr
+    assert done.stderr.startswith("chatconform: error: "), done.stderr
