@@ -313,7 +313,9 @@ START_FAILURES = {
     "missing": ("exec:/no/such/program --flag", "cannot start '/no/such/program'"),
     "empty": ("exec:", "no command after exec:"),
     "exits": (f"exec:{sys.executable} -c \"import sys; sys.stderr.write('no config\\\\n'); sys.exit(4)\"",
-              "the hello failed: the program closed its stdout"),
+              # it exits before reading: the hello meets a closed stdin or a closed stdout,
+              # whichever the operating system reports first
+              "the hello failed: the program closed its std"),
     "version": (f"exec:{sys.executable} -c \"print('{{\\\"protocol\\\": 2}}')\"", "protocol version 2"),
     "contract": (f"exec:{sys.executable} -c \"print('{{\\\"protocol\\\": 1, \\\"name\\\": \\\"x\\\", "
                  f"\\\"version\\\": \\\"1\\\", \\\"contracts\\\": [\\\"summarize\\\"]}}')\"",
