@@ -20,6 +20,7 @@ from pydantic_ai.messages import (
     UserPromptPart,
 )
 
+from chatconform.providers import get_provider
 from chatconform.reference.payload import OPENAI_STYLE, PayloadMapper, Text, Turn
 
 
@@ -140,7 +141,7 @@ class BedrockUnmergedUserTurns(_Fake):
     warns = ("payload.matches_reference",)
 
     def merges_turns(self, provider):
-        return provider != "bedrock-converse" and super().merges_turns(provider)
+        return not get_provider(provider).requires_alternation and super().merges_turns(provider)
 
 
 class SummaryAsSystem(_Fake):
