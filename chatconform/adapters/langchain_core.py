@@ -342,7 +342,7 @@ class LangChainCoreAdapter:
 
     def to_payload(self, history: Sequence[ModelMessage], *, provider: str,
                    instructions: str | None = None) -> dict:
-        if provider != "openai-chat":
+        if provider not in self.providers:
             raise ValueError(f"the langchain-core adapter maps openai-chat only, not {provider!r}")
         messages = to_langchain(history)
         if instructions:

@@ -21,6 +21,7 @@ from pydantic_ai.messages import (
 )
 
 from chatconform.fakes.base import Fake
+from chatconform.providers import get_provider
 from chatconform.reference.payload import OPENAI_STYLE, PayloadMapper, Text, Turn
 
 
@@ -139,7 +140,7 @@ class BedrockUnmergedUserTurns(_Fake):
     warns = ("payload.matches_reference",)
 
     def merges_turns(self, provider):
-        return provider != "bedrock-converse" and super().merges_turns(provider)
+        return not get_provider(provider).requires_alternation and super().merges_turns(provider)
 
 
 class SummaryAsSystem(_Fake):

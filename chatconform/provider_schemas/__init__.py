@@ -1,7 +1,8 @@
 """Provider request-body rules: one JSON Schema per provider plus the sequence rules in code.
 
 ``validate(body, provider)`` lists every rule a recorded request body breaks, each with the
-rule id of docs/provider-rules.md (generated from ``catalog.RULES``), its JSON path in the body and the provider's own error text.
+rule id of docs/provider-rules.md (generated from ``catalog.RULES``: the ``CATALOG`` of each
+``rules/<provider>.py``), its JSON path in the body and the provider's own error text.
 ``turn_view(body, provider)`` reads any dialect as one list of turns for the payload checks.
 
 Rule ids: ``O`` openai-chat, ``Q`` qwen-vllm, ``Z`` glm, ``M`` mistral, ``A`` anthropic,
@@ -14,9 +15,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from chatconform.providers import get_provider
+
+from .models import apply_model
 from .problems import (
     GENERIC_RULE,
-    GLM_1214,
     MESSAGES_KEY,
     PROVIDERS,
     Problem,
@@ -24,7 +27,6 @@ from .problems import (
     check_provider,
     sort_problems,
 )
-from .models import apply_model
 from .rules import sequence_problems
 from .schema_check import load_schema, schema_problems
 from .turns import Turn, turn_view
@@ -34,10 +36,8 @@ __all__ = ["PROVIDERS", "Problem", "Turn", "UnknownProvider", "load_schema", "tu
 
 def _not_a_body(body: Any, provider: str) -> Problem:
     kind = "null" if body is None else type(body).__name__
-    message = (
-        GLM_1214
-        if provider == "glm"
-        else f"The request body must be a JSON object (or a bare {MESSAGES_KEY[provider]} array), got {kind}."
+    message = get_provider(provider).blanket_error or (
+        f"The request body must be a JSON object (or a bare {MESSAGES_KEY[provider]} array), got {kind}."
     )
     return Problem(GENERIC_RULE[provider], "$", message, provider, source="schema")
 
@@ -65,6 +65,6 @@ def validate(body: Any, provider: str, *, model: str | None = None) -> list[Prob
         named = body.get("model")
         problems = apply_model(problems, provider, named if isinstance(named, str) and named else model)
     except RecursionError:
-        message = GLM_1214 if provider == "glm" else "The request body is nested too deeply to validate."
+        message = get_provider(provider).blanket_error or "The request body is nested too deeply to validate."
         return [Problem(GENERIC_RULE[provider], "$", message, provider, source="schema")]
     return sort_problems(problems, body) if len(problems) > 1 else problems

@@ -2,40 +2,21 @@
 
 One provider id serves many models, and some rules hold for some of them only: Bedrock
 Converse takes text beside a ``toolResult`` from Claude, Nova and Qwen but rejects it from
-Llama and Mistral (B5); newer Claude models reject a final assistant message (A11). A rule
-listed here is an error when the model is known to reject, no problem when it is known to
-accept, and a warning when the model is not known (no ``model`` in the body, none given).
+Llama and Mistral (B5); newer Claude models reject a final assistant message (A11). Each such
+rule is listed in its provider's rules module (``MODEL_DEPENDENT``): an error when the model is
+known to reject, no problem when it is known to accept, and a warning when the model is not
+known (no ``model`` in the body, none given).
 """
 
 from __future__ import annotations
 
-import re
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 from .problems import Problem
+from .rules import MODEL_DEPENDENT
+from .rules.common import ModelDependence
 
-
-@dataclass(frozen=True)
-class ModelDependence:
-    rejected_by: re.Pattern[str]  # model ids the provider answers with the rule's error
-    accepted_by: re.Pattern[str]  # model ids known to take the body as it is
-    evidence: str  # a public source for both lists
-
-
-MODEL_DEPENDENT: dict[tuple[str, str], ModelDependence] = {
-    # Live Converse tests per model family, in https://github.com/pydantic/pydantic-ai/pull/6098
-    ("bedrock-converse", "B5"): ModelDependence(
-        rejected_by=re.compile(r"(^|[.:/])(meta\.llama|mistral\.)"),
-        accepted_by=re.compile(r"(^|[.:/])(anthropic\.claude|amazon\.nova|qwen\.)"),
-        evidence="https://github.com/pydantic/pydantic-ai/pull/6098",
-    ),
-    # Opus 4.6+ and Sonnet 4.6+ reject prefill; earlier Claude models continue from it.
-    ("anthropic", "A11"): ModelDependence(
-        rejected_by=re.compile(r"^claude-(opus|sonnet)-(4-[6-9]|[5-9])"),
-        accepted_by=re.compile(r"^claude-(3|(opus|sonnet|haiku)-4-[0-5]\b|haiku)"),
-        evidence="https://github.com/agenticloops-ai/agentic-ai-engineering/issues/43",
-    ),
-}
+__all__ = ["MODEL_DEPENDENT", "ModelDependence", "apply_model", "rule_level"]
 
 
 def rule_level(provider: str, rule: str, model: str | None) -> str | None:

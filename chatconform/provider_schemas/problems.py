@@ -12,9 +12,12 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any, Iterable
 
-from chatconform.providers import PROVIDER_IDS, get_provider
 from chatconform.errors import UnknownProvider
+from chatconform.providers import PROVIDER_IDS, get_provider
 from chatconform.providers import PROVIDERS as PROVIDER_TABLE
+
+__all__ = ["GENERIC_RULE", "MESSAGES_KEY", "PROVIDERS", "Problem", "UnknownProvider", "check_provider",
+           "json_path", "path_tokens", "sort_problems"]
 
 PROVIDERS: tuple[str, ...] = PROVIDER_IDS
 
@@ -24,9 +27,6 @@ MESSAGES_KEY: dict[str, str] = {p.id: p.messages_key for p in PROVIDER_TABLE.val
 # The rule id given to a shape error that no more specific rule covers: "<letter>0" is
 # "the request does not match the provider's published request shape".
 GENERIC_RULE: dict[str, str] = {p.id: p.generic_rule for p in PROVIDER_TABLE.values()}
-
-# Z.ai answers every invalid `messages` shape with the same 1214 error.
-GLM_1214 = "The messages parameter is illegal. Please check the documentation."
 
 
 @dataclass(frozen=True)

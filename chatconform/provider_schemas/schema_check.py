@@ -265,7 +265,8 @@ def _json_type(value: Any) -> str:
         return "boolean"
     if isinstance(value, (int, float)):
         return "number"
-    return {str: "string", list: "array", dict: "object"}.get(type(value), type(value).__name__)
+    names: dict[type, str] = {str: "string", list: "array", dict: "object"}
+    return names.get(type(value), type(value).__name__)
 
 
 def _short(value: Any, limit: int = 60) -> str:
@@ -324,7 +325,7 @@ def _fields(parts: list, finding: _Finding) -> _Fields:
         value=finding.value,
         detail=finding.detail,
     )
-    for name, index in zip("ijk", (p for p in parts if isinstance(p, int))):
+    for name, index in zip("ijk", (p for p in parts if isinstance(p, int)), strict=False):
         fields[name] = index
     return fields
 

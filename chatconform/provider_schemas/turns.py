@@ -225,8 +225,8 @@ def _gemini_turns(body: dict) -> Iterator[Turn]:
     key = "systemInstruction" if "systemInstruction" in body else "system_instruction"
     system = body.get(key)
     if isinstance(system, dict):
-        texts = [p["text"] for p in _dicts(system.get("parts")) if isinstance(p.get("text"), str)]
-        yield from _system_slot(tuple(texts), f"$.{key}")
+        system_texts = [p["text"] for p in _dicts(system.get("parts")) if isinstance(p.get("text"), str)]
+        yield from _system_slot(tuple(system_texts), f"$.{key}")
     names = _Names()
     for i, content in enumerate(_list(body.get("contents"))):
         if not isinstance(content, dict) or content.get("role", "user") not in ("user", "model"):
@@ -267,8 +267,8 @@ def _gemini_turns(body: dict) -> Iterator[Turn]:
 
 def _bedrock_turns(body: dict) -> Iterator[Turn]:
     if isinstance(body.get("system"), list):
-        texts = [b["text"] for b in _dicts(body["system"]) if isinstance(b.get("text"), str)]
-        yield from _system_slot(tuple(texts), "$.system")
+        system_texts = [b["text"] for b in _dicts(body["system"]) if isinstance(b.get("text"), str)]
+        yield from _system_slot(tuple(system_texts), "$.system")
     names = _Names()
     for i, message in enumerate(_list(body.get("messages"))):
         if not isinstance(message, dict) or message.get("role") not in ("user", "assistant"):

@@ -105,9 +105,9 @@ from pydantic_ai.messages import (
     UserPromptPart,
 )
 
+from chatconform.history import ERROR_OUTCOMES
 from chatconform.providers import PROVIDER_IDS, get_provider
 from chatconform.providers import PROVIDERS as PROVIDER_TABLE
-from chatconform.history import ERROR_OUTCOMES
 
 __all__ = [
     "GEMINI_THOUGHT_SIGNATURE_PLACEHOLDER",
@@ -206,9 +206,10 @@ class _CallIds:
     ever ask, so the common history never builds the set."""
 
     def __init__(self, history: Sequence[ModelMessage]) -> None:
-        self.history, self.ids = history, None
+        self.history = history
+        self.ids: set[str] | None = None
 
-    def __contains__(self, call_id: str) -> bool:
+    def __contains__(self, call_id: object) -> bool:
         if self.ids is None:
             self.ids = {part.tool_call_id for message in self.history if isinstance(message, ModelResponse)
                         for part in message.parts if isinstance(part, ToolCallPart)}
@@ -240,7 +241,9 @@ def _result_text(content: Any) -> str:
     return content if isinstance(content, str) else json.dumps(content, ensure_ascii=False)
 
 
-def _b64(data: bytes) -> str:
+def _b64(data: bytes | None) -> str:
+    """An image's bytes as base64 (an :class:`Image` without a URL always holds them)."""
+    assert data is not None
     return base64.b64encode(data).decode("ascii")
 
 
@@ -364,6 +367,7 @@ class PayloadMapper:
         turns: list[Turn] = []
         used: set[str] = set()
         sent_as: dict[str, deque[str]] = {}  # stored id -> wire ids of its calls not yet answered
+        part: Any  # a request part, then a response part
         for message in history:
             if isinstance(message, ModelRequest):
                 current: Turn | None = None
@@ -371,18 +375,19 @@ class PayloadMapper:
                     if isinstance(part, ToolReturnPart):
                         if not self.results_follow_calls and part.tool_call_id in call_ids:
                             queue = sent_as.get(part.tool_call_id)
-                            current = Turn("tool", [self._result(part, queue.popleft() if queue else part.tool_call_id)])
+                            wire = queue.popleft() if queue else part.tool_call_id
+                            current = Turn("tool", [self._result(part, wire)])
                             turns.append(current)
                         continue  # placed after its call (or an orphan: dropped)
                     role = self.part_role(part)
                     if role is None:
                         continue
-                    items = [i for i in self.part_items(part)
-                             if not isinstance(i, Text) or self.keeps_text(i.text)]
+                    kept = [i for i in self.part_items(part)
+                            if not isinstance(i, Text) or self.keeps_text(i.text)]
                     if current is None or current.role != role:
                         current = Turn(role, [])
                         turns.append(current)
-                    current.items.extend(items)
+                    current.items.extend(kept)
             elif isinstance(message, ModelResponse):
                 items: list = []
                 owed: list[Result] = []
@@ -455,7 +460,7 @@ class PayloadMapper:
 
     @staticmethod
     def _kept_apart(previous: Turn, turn: Turn, provider: str) -> bool:
-        if provider != "gemini":
+        if not get_provider(provider).keeps_results_apart:
             return False
         holds_results = [isinstance(item, Result) for item in (previous.items[-1], turn.items[0])]
         return holds_results[0] != holds_results[1]
@@ -472,8 +477,8 @@ class PayloadMapper:
         return self.render_bedrock(system, turns)
 
     def render_openai_style(self, provider: str, system: str | None, turns: list[Turn]) -> dict:
-        mistral = provider == "mistral"
-        fix_id = mistral_tool_call_id if get_provider(provider).short_tool_call_ids else str
+        profile = get_provider(provider)
+        fix_id = mistral_tool_call_id if profile.short_tool_call_ids else str
         messages: list[dict] = []
         if system is not None:
             messages.append({"role": "system", "content": system})
@@ -481,8 +486,8 @@ class PayloadMapper:
             if turn.role == "system":  # only the known-bug fakes leave system turns in place
                 messages.append({"role": "system", "content": "\n\n".join(i.text for i in turn.items)})
             elif turn.role == "user":
-                content = self._openai_user_content(turn.items, mistral)
-                if provider == "qwen-vllm" and isinstance(content, str):
+                content = self._openai_user_content(turn.items, profile.image_url_as_string)
+                if profile.escapes_tool_response_text and isinstance(content, str):
                     content = _not_a_tool_response(content)
                 messages.append({"role": "user", "content": content})
             elif turn.role == "assistant":
@@ -499,17 +504,17 @@ class PayloadMapper:
                 messages.append(message)
             else:
                 for result in turn.items:
-                    content = {"error": result.content} if result.error else result.content
-                    message = {"role": "tool", "tool_call_id": fix_id(result.id), "content": _result_text(content)}
-                    if mistral:
+                    sent = {"error": result.content} if result.error else result.content
+                    message = {"role": "tool", "tool_call_id": fix_id(result.id), "content": _result_text(sent)}
+                    if profile.names_tool_results:
                         message["name"] = result.name
                     messages.append(message)
-        if mistral and len(messages) > 1 and messages[-1]["role"] == "assistant":
+        if profile.marks_prefill and len(messages) > 1 and messages[-1]["role"] == "assistant":
             messages[-1]["prefix"] = True  # a prefill (M2); only the last may say so (M3)
         return {"messages": messages}
 
     @staticmethod
-    def _openai_user_content(items: list, mistral: bool) -> str | list[dict]:
+    def _openai_user_content(items: list, url_as_string: bool) -> str | list[dict]:
         if all(isinstance(item, Text) for item in items):
             return "\n\n".join(item.text for item in items)
         parts: list[dict] = []
@@ -518,11 +523,11 @@ class PayloadMapper:
                 parts.append({"type": "text", "text": item.text})
             else:
                 url = item.url or f"data:{item.media_type};base64,{_b64(item.data)}"
-                parts.append({"type": "image_url", "image_url": url if mistral else {"url": url}})
+                parts.append({"type": "image_url", "image_url": url if url_as_string else {"url": url}})
         return parts
 
     def render_anthropic(self, system: str | None, turns: list[Turn]) -> dict:
-        messages = []
+        messages: list[dict[str, Any]] = []
         for turn in turns:
             blocks: list[dict] = []
             for item in turn.items:

@@ -310,6 +310,10 @@ def _resent_log(rng: random.Random, size: int) -> Iterator[dict]:
                         {"role": "user", "content": f"And in city {rng.randint(1, 500)}?"}]
 
 
+#: The providers whose recorded log can resend the history so far, and the log.
+_RESENT_LOGS = {"openai-chat": _resent_log}
+
+
 def recorded_payloads(seed: int, size: int, *, provider: str = "openai-chat", broken: float = 0.2,
                       resend: bool = False) -> Iterator[dict]:
     """Request bodies as a request log records them, holding ``size`` messages in all.
@@ -325,10 +329,10 @@ def recorded_payloads(seed: int, size: int, *, provider: str = "openai-chat", br
     _fraction("broken", broken)
     if provider not in _BODIES:
         raise ValueError(f"recorded_payloads makes bodies for {', '.join(_BODIES)}, not {provider!r}")
-    if resend and provider != "openai-chat":
+    if resend and provider not in _RESENT_LOGS:
         raise ValueError("resend=True makes openai-chat bodies only")
     rng = random.Random(seed)
-    bodies: Iterable[dict] = _resent_log(rng, size) if resend else (
+    bodies: Iterable[dict] = _RESENT_LOGS[provider](rng, size) if resend else (
         _BODIES[provider](rng, n, broken) for n in range(size + 1))
     total = 0
     for body in bodies:

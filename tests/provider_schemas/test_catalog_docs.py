@@ -11,8 +11,9 @@ import pytest
 
 from chatconform.provider_schemas import PROVIDERS, load_schema, rules
 from chatconform.provider_schemas.catalog import LEFT_OUT, REGENERATE, RULES, markdown
+from chatconform.provider_schemas.problems import GENERIC_RULE
 from chatconform.providers import PROVIDERS as PROVIDER_TABLE
-from chatconform.provider_schemas.problems import GENERIC_RULE, GLM_1214
+from chatconform.providers.glm import GLM_1214
 
 PAGE = Path(__file__).resolve().parents[2] / "docs" / "provider-rules.md"
 RULE_ID = re.compile(r"^[A-Z][0-9]+$")
@@ -39,18 +40,19 @@ def _schema_tags(provider: str) -> dict[str, set[str]]:
     return tags
 
 
-def _rules_tree() -> ast.Module:
-    return ast.parse(Path(rules.__file__).read_text("utf-8"))
+def _rules_trees() -> list[ast.Module]:
+    """The syntax trees of the rules package: each provider's module and the shared one."""
+    return [ast.parse(path.read_text("utf-8")) for path in sorted(Path(rules.__file__).parent.glob("*.py"))]
 
 
 def _sequence_ids() -> set[str]:
-    """Every rule id rules.py passes to ``report.error`` / ``report.warning``.
+    """Every rule id the rules modules pass to ``report.error`` / ``report.warning``.
 
     A literal id is taken as it is; an id held in a variable is one of the rule-id literals of
     the enclosing function (its lookup table).
     """
     ids: set[str] = set()
-    for function in _rules_tree().body:
+    for function in (node for tree in _rules_trees() for node in tree.body):
         if not isinstance(function, ast.FunctionDef):
             continue
         literals = {
@@ -77,9 +79,9 @@ def _sequence_ids() -> set[str]:
 
 
 def _sequence_texts() -> set[str]:
-    """The strings of rules.py, f-strings as templates (``f"x {a}"`` -> ``"x {a}"``), and GLM's 1214."""
+    """The strings of the rules modules, f-strings as templates (``f"x {a}"`` -> ``"x {a}"``), and GLM's 1214."""
     texts = {GLM_1214}
-    for node in ast.walk(_rules_tree()):
+    for node in (node for tree in _rules_trees() for node in ast.walk(tree)):
         if isinstance(node, ast.Constant) and isinstance(node.value, str):
             texts.add(node.value)
         elif isinstance(node, ast.JoinedStr):

@@ -17,10 +17,10 @@ from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, Tool
 
 from chatconform.conformance.contract import Example, Option
 from chatconform.conformance.history_contract import HistoryContract
-from chatconform.history import ERROR_OUTCOMES, and_more, Item, item_label, visible_items
 from chatconform.errors import ERROR, WARNING, ConfigError, NotApplicable, Violation
+from chatconform.history import ERROR_OUTCOMES, Item, and_more, item_label, visible_items
 from chatconform.provider_schemas import turn_view, validate
-from chatconform.providers import PROVIDER_IDS
+from chatconform.providers import PROVIDER_IDS, PROVIDERS, get_provider
 from chatconform.reference.payload import to_payload
 from chatconform.strategies.histories import histories, instructions
 from chatconform.strategies.large import large_history
@@ -106,8 +106,8 @@ class PayloadContract(HistoryContract):
         return to_payload(case.history, provider=variant, instructions=case.instructions)
 
     def bench_variants(self, variants):
-        # The OpenAI-style providers share one renderer: one of them, and each other dialect.
-        return [p for p in variants if p in ("openai-chat", "anthropic", "gemini", "bedrock-converse")] or variants
+        # The providers of one dialect share one renderer: the first of each dialect.
+        return [p for p in variants if p in _DIALECT_FIRSTS] or variants
 
     def large_case(self, size, seed, variant):
         return PayloadCase(large_history(seed, size), instructions="Be concise. (instructions)")
@@ -130,6 +130,21 @@ class PayloadContract(HistoryContract):
 
 
 CONTRACT = PayloadContract()
+
+#: The first provider of each dialect in the table (what the benchmark times).
+_DIALECT_FIRSTS = frozenset({p.dialect: p.id for p in reversed(PROVIDERS.values())}.values())
+
+#: The checks whose level each provider's profile sets (``Provider.check_levels``).
+PROVIDER_LEVELED_CHECKS: list[str] = []
+
+
+def _levels_from_profiles(short: str, default: str = ERROR) -> dict[str, str]:
+    """The providers where check ``short`` weighs other than ``default``, as their
+    profiles set it (the evidence for each level is in the profile)."""
+    check_id = CONTRACT.check_id(short)
+    PROVIDER_LEVELED_CHECKS.append(check_id)
+    levels = {p.id: p.check_levels[check_id].level for p in PROVIDERS.values()}
+    return {provider: level for provider, level in levels.items() if level != default}
 
 
 # -- what the history holds ------------------------------------------------------------------
@@ -220,7 +235,7 @@ def provider_rules(ex: Example) -> None:
     title="at most one system message, and only at index 0",
     rationale="dify PR #39136: instructions spliced after the leading system block; a sort-only "
               "fix (dify PR #39372) still sends two system messages, which Qwen rejects",
-    levels={"openai-chat": WARNING, "mistral": WARNING, "glm": WARNING},
+    levels=_levels_from_profiles("system_first"),
     level_note="OpenAI and hosted Mistral accept several system messages anywhere (Mistral's role order "
                "is provider_rules' M1), GLM has no known rule; Qwen3.5+ on vLLM, an OpenAI-compatible "
                "server, rejects them: 'System message must be at the beginning.'",
@@ -238,7 +253,7 @@ def system_first(ex: Example) -> None:
     title="the first non-system turn is a user turn when the history has user-voiced content",
     rationale="GLM 1214 'The messages parameter is illegal' after compaction: a summary sent as "
               "system left no user message (CLAI provider_bound_summary fix)",
-    levels={"openai-chat": WARNING, "mistral": WARNING, "anthropic": WARNING, "gemini": WARNING},
+    levels=_levels_from_profiles("user_led"),
     level_note="GLM (1214), Qwen on vLLM ('No user query found in messages.') and Bedrock ('A conversation "
                "must start with a user message.') reject a payload that does not lead with a user turn; "
                "OpenAI, Mistral, Anthropic and Gemini answer it",
@@ -324,13 +339,6 @@ def _carried(leaf: str, text: str) -> bool:
             or json.dumps(leaf)[1:-1] in text)
 
 
-#: Where a tool-call id sent twice (each time answered in its own round) is rejected:
-#: Anthropic (and Claude through Bedrock) "tool_use ids must be unique", GLM 1214 (a
-#: duplicate call id, MetaGLM/zhipuai-sdk-python-v4#14), Mistral "Duplicate tool call id"
-#: (mistral-common's V13 validator). OpenAI, vLLM and Gemini pair each round on its own.
-_REUSED_ID_LEVEL = {"anthropic": ERROR, "bedrock-converse": ERROR, "glm": ERROR, "mistral": ERROR}
-
-
 @CONTRACT.check(
     "tool_pairing",
     title="every tool call is answered once, right after it, by its own result; ids are unique",
@@ -364,7 +372,7 @@ def tool_pairing(ex: Example) -> None:
             if call_id in seen_calls:
                 raise Violation(f"tool call id {call_id} is used twice (again at {turn.path})",
                                 expected="a unique id per call (rewrite a reused one)", actual=call_id,
-                                level=_REUSED_ID_LEVEL.get(ex.variant, WARNING))
+                                level=get_provider(ex.variant).reused_call_id.level)
             seen_calls.add(call_id)
             pending[call_id] = turn.path
     if pending:
@@ -596,7 +604,7 @@ def _same_turn(expected, actual) -> bool:
 )
 def matches_reference(ex: Example) -> None:
     expected, actual = turn_view(ex.reference, ex.variant), _turns(ex)
-    differ = next((i for i, (a, b) in enumerate(zip(expected, actual)) if not _same_turn(a, b)), None)
+    differ = next((i for i, (a, b) in enumerate(zip(expected, actual, strict=False)) if not _same_turn(a, b)), None)
     if differ is None and len(expected) != len(actual):
         differ = min(len(expected), len(actual))
     if differ is not None:

@@ -1,0 +1,219 @@
+"""Anthropic Messages: turn order (A4, A5), tool_use/tool_result pairing (A8, A9), the last message (A10, A11)."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from .common import (
+    ALTERNATION_NEXT_ROLES,
+    BOTH,
+    SCHEMA,
+    SEQUENCE,
+    ModelDependence,
+    PendingCalls,
+    Report,
+    RuleInfo,
+    as_list,
+    as_str,
+    role_of,
+    rules,
+)
+
+A2 = "messages.{i}.role: Input should be 'user' or 'assistant'"
+# Only these models accept role "system" inside messages (mid-conversation system blocks).
+SYSTEM_ROLE_MODELS = ("claude-opus-4-8",)
+A4 = 'messages: roles must alternate between "user" and "assistant", but found multiple "{role}" roles in a row'
+A5 = 'messages: first message must use the "user" role'
+A6 = "messages.{i}: all messages must have non-empty content except for the optional final assistant message"
+A8 = (
+    "messages.{i}.content.{j}: unexpected `tool_use_id` found in `tool_result` blocks: {id}. "
+    "Each `tool_result` block must have a corresponding `tool_use` block in the previous message."
+)
+A9 = (
+    "messages.{i}: `tool_use` ids were found without `tool_result` blocks immediately after: {ids}. "
+    "Each `tool_use` block must have a corresponding `tool_result` block in the next message."
+)
+A10 = "messages: final assistant content cannot end with trailing whitespace"
+A11 = "This model does not support assistant message prefill. The conversation must end with a user message."
+
+
+def _blocks(message: dict, i: int) -> list[tuple[int, int | None, Any]]:
+    """(message index, block index, block) of a message; string content is one text block."""
+    content = message.get("content")
+    if isinstance(content, str):
+        return [(i, None, {"type": "text", "text": content})]
+    return [(i, j, block) for j, block in enumerate(as_list(content))]
+
+
+def _block_type(block: Any) -> str | None:
+    return as_str(block.get("type")) if isinstance(block, dict) else None
+
+
+def _report_a9(pending: PendingCalls, report: Report) -> None:
+    missing = pending.unanswered()
+    if missing:
+        i = pending.opened[missing[0]]
+        report.error("A9", ["messages", i], A9.format(i=i, ids=", ".join(missing)))
+
+
+def check(body: dict, report: Report) -> None:
+    messages = as_list(body.get("messages"))
+    last = len(messages) - 1
+
+    first_role = role_of(messages[0]) if messages else None
+    if first_role is not None and first_role != "user":
+        report.warning("A5", ["messages", 0, "role"], A5)
+
+    # Consecutive same-role messages are combined by the API (A4: a warning); the pairing
+    # rules then apply to the combined turns.
+    turns: list[tuple[str, list[tuple[int, int | None, Any]]]] = []
+    for i, message in enumerate(messages):
+        role = role_of(message)
+        if role is None:
+            continue
+        previous = turns[-1][0] if turns else None
+        allowed = ALTERNATION_NEXT_ROLES.get(previous or "")
+        if allowed is not None and role in ALTERNATION_NEXT_ROLES and role not in allowed:
+            report.warning("A4", ["messages", i, "role"], A4.format(role=role))
+            turns[-1][1].extend(_blocks(message, i))
+        else:
+            turns.append((role, _blocks(message, i)))
+
+    for i, message in enumerate(messages):  # A6, the assistant half (user half: schema)
+        if i != last and role_of(message) == "assistant" and message.get("content") in ("", []):
+            report.error("A6", ["messages", i, "content"], A6.format(i=i))
+
+    # A8/A9: an assistant turn opens its tool_use ids; the next turn must start with a
+    # tool_result for each (results after another block do not count), and may hold no result
+    # for an id the previous turn did not open.
+    pending = PendingCalls()
+    for role, blocks in turns:
+        if role == "user":
+            leading = True
+            for i, j, block in blocks:
+                if _block_type(block) != "tool_result":
+                    leading = False
+                    continue
+                call_id = as_str(block.get("tool_use_id"))
+                if call_id is None:
+                    continue
+                if call_id not in pending.opened:
+                    report.error("A8", ["messages", i, "content", j], A8.format(i=i, j=j, id=call_id))
+                elif leading:
+                    pending.answer(call_id)
+        _report_a9(pending, report)
+        pending = PendingCalls()
+        if role == "assistant":
+            for i, _, block in blocks:
+                call_id = as_str(block.get("id")) if _block_type(block) == "tool_use" else None
+                if call_id is not None:
+                    pending.opened.setdefault(call_id, i)
+    _report_a9(pending, report)
+
+    model = as_str(body.get("model")) or ""
+    if not model.startswith(SYSTEM_ROLE_MODELS):  # A2, the model-gated half (the enum is schema)
+        for i, message in enumerate(messages):
+            if role_of(message) == "system":
+                report.error("A2", ["messages", i, "role"], A2.format(i=i))
+
+    if last >= 0 and role_of(messages[last]) == "assistant":  # A11: its level depends on the model
+        report.error("A11", ["messages", last, "role"], A11)
+
+    if last >= 0 and role_of(messages[last]) == "assistant":  # A10
+        content = messages[last].get("content")
+        if isinstance(content, str) and content[-1:].isspace():
+            report.error("A10", ["messages", last, "content"], A10)
+        elif isinstance(content, list) and content:
+            block = content[-1]
+            text = as_str(block.get("text")) if _block_type(block) == "text" else None
+            if text and text[-1].isspace():
+                report.error("A10", ["messages", last, "content", len(content) - 1, "text"], A10)
+
+
+_ANTHROPIC_SDK = "https://github.com/anthropics/anthropic-sdk-python/blob/main/src/anthropic/types/"
+
+CATALOG = rules(
+    RuleInfo(
+        "A0", "request shape (anthropic-sdk MessageCreateParams)", SCHEMA,
+        "{loc}: {detail}", _ANTHROPIC_SDK + "message_create_params.py", text="synthesized",
+    ),
+    RuleInfo(
+        "A1", "system is a string or a list of text blocks", SCHEMA,
+        "{loc}: {detail}", _ANTHROPIC_SDK + "message_create_params.py", text="synthesized",
+    ),
+    RuleInfo(
+        "A2", "roles are user and assistant (system only for claude-opus-4-8)", BOTH,
+        "messages.{i}.role: Input should be 'user' or 'assistant'",
+        "https://platform.claude.com/docs/en/build-with-claude/mid-conversation-system-messages",
+        text="adapted",
+    ),
+    RuleInfo(
+        "A4", "consecutive same-role messages are combined", SEQUENCE,
+        'messages: roles must alternate between "user" and "assistant", but found multiple "{role}" roles in a row',
+        "https://github.com/etkecc/baibot/issues/13", severity="warning",
+    ),
+    RuleInfo(
+        "A5", "the first message is a user message", SEQUENCE,
+        'messages: first message must use the "user" role',
+        "https://github.com/langchain4j/langchain4j/issues/940", severity="warning",
+    ),
+    RuleInfo(
+        "A6", "non-empty content except an optional final assistant message", BOTH,
+        "messages.{i}: all messages must have non-empty content except for the optional final assistant message",
+        "https://github.com/anthropics/claude-code/issues/3196",
+    ),
+    RuleInfo(
+        "A7", "text blocks contain non-whitespace text", SCHEMA,
+        "messages: text content blocks must contain non-whitespace text",
+        "https://github.com/anthropics/claude-code/issues/23369",
+    ),
+    RuleInfo(
+        "A8", "a tool_result answers a tool_use of the previous message", SEQUENCE,
+        "messages.{i}.content.{j}: unexpected `tool_use_id` found in `tool_result` blocks: {id}. "
+        "Each `tool_result` block must have a corresponding `tool_use` block in the previous message.",
+        "https://github.com/anthropics/claude-code/issues/13460",
+    ),
+    RuleInfo(
+        "A9", "every tool_use is answered by tool_result blocks at the start of the next message", SEQUENCE,
+        "messages.{i}: `tool_use` ids were found without `tool_result` blocks immediately after: {ids}. "
+        "Each `tool_use` block must have a corresponding `tool_result` block in the next message.",
+        "https://github.com/anthropics/claude-code/issues/1237",
+    ),
+    RuleInfo(
+        "A10", "a final assistant message does not end in whitespace", SEQUENCE,
+        "messages: final assistant content cannot end with trailing whitespace",
+        "https://github.com/tailcallhq/forgecode/issues/1872",
+    ),
+    RuleInfo(
+        "A11", "Opus 4.6+ and Sonnet 4.6+ reject a final assistant message (prefill); earlier models "
+        "continue from it", SEQUENCE,
+        "This model does not support assistant message prefill. The conversation must end with a user message.",
+        "https://github.com/agenticloops-ai/agentic-ai-engineering/issues/43",
+    ),
+    RuleInfo(
+        "A12", "at most 100,000 messages", SCHEMA,
+        "There is a limit of 100,000 messages in a single request.", _ANTHROPIC_SDK + "message_create_params.py",
+    ),
+    RuleInfo(
+        "A13", "content block types and shapes; tool ids ^[a-zA-Z0-9_-]+$", SCHEMA,
+        "{loc}: {detail}", _ANTHROPIC_SDK + "message_param.py", text="synthesized",
+    ),
+    RuleInfo(
+        "A14", "a complete request (it names its model) sets max_tokens", SCHEMA,
+        "max_tokens: Field required", _ANTHROPIC_SDK + "message_create_params.py", text="synthesized",
+    ),
+)
+
+LEFT_OUT: dict[str, str] = {
+    "A3": "placement of mid-conversation system messages (Opus 4.8 only); error text not captured",
+}
+
+MODEL_DEPENDENT: dict[str, ModelDependence] = {
+    # Opus 4.6+ and Sonnet 4.6+ reject prefill; earlier Claude models continue from it.
+    "A11": ModelDependence(
+        rejected_by=re.compile(r"^claude-(opus|sonnet)-(4-[6-9]|[5-9])"),
+        accepted_by=re.compile(r"^claude-(3|(opus|sonnet|haiku)-4-[0-5]\b|haiku)"),
+        evidence="https://github.com/agenticloops-ai/agentic-ai-engineering/issues/43",
+    ),
+}

@@ -1,0 +1,158 @@
+"""The machinery every provider's rules module shares: defensive readers, the report, the
+pending-tool-id tracker, strict alternation, OpenAI's tool pairing, and the catalog records.
+
+Every check reads the body defensively: the schema has already reported malformed shapes, so
+a message or block that cannot be read is skipped here, never raised on."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from ..problems import Problem, json_path
+
+# --- defensive readers -------------------------------------------------------------------
+
+
+def as_list(value: Any) -> list:
+    return value if isinstance(value, list) else []
+
+
+def as_dict(value: Any) -> dict:
+    return value if isinstance(value, dict) else {}
+
+
+def as_str(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def role_of(message: Any) -> str | None:
+    return as_str(message.get("role")) if isinstance(message, dict) else None
+
+
+def alias(mapping: dict, camel: str, snake: str) -> Any:
+    """Gemini REST parses both the camelCase and the proto snake_case field name."""
+    value = mapping.get(camel)
+    return mapping.get(snake) if value is None else value
+
+
+class Report:
+    """Collects the sequence problems of one body for one provider."""
+
+    def __init__(self, provider: str) -> None:
+        self.provider = provider
+        self.problems: list[Problem] = []
+
+    def error(self, rule: str, parts: list, message: str) -> None:
+        self.problems.append(Problem(rule, json_path(parts), message, self.provider, "error", source="sequence"))
+
+    def warning(self, rule: str, parts: list, message: str) -> None:
+        self.problems.append(Problem(rule, json_path(parts), message, self.provider, "warning", source="sequence"))
+
+
+# Strict user/assistant alternation: required by Bedrock Converse (B3, tool results travel in
+# user turns); Anthropic combines a run of same-role turns instead, so there it is a warning (A4).
+ALTERNATION_NEXT_ROLES: dict[str, frozenset[str]] = {
+    "user": frozenset({"assistant"}),
+    "assistant": frozenset({"user"}),
+}
+
+
+# --- primitive 2: the pending-tool-id tracker --------------------------------------------
+
+
+class PendingCalls:
+    """The tool-call ids one assistant turn opened (each with the index of the message that
+    opened it) and which of them were answered."""
+
+    __slots__ = ("opened", "answered")
+
+    def __init__(self, opened: dict[str, int] | None = None) -> None:
+        self.opened: dict[str, int] = opened or {}
+        self.answered: set[str] = set()
+
+    @classmethod
+    def at(cls, index: int, ids: list[str]) -> PendingCalls:
+        return cls(dict.fromkeys(ids, index))
+
+    def answer(self, call_id: str) -> str:
+        """Close ``call_id``: "ok", "unknown" (never opened) or "duplicate" (closed before)."""
+        if call_id not in self.opened:
+            return "unknown"
+        if call_id in self.answered:
+            return "duplicate"
+        self.answered.add(call_id)
+        return "ok"
+
+    def unanswered(self) -> list[str]:
+        return [call_id for call_id in self.opened if call_id not in self.answered]
+
+
+def openai_call_ids(message: dict) -> list[str]:
+    return [c["id"] for c in as_list(message.get("tool_calls")) if isinstance(c, dict) and isinstance(c.get("id"), str)]
+
+
+def tool_pairing(messages: list, on_problem: Callable[[str, list, str], None], *, duplicates: bool) -> None:
+    """OpenAI's pairing: tool messages directly after the assistant turn that called them.
+
+    ``on_problem(kind, parts, detail)`` receives kind O7/O8/O9/"duplicate" so OpenAI and GLM
+    can report the same findings under their own rule ids and texts.
+    """
+    pending: PendingCalls | None = None
+    opened_at = 0
+    for i, message in enumerate(messages):
+        role = role_of(message)
+        if role is None:
+            continue
+        if role == "tool":
+            if pending is None:
+                on_problem("O7", ["messages", i, "role"], "")
+                continue
+            call_id = as_str(message.get("tool_call_id"))
+            if call_id is None:
+                continue  # the schema reports the missing id
+            status = pending.answer(call_id)
+            if status == "unknown":
+                on_problem("O9", ["messages", i, "tool_call_id"], call_id)
+            elif status == "duplicate" and duplicates:
+                on_problem("duplicate", ["messages", i, "tool_call_id"], call_id)
+            continue
+        if pending is not None and pending.unanswered():
+            on_problem("O8", ["messages", opened_at, "tool_calls"], ", ".join(pending.unanswered()))
+        pending = None
+        if role == "assistant" and as_list(message.get("tool_calls")):
+            ids = openai_call_ids(message)
+            if duplicates and len(set(ids)) != len(ids):
+                on_problem("duplicate", ["messages", i, "tool_calls"], "")
+            pending, opened_at = PendingCalls.at(i, ids), i
+    if pending is not None and pending.unanswered():
+        on_problem("O8", ["messages", opened_at, "tool_calls"], ", ".join(pending.unanswered()))
+
+
+# --- the catalog records
+
+#: Where a rule is checked (``RuleInfo.check``): the JSON Schema, the rules module, or both.
+SCHEMA, SEQUENCE, BOTH = "schema", "sequence", "schema+sequence"
+
+
+@dataclass(frozen=True)
+class RuleInfo:
+    id: str
+    summary: str
+    check: str  # "schema", "sequence" or both ("schema+sequence")
+    error: str  # the error text reported for the rule (a template: "{i}" = a message index, ...)
+    source: str  # public evidence: provider docs, validator or SDK source, an issue or PR
+    severity: str = "error"
+    text: str = "verbatim"
+
+
+def rules(*infos: RuleInfo) -> dict[str, RuleInfo]:
+    return {info.id: info for info in infos}
+
+
+@dataclass(frozen=True)
+class ModelDependence:
+    rejected_by: re.Pattern[str]  # model ids the provider answers with the rule's error
+    accepted_by: re.Pattern[str]  # model ids known to take the body as it is
+    evidence: str  # a public source for both lists

@@ -1,0 +1,24 @@
+"""Anthropic Messages API: system text in its own slot, same-role turns combined."""
+
+from chatconform.errors import ERROR, WARNING
+
+from .profile import CheckLevel, Provider
+
+PROFILE = Provider(
+    id="anthropic",
+    order=50,
+    title="Anthropic Messages API",
+    docs="https://platform.claude.com/docs/en/api/messages",
+    rule_prefix="A",
+    dialect="anthropic",
+    messages_key="messages",
+    system_slot="system",
+    merges_turns=True,
+    check_levels={
+        "payload.system_first": CheckLevel(
+            ERROR, "roles inside messages are user and assistant; system text goes in `system`", rule="A2"),
+        "payload.user_led": CheckLevel(
+            WARNING, "answers a payload that does not lead with a user turn (A5 is a warning)"),
+    },
+    reused_call_id=CheckLevel(ERROR, "'tool_use ids must be unique'"),
+)

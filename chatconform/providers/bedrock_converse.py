@@ -1,0 +1,25 @@
+"""AWS Bedrock Converse: strict user/assistant alternation, tool results in user turns."""
+
+from chatconform.errors import ERROR
+
+from .profile import CheckLevel, Provider
+
+PROFILE = Provider(
+    id="bedrock-converse",
+    order=70,
+    title="AWS Bedrock Converse",
+    docs="https://docs.aws.amazon.com/bedrock/latest/APIReference/API_runtime_Converse.html",
+    rule_prefix="B",
+    dialect="bedrock",
+    messages_key="messages",
+    system_slot="system",
+    merges_turns=True,
+    requires_alternation=True,
+    bridges_tool_to_user=True,
+    check_levels={
+        "payload.system_first": CheckLevel(
+            ERROR, "roles are user and assistant; system text goes in `system`", rule="B1"),
+        "payload.user_led": CheckLevel(ERROR, "'A conversation must start with a user message.'", rule="B2"),
+    },
+    reused_call_id=CheckLevel(ERROR, "Claude through Bedrock: 'tool_use ids must be unique'"),
+)

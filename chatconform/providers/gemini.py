@@ -1,0 +1,24 @@
+"""Google Gemini generateContent: ``contents`` of user and model turns, ``systemInstruction``."""
+
+from chatconform.errors import ERROR, WARNING
+
+from .profile import CheckLevel, Provider
+
+PROFILE = Provider(
+    id="gemini",
+    order=60,
+    title="Google Gemini generateContent",
+    docs="https://ai.google.dev/api/generate-content",
+    rule_prefix="G",
+    dialect="gemini",
+    messages_key="contents",
+    system_slot="systemInstruction",
+    merges_turns=True,
+    keeps_results_apart=True,
+    check_levels={
+        "payload.system_first": CheckLevel(
+            ERROR, "roles are user and model; system text goes in `systemInstruction`", rule="G3"),
+        "payload.user_led": CheckLevel(WARNING, "answers a payload that does not lead with a user turn"),
+    },
+    reused_call_id=CheckLevel(WARNING, "pairs each function-call turn with the turn right after it"),
+)

@@ -1,0 +1,29 @@
+"""Z.ai / Zhipu GLM: the OpenAI dialect, every invalid body answered with error 1214."""
+
+from chatconform.errors import ERROR, WARNING
+
+from .profile import CheckLevel, Provider
+
+#: Z.ai answers every invalid ``messages`` shape with the same 1214 error.
+GLM_1214 = "The messages parameter is illegal. Please check the documentation."
+
+PROFILE = Provider(
+    id="glm",
+    order=30,
+    title="Z.ai / Zhipu GLM chat completions",
+    docs="https://docs.z.ai/api-reference/llm/chat-completion",
+    rule_prefix="Z",
+    dialect="openai",
+    messages_key="messages",
+    system_slot=None,
+    blanket_error=GLM_1214,
+    check_levels={
+        "payload.system_first": CheckLevel(WARNING, "no known GLM rule on where system messages go"),
+        "payload.user_led": CheckLevel(
+            ERROR, "1214 after compaction sent the summary as system and left no user message "
+                   "(https://github.com/HKUDS/nanobot/pull/3086)", rule="Z1"),
+    },
+    reused_call_id=CheckLevel(
+        ERROR, "1214 on a duplicate call id (https://github.com/MetaGLM/zhipuai-sdk-python-v4/issues/14)",
+        rule="Z2"),
+)

@@ -1,0 +1,29 @@
+"""Mistral chat completions (hosted API): the OpenAI dialect with Mistral's validator."""
+
+from chatconform.errors import ERROR, WARNING
+
+from .profile import CheckLevel, Provider
+
+PROFILE = Provider(
+    id="mistral",
+    order=40,
+    title="Mistral chat completions",
+    docs="https://docs.mistral.ai/api/",
+    rule_prefix="M",
+    dialect="openai",
+    messages_key="messages",
+    system_slot=None,
+    bridges_tool_to_user=True,
+    short_tool_call_ids=True,
+    names_tool_results=True,
+    marks_prefill=True,
+    image_url_as_string=True,
+    check_levels={
+        "payload.system_first": CheckLevel(
+            WARNING, "the hosted API accepts several system messages anywhere; its role order is "
+                     "provider_rules' M1"),
+        "payload.user_led": CheckLevel(WARNING, "answers a payload that does not lead with a user turn"),
+    },
+    reused_call_id=CheckLevel(
+        ERROR, "'Duplicate tool call id' (mistral-common's V13 validator)", rule="M5"),
+)

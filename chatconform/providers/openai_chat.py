@@ -1,0 +1,21 @@
+"""OpenAI Chat Completions: the OpenAI dialect as OpenAI itself serves it."""
+
+from chatconform.errors import WARNING
+
+from .profile import CheckLevel, Provider
+
+PROFILE = Provider(
+    id="openai-chat",
+    order=10,
+    title="OpenAI Chat Completions",
+    docs="https://platform.openai.com/docs/api-reference/chat/create",
+    rule_prefix="O",
+    dialect="openai",
+    messages_key="messages",
+    system_slot=None,
+    check_levels={
+        "payload.system_first": CheckLevel(WARNING, "accepts several system messages anywhere"),
+        "payload.user_led": CheckLevel(WARNING, "answers a payload that does not lead with a user turn"),
+    },
+    reused_call_id=CheckLevel(WARNING, "pairs each round's tool messages with that round's calls"),
+)

@@ -1,0 +1,97 @@
+"""The provider profile: every fact chatconform needs about one provider, as typed fields.
+
+A provider is a dialect (the shape of the request body) plus that provider's own rules and
+quirks: Qwen on vLLM and GLM speak the OpenAI dialect with stricter rules, so they are
+providers of their own. The reference mapper, ``provider_schemas``, the checks, the fakes and
+the adapters read these fields instead of comparing provider ids. ``docs/provider-rules.md``
+lists every rule id cited here with its evidence.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Literal
+
+from chatconform.errors import LEVELS
+
+Dialect = Literal["openai", "anthropic", "gemini", "bedrock"]
+
+
+@dataclass(frozen=True)
+class CheckLevel:
+    """How much one failure weighs on one provider, and on what evidence."""
+
+    #: ``"error"`` (the provider rejects the body) or ``"warning"`` (it accepts it).
+    level: str
+    #: Why: what the provider does with such a body, in a few words.
+    evidence: str
+    #: The rule of docs/provider-rules.md behind a rejection, when there is one.
+    rule: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.level not in LEVELS:
+            raise ValueError(f"unknown level {self.level!r}; one of {', '.join(LEVELS)}")
+
+
+@dataclass(frozen=True, kw_only=True)
+class Provider:
+    """What chatconform needs to know about one provider's request body."""
+
+    #: The provider id users pass (``--provider``, ``to_payload(provider=...)``).
+    id: str
+    #: Where the provider comes in the table, so reports list providers in one fixed order.
+    order: int
+    #: What the id stands for, for people.
+    title: str
+    #: Where the provider documents its request body.
+    docs: str
+    #: Letter of its rule ids (``Q3``); ``<prefix>0`` is its generic request-shape rule.
+    rule_prefix: str
+    #: The shape of the request body, shared by every provider that speaks it.
+    dialect: Dialect
+    #: The body key holding the conversation (a bare JSON array is read as its value).
+    messages_key: str
+    #: Where system text goes: None for a ``system`` message inside the messages, else
+    #: the top-level key of the provider's system slot.
+    system_slot: str | None
+    #: Consecutive same-role turns are merged (required by strict alternation, or harmless
+    #: because the provider combines them anyway).
+    merges_turns: bool = False
+    #: Two user (or two assistant) turns in a row are rejected, not combined (Bedrock B3).
+    requires_alternation: bool = False
+    #: A turn holding tool results is never merged with a turn holding other content: the
+    #: provider reads such a mixed turn otherwise (Gemini G11).
+    keeps_results_apart: bool = False
+    #: Tool results followed directly by user text need an assistant turn between them:
+    #: the provider rejects ``tool -> user`` and has no other faithful encoding.
+    bridges_tool_to_user: bool = False
+    #: Tool-call ids must be exactly 9 ``[a-zA-Z0-9]`` characters (Mistral M6).
+    short_tool_call_ids: bool = False
+    #: A tool message names the tool it answers (``name`` beside ``tool_call_id``).
+    names_tool_results: bool = False
+    #: A final assistant message is marked ``prefix: true`` to be taken as a prefill (Mistral M2).
+    marks_prefill: bool = False
+    #: An ``image_url`` part holds the URL string itself, not ``{"url": ...}``.
+    image_url_as_string: bool = False
+    #: User text that is only a ``<tool_response>`` wrapper is escaped: the provider's chat
+    #: template would read it as a tool result (Qwen Q2).
+    escapes_tool_response_text: bool = False
+    #: The one error text the provider answers every invalid body with (GLM's 1214), used
+    #: for problems no rule of its own describes; None: the package's own wording.
+    blanket_error: str | None = None
+    #: The level of each payload check whose level depends on the provider, by check id
+    #: (``payload.system_first``), with the evidence for it.
+    check_levels: Mapping[str, CheckLevel]
+    #: The level of a tool-call id sent twice, each time answered in its own round.
+    reused_call_id: CheckLevel
+
+    @property
+    def generic_rule(self) -> str:
+        """The rule id of a shape error no more specific rule covers."""
+        return f"{self.rule_prefix}0"
+
+    @property
+    def module_name(self) -> str:
+        """The name of the provider's profile module and of its rules module."""
+        return self.id.replace("-", "_")
