@@ -106,6 +106,9 @@ def _parser() -> argparse.ArgumentParser:
                           "summary and diff merge the N reports")
     run.add_argument("--report", metavar="FILE.jsonl",
                      help="write a JSON-lines report (checked writable before the run)")
+    run.add_argument("--junit-xml", metavar="FILE.xml",
+                     help="also write a JUnit XML file, one test case per (implementation, check), for CI "
+                          "test reports (checked writable before the run)")
     run.add_argument("--strict", action="store_true",
                      help="exit 1 on warning-level findings too (portability hazards, advice)")
     run.add_argument("--verbose", "-v", action="store_true",
@@ -189,11 +192,13 @@ def cmd_run(args, out: Console, err: Console) -> int:
     from chatconform.conformance import discovery, engine, report
     from chatconform.conformance.guard import DEFAULT_TIMEOUT
     from chatconform.conformance.profiles import get_profile
-    from chatconform.conformance.reporters import JsonlReporter, SavedFailures, TerminalReporter
+    from chatconform.conformance.reporters import JsonlReporter, JunitReporter, SavedFailures, TerminalReporter
 
     profile = get_profile(args.profile, examples=args.examples)
     if args.report:
         report.check_writable(args.report)  # fail now, not after a long run
+    if args.junit_xml:
+        report.check_writable(args.junit_xml, "the JUnit XML")
     selection = engine.select(args.contract, args.check)
     if args.impl:
         impls = [discovery.load(spec) for spec in args.impl]
@@ -206,6 +211,8 @@ def cmd_run(args, out: Console, err: Console) -> int:
         impl.select("providers", set(args.provider))
     # The files last: they are written after the results are shown, so a late write error loses nothing.
     handlers = [SavedFailures(), TerminalReporter(out, err, verbose=args.verbose, providers=args.provider)]
+    if args.junit_xml:
+        handlers.append(JunitReporter(args.junit_xml, strict=args.strict))
     if args.report:
         handlers.append(JsonlReporter(args.report, version=_version(), providers=args.provider))
     outcome = engine.run(impls, selection, profile, seed=args.seed, timeout=args.timeout or DEFAULT_TIMEOUT,

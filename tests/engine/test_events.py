@@ -1,11 +1,12 @@
 """The engine's events and the reporters that handle them: a handler hears a run in order,
 worker processes forward what their searches emit, and each output format is a reporter
-(the terminal, the JSON-lines report)."""
+(the terminal, the JSON-lines report, JUnit XML)."""
 
 from __future__ import annotations
 
 import json
 import re
+import xml.etree.ElementTree as ET
 from collections import Counter
 
 import pytest
@@ -20,6 +21,7 @@ from chatconform.conformance.engine import (
     SearchStarted,
 )
 from chatconform.conformance.profiles import get_profile
+from chatconform.fakes.trim import KeepLastN
 
 FAKE = "chatconform.fakes.trim:KeepLastN"
 QUICK = ("--examples", "20")
@@ -91,3 +93,45 @@ def test_the_terminal_and_the_report_are_the_same_with_workers(capsys, tmp_path)
     assert out.rstrip().endswith("report: r.jsonl")
     assert f"{counts['pass']} pass, {counts['fail']} fail in <s>" in out
     assert len(results) == sum(counts.values())
+
+
+def test_junit_xml_has_one_testcase_per_verdict_and_a_failure_per_failing_check(tmp_path):
+    assert main(["run", "--impl", "reference", "--impl", FAKE, "--contract", "trim", *QUICK,
+                 "--report", "r.jsonl", "--junit-xml", "j.xml"]) == 1
+    results = [r for r in map(json.loads, (tmp_path / "r.jsonl").read_text().splitlines()) if r["type"] == "result"]
+    root = ET.parse(tmp_path / "j.xml").getroot()
+    assert root.tag == "testsuites"
+    cases = root.findall("./testsuite/testcase")
+    assert [(c.get("classname"), c.get("name")) for c in cases] == [(r["implementation"], r["check"]) for r in results]
+    by_id = {(c.get("classname"), c.get("name")): c for c in cases}
+    failing = {r["check"] for r in results if r["status"] == "fail"}
+    assert set(KeepLastN.violates) <= failing
+    for result in results:
+        case = by_id[(result["implementation"], result["check"])]
+        failure = case.find("failure")
+        if result["status"] == "fail":
+            assert failure is not None and failure.get("message") == result["message"]
+            assert f"FAIL {result['check']}" in failure.text and "regression test" in failure.text
+        else:
+            assert result["status"] == "pass" and len(case) == 0
+    assert root.get("tests") == str(len(results)) and root.get("failures") == str(len(failing))
+    assert [s.get("name") for s in root.findall("testsuite")] == ["reference", "fake-keep-last-n"]
+    assert root.find("./testsuite[@name='reference']").get("failures") == "0"
+
+
+def test_junit_xml_maps_errors_skips_and_warnings():
+    from chatconform.conformance.engine import Verdict
+    from chatconform.conformance.reporters import JunitReporter
+    from chatconform.conformance.status import Status
+
+    verdicts = [Verdict("x", "x", "trim", "trim.no_crash", Status.ERROR, "the check itself raised"),
+                Verdict("x", "x", "trim", "trim.user_led", Status.SKIP, "x has no trim()"),
+                Verdict("x", "x", "trim", "trim.keeps_latest", Status.XFAIL, "expected failure: known"),
+                Verdict("x", "x", "trim", "trim.within_budget", Status.NOT_EVALUATED, "not evaluated: \x00"),
+                Verdict("x", "x", "trim", "trim.pairs_intact", Status.WARN, "a hazard")]
+    for strict, warned in ((False, "system-out"), (True, "failure")):
+        document = JunitReporter("j.xml", strict=strict).document(verdicts, 1.0)
+        root = ET.fromstring(ET.tostring(document.getroot()))  # it parses, the NUL escaped
+        kinds = [[child.tag for child in case] for case in root.iter("testcase")]
+        assert kinds == [["error"], ["skipped"], ["skipped"], ["failure"], [warned]]
+        assert (root.get("errors"), root.get("skipped"), root.get("failures")) == ("1", "2", str(1 + strict))

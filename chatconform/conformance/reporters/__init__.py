@@ -9,9 +9,10 @@ engine does not change.
 """
 
 from chatconform.conformance.reporters.jsonl import JsonlReporter
+from chatconform.conformance.reporters.junit import JunitReporter
 from chatconform.conformance.reporters.markdown import markdown
 from chatconform.conformance.reporters.saved import SavedFailures
 from chatconform.conformance.reporters.terminal import BenchProgress, TerminalReporter, print_matrix
 
-__all__ = ["BenchProgress", "JsonlReporter", "SavedFailures", "TerminalReporter", "markdown",
+__all__ = ["BenchProgress", "JsonlReporter", "JunitReporter", "SavedFailures", "TerminalReporter", "markdown",
            "print_matrix"]
