@@ -15,9 +15,6 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-import time
-from datetime import datetime, timezone
-from typing import Any
 
 from rich.console import Console
 from rich.table import Table
@@ -109,6 +106,9 @@ def _parser() -> argparse.ArgumentParser:
                           "summary and diff merge the N reports")
     run.add_argument("--report", metavar="FILE.jsonl",
                      help="write a JSON-lines report (checked writable before the run)")
+    run.add_argument("--junit-xml", metavar="FILE.xml",
+                     help="also write a JUnit XML file, one test case per (implementation, check), for CI "
+                          "test reports (checked writable before the run)")
     run.add_argument("--strict", action="store_true",
                      help="exit 1 on warning-level findings too (portability hazards, advice)")
     run.add_argument("--verbose", "-v", action="store_true",
@@ -187,75 +187,18 @@ def _parser() -> argparse.ArgumentParser:
 
 # -- run ---------------------------------------------------------------------------------------
 
-class _Progress:
-    """One line per finished search; on a terminal, a live line saying what is running (with
-    a counter of examples for a search in this process)."""
-
-    def __init__(self, err: Console, total: int = 0):
-        self.err = err
-        self.status = None
-        self.running: dict[str, int] = {}  # label -> examples so far (counted in this process only)
-        self.total, self.done = total, 0
-
-    def _label(self, info: dict) -> str:
-        variant = f" [{info['variant']}]" if info["variant"] else ""
-        return f"{info['impl'].name} · {info['contract'].name}{variant}"
-
-    def _show(self) -> None:
-        if not self.err.is_terminal:
-            return
-        if not self.running:
-            if self.status is not None:
-                self.status.stop()
-                self.status = None
-            return
-        text = "; ".join(f"{label}: {n} examples" if n else label for label, n in self.running.items())
-        if self.total > 1:
-            text = f"[{self.done}/{self.total}] {text}"
-        if self.status is None:
-            self.status = self.err.status(Text(text))
-            self.status.start()
-        else:
-            self.status.update(Text(text))
-
-    def __call__(self, event: str, **info: Any) -> None:
-        if event == "start":
-            self.running[self._label(info)] = 0
-            self._show()
-        elif event == "example":
-            label = next(iter(self.running), None)  # a serial run has one search at a time
-            if label is not None:
-                self.running[label] += 1
-                if self.running[label] % 10 == 0:
-                    self._show()
-        elif event == "end":
-            label = self._label(info)
-            self.running.pop(label, None)
-            self.done += 1
-            if self.status is not None:
-                self.status.stop()  # the finished line prints above, then the live line comes back
-                self.status = None
-            result = info["result"]
-            failing = len(result.failures) + (result.hung is not None)
-            note = (f"{failing} failing", "red") if failing else ("ok", "green")
-            if result.aborted:
-                note = ("stopped", "magenta")
-            self.err.print(Text.assemble(f"  {label}: {result.examples} examples, "
-                                         f"{info['seconds']:.1f}s, ", note))
-            self._show()
-
-    def planned(self, units: int) -> None:
-        self.total = units
-
-
 def cmd_run(args, out: Console, err: Console) -> int:
-    from chatconform.conformance import discovery, engine, report, repro
+    """Load the implementations, run the engine with the reporters the options ask for."""
+    from chatconform.conformance import discovery, engine, report
     from chatconform.conformance.guard import DEFAULT_TIMEOUT
     from chatconform.conformance.profiles import get_profile
+    from chatconform.conformance.reporters import JsonlReporter, JunitReporter, SavedFailures, TerminalReporter
 
     profile = get_profile(args.profile, examples=args.examples)
     if args.report:
         report.check_writable(args.report)  # fail now, not after a long run
+    if args.junit_xml:
+        report.check_writable(args.junit_xml, "the JUnit XML")
     selection = engine.select(args.contract, args.check)
     if args.impl:
         impls = [discovery.load(spec) for spec in args.impl]
@@ -266,174 +209,17 @@ def cmd_run(args, out: Console, err: Console) -> int:
         return 3
     for impl in impls if args.provider else ():
         impl.select("providers", set(args.provider))
-    seed_note = args.seed if args.seed is not None else (
-        "derandomized" if profile.derandomize else "random")
-    providers = f" · providers {', '.join(args.provider)}" if args.provider else ""
-    shard_note = f" · shard {args.shard[0]}/{args.shard[1]}" if args.shard else ""
-    jobs_note = f" · {args.jobs} jobs" if args.jobs > 1 else ""
-    err.print(f"chatconform {_version()} · profile {profile.name} · seed {seed_note} · "
-              f"{len(impls)} implementation(s) · contracts "
-              f"{', '.join(c.name for c in selection.contracts)}{providers}{shard_note}{jobs_note}")
-    started, started_at = time.perf_counter(), datetime.now(timezone.utc)
-    progress = _Progress(err)
-    outcome = engine.execute(impls, selection, profile, seed=args.seed, timeout=args.timeout or DEFAULT_TIMEOUT,
-                             progress=progress, jobs=args.jobs, shard=args.shard, on_plan=progress.planned)
-    verdicts = outcome.verdicts
-    seconds = time.perf_counter() - started
-    repro.save_failures(verdicts)
-    head = report.header(impls, version=_version(), profile=profile.name, seed=args.seed,
-                         contracts=[c.name for c in selection.contracts], checks=selection.checks,
-                         examples=args.examples, started=started_at)
-    if args.provider:
-        head["providers"] = list(args.provider)
-    searches = []
-    if args.shard:
-        names = [impl.name for impl in impls]
-        report.add_shard(head, *args.shard, outcome.units, outcome.planned, names)
-        searches = [report.search_line(names[u.impl], u, outcome.results.get(u)) for u in outcome.units]
-    foot = report.footer(verdicts, seconds)
-    if args.shard and engine.nothing_ran(verdicts) and not engine.nothing_ran_in(outcome.planned):
-        # The run has work, in other shards: this one is done, and green.
-        _write_report(args.report, head, verdicts, foot, err, searches)
-        err.print(f"shard {args.shard[0]}/{args.shard[1]}: nothing to search here "
-                  f"({len(outcome.units)} of the run's {len(outcome.planned)} searches, all skipped or none)")
-        return 0
-    if engine.nothing_ran(verdicts):
-        _write_report(args.report, head, verdicts, foot, err, searches)
-        reasons = sorted({v.message for v in verdicts})
-        err.print("nothing to run: every selected check was skipped (" + "; ".join(reasons) + ")")
-        return 3
-    _print_matrix(out, [report.result_line(v) for v in verdicts])
-    _print_failures(out, verdicts, verbose=args.verbose)
-    counts = foot["counts"]
-    out.print(", ".join(f"{n} {s}" for s, n in counts.items() if n) + f" in {seconds:.1f}s")
-    if args.shard:
-        out.print(f"shard {args.shard[0]}/{args.shard[1]}: {len(outcome.units)} of the run's "
-                  f"{len(outcome.planned)} searches; `chatconform summary` merges the shard reports")
-    if not _write_report(args.report, head, verdicts, foot, err, searches):
-        return 2
+    # The files last: they are written after the results are shown, so a late write error loses nothing.
+    handlers = [SavedFailures(), TerminalReporter(out, err, verbose=args.verbose, providers=args.provider)]
+    if args.junit_xml:
+        handlers.append(JunitReporter(args.junit_xml, strict=args.strict))
     if args.report:
+        handlers.append(JsonlReporter(args.report, version=_version(), providers=args.provider))
+    outcome = engine.run(impls, selection, profile, seed=args.seed, timeout=args.timeout or DEFAULT_TIMEOUT,
+                         jobs=args.jobs, shard=args.shard, handlers=handlers)
+    if args.report and not engine.nothing_ran(outcome.verdicts):
         out.print(f"report: {args.report}")
-    return engine.exit_code(verdicts, strict=args.strict)
-
-
-def _write_report(path, head, verdicts, foot, err: Console, searches=()) -> bool:
-    """Write the report after the results are shown, so a late write error loses nothing."""
-    from chatconform.conformance import report
-
-    if not path:
-        return True
-    try:
-        report.write(path, head, verdicts, foot, searches)
-    except ConfigError as exc:
-        err.print(Text.assemble(("error:", "bold red"), f" {exc}"))
-        return False
-    return True
-
-
-def _print_matrix(out: Console, results: list[dict]) -> None:
-    from chatconform.conformance.report import matrix
-
-    impls, checks, cells = matrix(results)
-    table = Table(title="conformance", title_justify="left")
-    table.add_column("check")
-    for impl in impls:
-        table.add_column(impl, justify="center")
-    from chatconform.conformance.status import Status
-
-    by_contract: dict[str, list[str]] = {}
-    for check in checks:
-        by_contract.setdefault(check.split(".", 1)[0], []).append(check)
-    for contract, ids in by_contract.items():
-        # A contract no implementation ran is one row, not one per check.
-        if len(ids) > 1 and all((c := cells.get((check, impl))) is not None and c.status == Status.SKIP
-                                for check in ids for impl in impls):
-            ids = [f"{contract}.*"]
-            cells.update({(ids[0], impl): cells[(by_contract[contract][0], impl)] for impl in impls})
-        for check in ids:
-            row = []
-            for impl in impls:
-                cell = cells.get((check, impl))
-                row.append(Text(cell.label, style=cell.status.style) if cell else Text(""))
-            table.add_row(check, *row)
-    out.print(table)
-
-
-#: A minimal input longer than this is cut short unless --verbose (the saved case holds all of it).
-MAX_INPUT_LINES = 30
-
-
-def _print_failures(out: Console, verdicts, *, verbose: bool = False) -> None:
-    """One block per failing check with its smallest counterexample; the others summarised.
-
-    A case already printed for an earlier check is named, not printed again, and a very
-    long one is cut short (``verbose`` prints every counterexample in full).
-    """
-    from chatconform.conformance.present import TEST_BANNER, describe
-    from chatconform.conformance.status import Status
-
-    grouped: dict[tuple[Status, str, str], list[str]] = {}
-    for verdict in verdicts:
-        status = Status(verdict.status)
-        if status in (Status.ERROR, Status.NOT_EVALUATED):
-            grouped.setdefault((status, verdict.implementation, verdict.message), []).append(verdict.check)
-    for (status, impl, message), checks in grouped.items():
-        word = "ERROR" if status == Status.ERROR else "NOT EVALUATED"
-        out.print(Text.assemble("\n", (word, status.style), f" {', '.join(checks)} · {impl}: {message}"))
-    shown: dict[tuple[str, str], str] = {}  # (implementation spec, case) -> the block that printed it
-    elided = False
-    for verdict in verdicts:
-        if Status(verdict.status) not in (Status.FAIL, Status.WARN):
-            continue
-        reports = [describe(verdict, failure) for failure in verdict.failures]
-        order = sorted(range(len(reports)), key=lambda i: len(reports[i].input_json))
-        for index in order if verbose else order[:1]:
-            failure, shown_report = verdict.failures[index], reports[index]
-            elided |= _print_failure(out, verdict, failure, shown_report, shown, verbose)
-        others = [verdict.failures[i] for i in order[1:]]
-        if others and not verbose:
-            where = sorted({f.variant for f in others if f.variant})
-            out.print(f"  also fails on {len(others)} other case(s)"
-                      + (f" (for {', '.join(where)})" if where else "") + "; --verbose prints them")
-            elided = True
-    if elided:
-        out.print("\n(cut short above; run again with --verbose for every counterexample in full)")
-
-
-def _print_failure(out: Console, verdict, failure, shown_report, shown: dict, verbose: bool) -> bool:
-    """Print one failure block; True when part of it was cut short."""
-    from chatconform.conformance.present import TEST_BANNER, indent
-    from chatconform.conformance.status import Status
-
-    head, _, rest = shown_report.title.partition(" ")
-    style = Status.FAIL.style if failure.level == "error" else Status.WARN.style
-    out.print(Text.assemble("\n", (head, style), " ", (rest, "bold")))
-    for label, text in shown_report.fields:
-        if label == "saved":
-            saved = failure.saved or ""
-            label, text = ("saved", text) if saved.startswith("not saved") else (
-                "re-run", f"chatconform replay {saved}")
-        out.print(f"  {label + ':':<9} {text}")
-    key = (verdict.spec, shown_report.input_json)
-    earlier = shown.get(key)
-    if earlier is not None and not verbose:
-        out.print(f"  {shown_report.input_label}: the same as for {earlier} above")
-        out.print(f"  regression test: the one above, ending in  {shown_report.call}")
-        return False
-    shown.setdefault(key, shown_report.title.partition(" ")[2])
-    lines = shown_report.input_json.splitlines()
-    if len(lines) > MAX_INPUT_LINES and not verbose:
-        out.print(f"  {shown_report.input_label} ({len(lines)} lines, the first {MAX_INPUT_LINES // 2}):")
-        out.print(indent("\n".join(lines[:MAX_INPUT_LINES // 2])))
-        out.print(f"    … {len(lines) - MAX_INPUT_LINES // 2} more lines (the whole case is saved; "
-                  "--verbose prints it)")
-        out.print("  regression test: not printed for a case this long (--verbose prints it)")
-        return True
-    out.print(f"  {shown_report.input_label}:")
-    out.print(indent(shown_report.input_json))
-    out.print(TEST_BANNER)
-    out.print(shown_report.test.rstrip("\n"))
-    return False
+    return engine.run_exit_code(outcome, strict=args.strict)
 
 
 # -- list, replay, summary, diff, validate ----------------------------------------------------
@@ -454,7 +240,7 @@ def cmd_list(args, out: Console, err: Console) -> int:
                           "error": str(exc)})
     fakes = all_fakes()
     caught_by: dict[str, list[str]] = {}
-    for spec, fake in fakes.items():
+    for fake in fakes.values():
         for check_id in (*fake.violates, *getattr(fake, "warns", ())):
             caught_by.setdefault(check_id, []).append(fake.name)
     checks = [{"id": check.id, "contract": contract.name, "title": check.title, "guards": check.rationale,
@@ -528,14 +314,15 @@ def cmd_replay(args, out: Console, err: Console) -> int:
 
 def cmd_summary(args, out: Console, err: Console) -> int:
     from chatconform.conformance import report
+    from chatconform.conformance.reporters import markdown, print_matrix
 
     parsed = report.read_many(args.report)
     if args.format == "markdown":
-        _write(report.markdown(parsed))
+        _write(markdown(parsed))
     elif args.format == "json":
         _write(json.dumps(report.summary_json(parsed), indent=2, ensure_ascii=False) + "\n")
     else:
-        _print_matrix(out, parsed.results)
+        print_matrix(out, parsed.results)
         counts = parsed.footer.get("counts", {})
         out.print(", ".join(f"{n} {s}" for s, n in counts.items() if n))
     failed = any(report.status_of(r).fails_run for r in parsed.results)
@@ -569,15 +356,10 @@ def cmd_validate(args, out: Console, err: Console) -> int:
 
 # -- bench ------------------------------------------------------------------------------------
 
-def _seconds(value: float) -> str:
-    for unit, scale in (("s", 1.0), ("ms", 1e-3), ("µs", 1e-6)):
-        if value >= scale:
-            return f"{value / scale:.3g} {unit}"
-    return f"{value * 1e9:.3g} ns"
-
-
 def cmd_bench(args, out: Console, err: Console) -> int:
     from chatconform.conformance import bench, discovery, engine
+    from chatconform.conformance.reporters import BenchProgress
+    from chatconform.conformance.reporters.terminal import seconds_text
 
     if args.json:
         from chatconform.conformance import report
@@ -593,28 +375,9 @@ def cmd_bench(args, out: Console, err: Console) -> int:
               f"{bench.machine()['cpus']} CPUs, Python {bench.machine()['python']} · "
               f"{'collector on' if args.with_gc else 'collector paused during calls'}")
 
-    def progress(event: str, **info: Any) -> None:
-        if event == "case":
-            variant = f" [{info['variant']}]" if info["variant"] else ""
-            err.print(f"  {info['contract']}{variant} at {info['size']:,}: building the input")
-        elif event == "round":
-            variant = f" [{info['variant']}]" if info["variant"] else ""
-            err.print(f"  {info['contract']}{variant} · {info['impl']}: round {info['round']} of "
-                      f"{info['rounds']} over {', '.join(f'{n:,}' for n in info['sizes'])}")
-        elif event == "timed":
-            series = info["series"]
-            label = f"{series.contract} · {series.impl}" + (f" [{series.variant}]" if series.variant else "")
-            if "timing" in info:
-                t = info["timing"]
-                ratio = f", {t.ratio:.1f}x the floor" if t.ratio else ""
-                err.print(f"    {label}: median {_seconds(t.seconds)}, fastest {_seconds(t.best)}{ratio} "
-                          f"({t.rounds} rounds)")
-            else:
-                err.print(f"    {label}: {info['skipped']}")
-
     result = bench.run_bench(impls, contracts, sizes, seed=args.seed, providers=args.provider or None,
                              with_gc=args.with_gc,
-                             checks=args.checks, progress=progress)
+                             checks=args.checks, handlers=[BenchProgress(err)])
     if not result.series:
         for line in result.notes:
             err.print(line)
@@ -632,8 +395,8 @@ def cmd_bench(args, out: Console, err: Console) -> int:
             fitted = (f"{exponent:.2f}" + (f" ({series.fit_sizes[0]:,}+)" if series.fit_sizes[0] > sizes[0] else "")
                       if exponent is not None else "-")
             for index, t in enumerate(series.timings):
-                table.add_row(series.impl, series.variant or "", f"{t.size:,}", _seconds(t.seconds),
-                              _seconds(t.best), _seconds(t.per_message), f"{t.ratio:.1f}" if t.ratio else "-",
+                table.add_row(series.impl, series.variant or "", f"{t.size:,}", seconds_text(t.seconds),
+                              seconds_text(t.best), seconds_text(t.per_message), f"{t.ratio:.1f}" if t.ratio else "-",
                               fitted if index == len(series.timings) - 1 else "")
             if series.note:
                 table.add_row(series.impl, series.variant or "", "", series.note, "", "", "", "")

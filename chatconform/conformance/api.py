@@ -37,4 +37,4 @@ def run_conformance(
         discovery.wrap(implementation)
     selection = engine.select(contracts, checks)
     return engine.run([impl], selection, get_profile(profile, examples=examples), seed=seed, timeout=timeout,
-                      shrink=shrink, jobs=jobs)
+                      shrink=shrink, jobs=jobs).verdicts

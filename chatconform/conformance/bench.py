@@ -44,6 +44,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from chatconform.conformance.contract import Contract, Example
+from chatconform.conformance.engine.events import BenchInput, BenchRound, BenchTimed, Event, Handler, emit
 from chatconform.errors import NotApplicable, Violation
 
 DEFAULT_SIZES = (1_000, 10_000, 100_000)
@@ -68,7 +69,7 @@ FLOOR = "floor"
 def fit_exponent(sizes: Sequence[float], seconds: Sequence[float]) -> float | None:
     """The least-squares slope of log(seconds) on log(size); None with fewer than two
     distinct sizes or a time that is not positive."""
-    points = [(math.log(n), math.log(t)) for n, t in zip(sizes, seconds) if n > 0 and t > 0]
+    points = [(math.log(n), math.log(t)) for n, t in zip(sizes, seconds, strict=True) if n > 0 and t > 0]
     if len(points) != len(sizes) or len({x for x, _ in points}) < 2:
         return None
     mean_x = sum(x for x, _ in points) / len(points)
@@ -238,20 +239,22 @@ class _Held:
 
 def run_bench(impls: Sequence[Any], contracts: Sequence[Contract], sizes: Sequence[int], *,
               seed: int = 0, providers: Sequence[str] | None = None, checks: bool = True,
-              with_gc: bool = False, progress: Callable[..., None] | None = None) -> BenchResult:
+              with_gc: bool = False, handlers: Sequence[Handler] = ()) -> BenchResult:
     """Time each implementation's method of each contract at each size (see the module doc).
 
     ``impls`` are loaded implementations (:func:`chatconform.conformance.discovery.load`);
     the first that is the reference (named ``reference``) also gives the ``checks`` series.
     ``providers`` narrows the variants timed; by default each contract picks its own
     (:meth:`Contract.bench_variants`). Calls are timed with the garbage collector paused
-    unless ``with_gc``. ``progress(event, **info)`` hears ``case`` (a case is being built),
-    ``round`` (a round over the held sizes starts) and ``timed`` (a series got a size, or
-    was stopped).
+    unless ``with_gc``. ``handlers`` hear :class:`BenchInput` (an input is being built),
+    :class:`BenchRound` (a round over the held sizes starts) and :class:`BenchTimed` (a
+    series got a size, or was stopped).
     """
     global _PAUSE_COLLECTOR
     _PAUSE_COLLECTOR = not with_gc
-    note = progress or (lambda event, **info: None)
+    def note(event: Event) -> None:
+        emit(handlers, event)
+
     result = BenchResult()
     sizes = sorted(set(sizes))
     for contract in contracts:
@@ -275,11 +278,11 @@ def run_bench(impls: Sequence[Any], contracts: Sequence[Contract], sizes: Sequen
             for variant in variants:
                 timed = runners.setdefault(variant, [])
                 series = Series(contract.name, impl.name, variant)
-                timed.append(_Timed(series, lambda case, fn=fn, v=variant: contract.call(fn, case, v)))
+                timed.append(_Timed(series, lambda case, fn=fn, v=variant, c=contract: c.call(fn, case, v)))
                 if checks and impl.name == "reference" and not any(t.series.impl == CHECKS for t in timed):
                     check_series = Series(contract.name, CHECKS, variant)
-                    timed.append(_Timed(check_series, lambda case, fn=fn, v=variant, i=impl: _run_checks(
-                        contract, case, contract.call(fn, case, v), v, i)))
+                    timed.append(_Timed(check_series, lambda case, fn=fn, v=variant, i=impl, c=contract: _run_checks(
+                        c, case, c.call(fn, case, v), v, i)))
         if not runners:
             result.notes.append(f"{contract.name}: no implementation selected provides {contract.method}")
             continue
@@ -291,7 +294,7 @@ def run_bench(impls: Sequence[Any], contracts: Sequence[Contract], sizes: Sequen
 
 
 def _time_sizes(contract: Contract, variant: str | None, sizes: Sequence[int], seed: int, timed: list[_Timed],
-                floor_series: Series, note: Callable[..., None]) -> None:
+                floor_series: Series, note: Callable[[Event], None]) -> None:
     """Warm up at each size in turn, holding the cases; time the held sizes in rounds."""
     held: list[_Held] = []
     try:
@@ -303,7 +306,7 @@ def _time_sizes(contract: Contract, variant: str | None, sizes: Sequence[int], s
                 _time_rounds(contract, variant, held, floor_series, note)
                 held = []
                 gc.unfreeze()
-            note("case", contract=contract.name, variant=variant, size=size)
+            note(BenchInput(contract.name, variant, size))
             case = contract.large_case(size, seed, variant)
             if case is None:
                 for t in live:
@@ -326,17 +329,17 @@ def _time_sizes(contract: Contract, variant: str | None, sizes: Sequence[int], s
         gc.unfreeze()
 
 
-def _over_budget(t: _Timed, size: int, note: Callable[..., None]) -> bool:
+def _over_budget(t: _Timed, size: int, note: Callable[[Event], None]) -> bool:
     predicted = t.predicted(size)
     if predicted is None or predicted <= CALL_BUDGET:
         return False
     t.stopped = True
     t.series.note = f"{size:,} not timed: about {predicted:.0f} s a call predicted"
-    note("timed", series=t.series, size=size, skipped=t.series.note)
+    note(BenchTimed(t.series, size, skipped=t.series.note))
     return True
 
 
-def _warm_up(live: list[_Timed], case: Any, size: int, note: Callable[..., None]) -> list[tuple[_Timed, float]]:
+def _warm_up(live: list[_Timed], case: Any, size: int, note: Callable[[Event], None]) -> list[tuple[_Timed, float]]:
     """One untimed call of each: a warm-up, and what sets the rounds; one that raises is
     reported and not timed again."""
     warm = []
@@ -347,7 +350,7 @@ def _warm_up(live: list[_Timed], case: Any, size: int, note: Callable[..., None]
         except Exception as exc:  # noqa: BLE001 - an implementation that raises is reported, not timed
             t.stopped = True
             t.series.note = f"raised {type(exc).__name__} at {size:,}: {str(exc)[:160]}"
-            note("timed", series=t.series, size=size, skipped=t.series.note)
+            note(BenchTimed(t.series, size, skipped=t.series.note))
             continue
         seconds = time.perf_counter() - started
         t.warm_ups.append((size, seconds))
@@ -356,7 +359,7 @@ def _warm_up(live: list[_Timed], case: Any, size: int, note: Callable[..., None]
 
 
 def _time_rounds(contract: Contract, variant: str | None, held: list[_Held], floor_series: Series,
-                 note: Callable[..., None]) -> None:
+                 note: Callable[[Event], None]) -> None:
     """Time the floor and every callable on every held case, round by round."""
     firsts = [first for h in held for _, first in h.warm]
     normal = [_rounds(first) for first in firsts if first < ROUND_LIMIT]
@@ -368,13 +371,12 @@ def _time_rounds(contract: Contract, variant: str | None, held: list[_Held], flo
         h.times = {index: [] for index in range(len(h.warm))}
     def each_round(label: str, run: Callable[[int], None]) -> None:
         for round_number in range(rounds):
-            note("round", contract=contract.name, variant=variant, impl=label, round=round_number + 1,
-                 rounds=rounds, sizes=[h.size for h in held])
+            note(BenchRound(contract.name, variant, label, round_number + 1, rounds, [h.size for h in held]))
             run(round_number)
 
     def floor_round(round_number: int) -> None:
         for h in held:
-            h.floor_times.append(_per_call(lambda: contract.floor(h.case, variant), h.floor_repeat))
+            h.floor_times.append(_per_call(lambda h=h: contract.floor(h.case, variant), h.floor_repeat))
 
     each_round(FLOOR, floor_round)
     for t in dict.fromkeys(t for h in held for t, _ in h.warm):
@@ -382,7 +384,7 @@ def _time_rounds(contract: Contract, variant: str | None, held: list[_Held], flo
             for h in held:
                 for index, (timed, first) in enumerate(h.warm):
                     if timed is t and (round_number == 0 or first < ROUND_LIMIT):
-                        h.times[index].append(_per_call(lambda: t.run(h.case), _repeat(first)))
+                        h.times[index].append(_per_call(lambda h=h: t.run(h.case), _repeat(first)))
 
         each_round(t.series.impl, impl_round)
     for h in held:
@@ -393,4 +395,4 @@ def _time_rounds(contract: Contract, variant: str | None, held: list[_Held], flo
             t = h.warm[index][0]
             timing = Timing(h.size, h.messages, statistics.median(spent), floor, len(spent), min(spent), floor_best)
             t.series.timings.append(timing)
-            note("timed", series=t.series, size=h.size, timing=timing)
+            note(BenchTimed(t.series, h.size, timing=timing))

@@ -20,8 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from chatconform.conformance.contract import Contract
-from chatconform.conformance.contracts import all_contracts
-from chatconform.conformance.contracts import get_check
+from chatconform.conformance.contracts import all_contracts, get_check
 from chatconform.errors import ConfigError, MissingDependency
 
 GROUP = "chatconform.implementations"
@@ -38,7 +37,7 @@ class Implementation:
     #: What a run narrowed a set-valued option to (``run --provider``), by option name.
     selected: dict[str, frozenset[str]] = field(default_factory=dict)
     #: The object it was made from when it was given as one rather than by a spec (a worker
-    #: process loads it again from its class or factory: :mod:`chatconform.conformance.parallel`).
+    #: process loads it again from its class or factory: :mod:`chatconform.conformance.engine.parallel`).
     target: Any = None
 
     def select(self, option: str, allowed: set[str] | frozenset[str]) -> None:

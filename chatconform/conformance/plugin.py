@@ -124,10 +124,9 @@ class _Session:
 
     def verdict(self, spec: str, check_id: str):
         from chatconform.conformance import discovery, engine
-        from chatconform.conformance.contracts import get_contract
+        from chatconform.conformance.contracts import get_check, get_contract
         from chatconform.conformance.guard import DEFAULT_TIMEOUT
         from chatconform.conformance.profiles import get_profile
-        from chatconform.conformance.contracts import get_check
         from chatconform.errors import MissingDependency
 
         loaded = self.config.stash.get(_LOADED, (None, {}))[1]
@@ -152,9 +151,9 @@ class _Session:
             checks = self.config.getoption("chatconform_check")
             from chatconform.conformance.repro import save_failures
 
-            found = engine.contract_verdicts(
-                impl, contract, profile, timeout=timeout, seed=self.config.getoption("chatconform_seed"),
-                checks=frozenset(get_check(c).id for c in checks) if checks else None)
+            selection = engine.Selection([contract], frozenset(get_check(c).id for c in checks) if checks else None)
+            found = engine.run([impl], selection, profile, timeout=timeout,
+                               seed=self.config.getoption("chatconform_seed")).verdicts
             save_failures(found)
             self.verdicts[key] = {v.check: v for v in found}
         return self.verdicts[key][check_id]

@@ -3,18 +3,18 @@
 The CLI (styled), the pytest plugin and ``check_case``/``replay`` (plain text) all show a
 failure from the same :class:`FailureReport`: the check id and the bug it guards, what was
 wrong, expected vs actual, the minimal input as JSON, where it was saved, and a regression
-test to paste.
+test to paste (:func:`regression_test`, from the record a failure is saved as, :func:`failure_record`).
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any
 
-from chatconform.conformance.compact import render
-from chatconform.conformance.engine import Failure, Verdict
+from chatconform.conformance.compact import render, string_literal
 from chatconform.conformance.contracts import get_check
-from chatconform.conformance.repro import failure_record, regression_test
+from chatconform.conformance.engine import Failure, Verdict
 
 
 def short(value: Any, limit: int = 400) -> str:
@@ -47,13 +47,39 @@ def indent(text: str, by: int = 4) -> str:
     return "\n".join((" " * by + line).rstrip() for line in text.rstrip("\n").splitlines())
 
 
+def failure_record(verdict: Verdict, failure: Failure) -> dict[str, Any]:
+    return {
+        "implementation": verdict.spec,
+        "check": failure.check,
+        "contract": verdict.contract,
+        "variant": failure.variant,
+        "message": failure.message,
+        "case": failure.case,
+    }
+
+
+def regression_test(record: dict[str, Any]) -> str:
+    """A pytest test to paste, at column 0, into the implementation's own suite."""
+    name = re.sub(r"\W+", "_", record["check"]).strip("_")
+    case = render(record["case"], python=True, step=4, indent=4)
+    variant = f", variant={string_literal(record['variant'])}" if record.get("variant") else ""
+    return (
+        "from chatconform import check_case\n\n\n"
+        f"def test_{name}_regression():\n"
+        f"    case = {case}\n"
+        f"    check_case({string_literal(record['implementation'])}, {string_literal(record['check'])}, "
+        f"case{variant})\n"
+    )
+
+
 def describe(verdict: Verdict, failure: Failure) -> FailureReport:
     """The presentation of one failure of one verdict."""
     variant = f" [{failure.variant}]" if failure.variant else ""
     check = get_check(verdict.check)
     fields = [("why", check.rationale), ("what", failure.message)]
     if failure.level != "error":
-        fields.append(("level", f"{failure.level}: {check.level_note or 'reported, fails the run only under --strict'}"))
+        note = check.level_note or "reported, fails the run only under --strict"
+        fields.append(("level", f"{failure.level}: {note}"))
     if failure.expected is not None or failure.actual is not None:
         fields += [("expected", short(failure.expected)), ("actual", short(failure.actual))]
     if failure.saved:

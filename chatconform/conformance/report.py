@@ -1,5 +1,10 @@
 """Reports as JSON lines: a header, one line per (implementation, check), a footer.
 
+This module holds the format, both ways: the lines (:func:`header`, :func:`result_line`,
+:func:`search_line`, :func:`footer`), reading and merging reports, and the matrix and
+diff the front ends show of them. A run writes its report through
+:class:`chatconform.conformance.reporters.jsonl.JsonlReporter`.
+
 The footer carries the counts, so a truncated report is detected rather than read
 as a shorter, greener run. A shard's report (``run --shard I/N``) also holds one ``search``
 line per search it ran, with everything the verdicts are folded from, so the shards of one
@@ -18,11 +23,13 @@ from types import SimpleNamespace
 from typing import Any
 
 from chatconform.conformance.argtypes import read_input
+from chatconform.conformance.contracts import get_contract
 from chatconform.conformance.discovery import Implementation
-from chatconform.conformance.engine import Failure, SearchResult, Unit, Verdict
-from chatconform.errors import EngineCaseError
-from chatconform.errors import ConfigError
+from chatconform.conformance.engine import Failure, SearchResult, Selection, Unit, Verdict, fold_units
+from chatconform.conformance.present import short
+from chatconform.conformance.profiles import get_profile
 from chatconform.conformance.status import STATUSES, Status
+from chatconform.errors import ConfigError, EngineCaseError
 
 
 def header(impls: list[Implementation], *, version: str, profile: str, seed: int | None,
@@ -95,20 +102,20 @@ def footer(verdicts: list[Verdict], seconds: float) -> dict:
             "seconds": round(seconds, 3)}
 
 
-def check_writable(path: str | Path) -> None:
-    """Fail before a run, not after it, when the report cannot be written."""
+def check_writable(path: str | Path, what: str = "the report") -> None:
+    """Fail before a run, not after it, when the report (or another file, ``what``) cannot be written."""
     target = Path(path)
     folder = target.resolve().parent
     if target.is_dir():
-        raise ConfigError(f"cannot write the report {path}: it is a folder")
+        raise ConfigError(f"cannot write {what} {path}: it is a folder")
     if not folder.is_dir():
-        raise ConfigError(f"cannot write the report {path}: no folder {folder}")
+        raise ConfigError(f"cannot write {what} {path}: no folder {folder}")
     existed = target.exists()
     try:
         with open(target, "a"):
             pass
     except OSError as exc:
-        raise ConfigError(f"cannot write the report {path}: {exc.strerror or exc}") from None
+        raise ConfigError(f"cannot write {what} {path}: {exc.strerror or exc}") from None
     if not existed:
         target.unlink(missing_ok=True)
 
@@ -133,8 +140,6 @@ def search_line(name: str, unit: Unit, result: SearchResult | None) -> dict:
 
 
 def _failure_json(failure: Failure) -> dict:
-    from chatconform.conformance.present import short
-
     def value(v):
         try:
             json.dumps(v)
@@ -159,15 +164,6 @@ def _search_result(data: dict) -> SearchResult:
     result.replayed = data.get("replayed", 0)
     result.evaluated = Counter(data["evaluated"])
     return result
-
-
-def write(path: str | Path, head: dict, verdicts: list[Verdict], foot: dict, searches: list[dict] = ()) -> None:
-    try:
-        with open(path, "w") as out:
-            for line in [head, *searches, *map(result_line, verdicts), foot]:
-                out.write(json.dumps(line, default=str) + "\n")
-    except OSError as exc:
-        raise ConfigError(f"cannot write the report {path}: {exc.strerror}") from None
 
 
 @dataclass
@@ -236,10 +232,6 @@ def merge(reports: list[Report]) -> Report:
     settings, implementations or plan differ), a shard given twice or overlapping another,
     and a run with a shard missing.
     """
-    from chatconform.conformance.contracts import get_contract
-    from chatconform.conformance.engine import Selection, fold_units
-    from chatconform.conformance.profiles import get_profile
-
     plain = [r.path for r in reports if "shard" not in r.header]
     if plain:
         raise ConfigError(f"{plain[0]} is not a shard report (run --shard I/N); only the shards of one run "
@@ -293,7 +285,8 @@ def merge(reports: list[Report]) -> Report:
         profile = None  # a profile this version does not know: fold without it
     verdicts = fold_units(impls, selection, planned, planned, results, profile)
     head = {k: v for k, v in first.header.items() if k != "shard"}
-    head["merged"] = {"shards": shard["count"], "run": shard["run"], "from": [by_index[i].path for i in sorted(by_index)]}
+    head["merged"] = {"shards": shard["count"], "run": shard["run"],
+                      "from": [by_index[i].path for i in sorted(by_index)]}
     foot = footer(verdicts, max(float(r.footer.get("seconds", 0)) for r in reports))
     return Report(head, [result_line(v) for v in verdicts], foot, [], "+".join(r.path for r in reports))
 
@@ -315,8 +308,8 @@ class Cell:
 
     @property
     def label(self) -> str:
-        partial = (self.status in (Status.PASS, Status.FAIL, Status.WARN) and self.examples and self.evaluated is not None
-                   and self.evaluated < self.examples)
+        partial = (self.status in (Status.PASS, Status.FAIL, Status.WARN) and self.examples
+                   and self.evaluated is not None and self.evaluated < self.examples)
         return f"{self.status.label} {self.evaluated}/{self.examples}" if partial else self.status.label
 
 
@@ -335,58 +328,6 @@ def matrix(results: list[dict]) -> tuple[list[str], list[str], dict[tuple[str, s
     cells = {(r["check"], r["implementation"]): Cell(status_of(r), r.get("evaluated"), r.get("examples"))
              for r in results}
     return impls, checks, cells
-
-
-def markdown(report: Report) -> str:
-    impls, checks, cells = matrix(report.results)
-    lines = [f"### chatconform {report.header.get('version', '')} "
-             f"(profile {report.header.get('profile', '?')})", "",
-             "| check | " + " | ".join(impls) + " |",
-             "|---|" + "---|" * len(impls)]
-    for check in checks:
-        row = [cells[(check, i)] if (check, i) in cells else None for i in impls]
-        lines.append(f"| `{check}` | " + " | ".join(
-            "" if c is None else f"**{c.label}**" if c.status.fails_run else c.label for c in row) + " |")
-    counts = report.footer.get("counts", {})
-    lines += ["", ", ".join(f"{n} {s}" for s, n in counts.items() if n)]
-    # Errors first, then warnings (reported; they fail a run only under --strict), then the
-    # expected failures (an implementation's known deviations).
-    order = {Status.WARN: 1, Status.XFAIL: 2}
-    shown = sorted((r for r in report.results if status_of(r).fails(strict=True) or status_of(r) == Status.XFAIL),
-                   key=lambda r: order.get(status_of(r), 0))
-    if shown:
-        lines += ["", "| implementation | check | status | message |", "|---|---|---|---|"]
-        lines += [f"| {r['implementation']} | `{r['check']}` | {status_of(r).label} | "
-                  f"{_cell(r['message'])} |" for r in shown]
-        lines += [block for r in shown if r.get("example") is not None for block in _example_block(r)]
-    return "\n".join(lines) + "\n"
-
-
-def _cell(text: str) -> str:
-    return text.replace("|", "/").replace("\n", " ")
-
-
-#: Lines of a case a markdown summary shows before it cuts the rest.
-EXAMPLE_LINES = 80
-#: Characters of one line of a case a markdown summary shows.
-EXAMPLE_WIDTH = 300
-
-
-def _example_block(result: dict) -> list[str]:
-    """A collapsed block with the (minimal) case, so a step summary stays one table long."""
-    from chatconform.conformance.compact import render
-
-    variant = f" [{result['variant']}]" if result.get("variant") else ""
-    # A case that did not shrink (a hang, a crash on a large history) can run to megabytes:
-    # the summary shows its head, the report keeps it whole.
-    lines = render(result["example"]).splitlines()
-    shown = [line if len(line) <= EXAMPLE_WIDTH else f"{line[:EXAMPLE_WIDTH]}... ({len(line)} characters)"
-             for line in lines[:EXAMPLE_LINES]]
-    if len(lines) > EXAMPLE_LINES:
-        shown.append(f"... {len(lines) - EXAMPLE_LINES} more lines: the whole case is in the report's 'example' field")
-    text = "\n".join(shown)
-    return ["", f"<details><summary>{result['implementation']} · {result['check']}{variant}: the case</summary>",
-            "", "```json", text, "```", "", "</details>"]
 
 
 def summary_json(report: Report) -> dict:

@@ -1,4 +1,4 @@
-"""Reproducing a failure: save it, print a regression test, re-run it.
+"""Reproducing a failure: save it, and re-run it (:func:`check_case`, ``chatconform replay``).
 
 A saved case is plain JSON (the implementation spec, the check id, the shrunk input),
 not a Hypothesis blob, so it survives upgrades of Hypothesis and of chatconform.
@@ -14,27 +14,17 @@ from typing import Any
 
 from chatconform.conformance import discovery
 from chatconform.conformance.argtypes import read_input
-from chatconform.conformance.compact import string_literal, render
-from chatconform.conformance.contracts import get_contract
-from chatconform.conformance.engine import Failure, Verdict, evaluate_case
-from chatconform.errors import EngineCaseError
-from chatconform.conformance.status import Status
+from chatconform.conformance.contracts import get_check, get_contract
+from chatconform.conformance.engine import Verdict, evaluate_case
 from chatconform.conformance.guard import DEFAULT_TIMEOUT
-from chatconform.conformance.contracts import get_check
-from chatconform.errors import ConfigError
+from chatconform.conformance.present import describe, failure_record, regression_test
+from chatconform.conformance.status import Status
+from chatconform.errors import ConfigError, EngineCaseError
+
+__all__ = ["FAILURES_DIR", "check_case", "failure_record", "load_record", "regression_test", "save_failure",
+           "save_failures", "saved_cases"]
 
 FAILURES_DIR = Path(".chatconform") / "failures"
-
-
-def failure_record(verdict: Verdict, failure: Failure) -> dict[str, Any]:
-    return {
-        "implementation": verdict.spec,
-        "check": failure.check,
-        "contract": verdict.contract,
-        "variant": failure.variant,
-        "message": failure.message,
-        "case": failure.case,
-    }
 
 
 def save_failure(record: dict[str, Any], directory: Path = FAILURES_DIR) -> Path:
@@ -58,19 +48,6 @@ def save_failures(verdicts: list[Verdict], directory: Path = FAILURES_DIR) -> No
                 failure.saved = f"{save_failure(failure_record(verdict, failure), directory)}"
             except OSError as exc:
                 failure.saved = f"not saved ({exc.strerror or exc})"
-
-
-def regression_test(record: dict[str, Any]) -> str:
-    """A pytest test to paste, at column 0, into the implementation's own suite."""
-    name = re.sub(r"\W+", "_", record["check"]).strip("_")
-    case = render(record["case"], python=True, step=4, indent=4)
-    variant = f", variant={string_literal(record['variant'])}" if record.get("variant") else ""
-    return (
-        "from chatconform import check_case\n\n\n"
-        f"def test_{name}_regression():\n"
-        f"    case = {case}\n"
-        f"    check_case({string_literal(record['implementation'])}, {string_literal(record['check'])}, case{variant})\n"
-    )
 
 
 def check_case(implementation: Any, check_id: str, case: Any, *, variant: str | None = None,
@@ -101,8 +78,6 @@ def check_case(implementation: Any, check_id: str, case: Any, *, variant: str | 
         raise AssertionError(f"{check_id}: {evaluation.broken[check_id]}")
     for failure in evaluation.failures:
         if failure.check == check_id:
-            from chatconform.conformance.present import describe
-
             verdict = Verdict(impl.name, impl.spec, contract.name, check_id, Status.FAIL, failure.message)
             report = describe(verdict, failure)
             raise AssertionError("\n".join([report.title, *(f"  {label}: {text}" for label, text in report.fields)]))

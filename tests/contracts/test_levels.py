@@ -73,7 +73,14 @@ def test_list_shows_each_checks_levels(check, expected):
 # -- what the payload checks call lost, voiced and different ------------------------------
 
 from pydantic_ai.messages import (  # noqa: E402
-    ModelRequest, ModelResponse, SystemPromptPart, TextPart, ToolCallPart, ToolReturnPart, UserPromptPart)
+    ModelRequest,
+    ModelResponse,
+    SystemPromptPart,
+    TextPart,
+    ToolCallPart,
+    ToolReturnPart,
+    UserPromptPart,
+)
 
 from chatconform.conformance.contracts import get_contract  # noqa: E402
 from chatconform.conformance.contracts.payload import PayloadCase  # noqa: E402
@@ -188,7 +195,8 @@ def test_a_file_url_sent_as_downloaded_bytes_is_sent():
 
 
 def test_markdown_lists_errors_warnings_and_expected_failures_with_their_cases():
-    from chatconform.conformance.report import Report, markdown
+    from chatconform.conformance.report import Report
+    from chatconform.conformance.reporters import markdown
 
     def result(check, status, example):
         return {"type": "result", "implementation": "lib", "contract": "payload", "check": check, "status": status,
@@ -196,8 +204,10 @@ def test_markdown_lists_errors_warnings_and_expected_failures_with_their_cases()
                 "examples": 100, "evaluated": 100}
 
     report = Report({"version": "0", "profile": "ci"},
-                    [result("payload.user_led", "xfail", {"history": [1]}), result("payload.system_first", "warn", None),
-                     result("payload.tool_pairing", "fail", {"history": [2]}), result("payload.nothing_lost", "pass", None)],
+                    [result("payload.user_led", "xfail", {"history": [1]}),
+                     result("payload.system_first", "warn", None),
+                     result("payload.tool_pairing", "fail", {"history": [2]}),
+                     result("payload.nothing_lost", "pass", None)],
                     {"counts": {"pass": 1, "fail": 1, "warn": 1, "xfail": 1}})
     text = markdown(report)
     rows = [line for line in text.splitlines() if line.startswith("| lib |")]
@@ -206,7 +216,8 @@ def test_markdown_lists_errors_warnings_and_expected_failures_with_their_cases()
 
 
 def test_markdown_cuts_a_case_that_did_not_shrink_and_says_where_the_rest_is():
-    from chatconform.conformance.report import Report, markdown
+    from chatconform.conformance.report import Report
+    from chatconform.conformance.reporters import markdown
 
     huge = {"history": [{"role": "user", "content": "y" * 100_000}]
             + [{"role": "user", "content": f"message {i} " + "x" * 50} for i in range(2000)]}

@@ -19,9 +19,10 @@ from pathlib import Path
 import pytest
 
 from chatconform.cli import main
-from chatconform.conformance import api, discovery, engine, parallel, report
-from chatconform.errors import ConfigError
+from chatconform.conformance import api, discovery, engine, report
+from chatconform.conformance.engine import parallel
 from chatconform.conformance.status import Status
+from chatconform.errors import ConfigError
 
 ROOT = Path(__file__).resolve().parents[2]
 EXEC_IMPL = f"exec:{sys.executable} {ROOT / 'examples' / 'python' / 'impl.py'}"

@@ -19,6 +19,7 @@ from chatconform.cli import main
 from chatconform.conformance import bench, discovery
 from chatconform.conformance.contract import Contract
 from chatconform.conformance.contracts import all_contracts, get_contract
+from chatconform.conformance.engine import BenchRound
 from chatconform.reference.thread import extract_thread
 from chatconform.strategies import large_edge_history, large_history, large_rows, recorded_payloads
 
@@ -103,7 +104,7 @@ def _recording_thread_bench(monkeypatch, sizes, **limits):
             return walk(rows)
 
     result = bench.run_bench([Recording()], [contract], sizes, checks=False,
-                             progress=lambda event, **info: events.append((event, info)))
+                             handlers=[events.append])
     return result, calls, events
 
 
@@ -115,7 +116,7 @@ def test_rounds_interleave_the_sizes_and_give_each_as_many(monkeypatch):
     assert [n for n, _ in itertools.groupby(calls[3:])] == [100, 200, 300] * 4
     series = next(s for s in result.series if s.impl == "recording")
     assert [t.rounds for t in series.timings] == [4, 4, 4]
-    rounds = [(e[1]["impl"], e[1]["round"]) for e in events if e[0] == "round"]
+    rounds = [(e.implementation, e.round) for e in events if isinstance(e, BenchRound)]
     assert rounds == [("floor", n) for n in (1, 2, 3, 4)] + [("recording", n) for n in (1, 2, 3, 4)]
 
 
@@ -155,7 +156,8 @@ def test_a_contract_without_a_large_input_is_named_not_timed():
         def case_from_json(self, data): ...
 
     result = bench.run_bench([discovery.load("reference")], [Plain()], [100])
-    assert result.series == [] and result.notes == ["plain_bench_probe: no large input (the contract defines no large_case)"]
+    assert result.series == []
+    assert result.notes == ["plain_bench_probe: no large input (the contract defines no large_case)"]
 
 
 def test_every_bundled_contract_has_a_large_input():
@@ -260,7 +262,8 @@ def test_generators_are_deterministic_and_seeded():
     dump = ModelMessagesTypeAdapter.dump_json
     assert dump(large_edge_history(2, 1_000)) == dump(large_edge_history(2, 1_000))
     assert dump(large_edge_history(2, 1_000)) != dump(large_edge_history(3, 1_000))
-    assert list(recorded_payloads(4, 500, provider="anthropic")) == list(recorded_payloads(4, 500, provider="anthropic"))
+    payloads = recorded_payloads(4, 500, provider="anthropic")
+    assert list(payloads) == list(recorded_payloads(4, 500, provider="anthropic"))
 
 
 def test_shape_knobs_change_the_shape():

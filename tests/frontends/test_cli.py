@@ -63,17 +63,18 @@ def test_report_has_header_results_and_footer(tmp_path):
 
 
 def test_the_report_says_when_the_run_started_not_when_it_ended(tmp_path, monkeypatch):
+    import importlib
     from datetime import datetime, timedelta
 
-    from chatconform.conformance import engine
+    running = importlib.import_module("chatconform.conformance.engine.run")  # the module, not engine.run
 
-    real = engine.execute
+    real = running.fold_units
 
-    def slow_execute(*args, **kwargs):
+    def slow_fold(*args, **kwargs):  # the run ends 2.5 s after it started
         time.sleep(2.5)
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(engine, "execute", slow_execute)
+    monkeypatch.setattr(running, "fold_units", slow_fold)
     before = datetime.now().astimezone().replace(microsecond=0)
     assert run("run", "--impl", "reference", "--contract", "thread", "--report", "r.jsonl", "--examples", "5") == 0
     started = datetime.fromisoformat(read_report(tmp_path / "r.jsonl")[0]["started"])

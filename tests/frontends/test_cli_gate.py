@@ -10,16 +10,16 @@ from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
-from pydantic_ai.messages import (ModelRequest, ModelResponse, ToolCallPart, ToolReturnPart,
-                                  UserPromptPart)
+from pydantic_ai.messages import ModelRequest, ModelResponse, ToolCallPart, ToolReturnPart, UserPromptPart
 
-from chatconform.cli import _print_failures, console, main
+from chatconform.cli import console, main
 from chatconform.conformance.compact import render
 from chatconform.conformance.engine import Failure, Verdict
-from chatconform.history import history_from_json, history_to_json
 from chatconform.conformance.present import TEST_BANNER
+from chatconform.conformance.reporters.terminal import print_failures
 from chatconform.conformance.repro import check_case, regression_test
 from chatconform.conformance.status import Status
+from chatconform.history import history_from_json, history_to_json
 from chatconform.strategies import histories
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -126,13 +126,13 @@ def _verdicts(count: int) -> list[Verdict]:
 
 
 def test_one_block_per_failing_check_and_the_rest_summarised(capsys):
-    _print_failures(console(sys.stdout), _verdicts(10))
+    print_failures(console(sys.stdout), _verdicts(10))
     short = capsys.readouterr().out
     assert short.count("\nFAIL ") == 10
     assert short.count(TEST_BANNER) == 1  # not for the long case; once for the case nine checks share
     assert "also fails on 2 other case(s) (for gemini, mistral); --verbose prints them" in short
     assert "minimal input (202 lines, the first 15)" in short
-    _print_failures(console(sys.stdout), _verdicts(10), verbose=True)
+    print_failures(console(sys.stdout), _verdicts(10), verbose=True)
     verbose = capsys.readouterr().out
     assert verbose.count(TEST_BANNER) == 12 and len(verbose.splitlines()) > 3 * len(short.splitlines())
 
@@ -230,13 +230,13 @@ def test_bad_values_are_one_line_and_exit_2(args, capsys):
 
 
 def test_a_report_that_fails_to_write_after_the_run_keeps_the_results(monkeypatch, capsys):
-    from chatconform.conformance import report
+    from chatconform.conformance.reporters.jsonl import JsonlReporter
     from chatconform.errors import ConfigError
 
     def fail(*args):
         raise ConfigError("cannot write the report r.jsonl: disk full")
 
-    monkeypatch.setattr(report, "write", fail)
+    monkeypatch.setattr(JsonlReporter, "write", fail)
     assert run("run", "--impl", "reference", "--check", "thread.no_crash", "--report", "r.jsonl", *QUICK) == 2
     captured = capsys.readouterr()
     assert "thread.no_crash" in captured.out and "1 pass" in captured.out

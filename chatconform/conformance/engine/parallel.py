@@ -4,9 +4,11 @@ Each worker is a fresh interpreter (the ``spawn`` start method: the parent holds
 and perhaps programs started for ``exec:`` implementations, which a forked child would
 copy in whatever state they were in). A worker is sent implementation *specs*, never
 objects: it loads each one again, as the parent did, and runs one search at a time. The
-cases a search draws depend only on the unit (see :mod:`chatconform.conformance.engine`),
+cases a search draws depend only on the unit (see :mod:`chatconform.conformance.engine.search`),
 so a verdict does not depend on which worker ran it, or when; the parent folds the results
-in plan order.
+in plan order. A worker forwards its search's events (:class:`ExampleRan`) to the parent,
+which gives them to the run's handlers with the :class:`SearchStarted` and
+:class:`SearchFinished` of each unit, so progress reads as in a serial run.
 
 A worker ignores Ctrl-C: the parent, on Ctrl-C, ends every worker and raises. A worker
 that dies (a crash in native code, the out-of-memory killer) is an error of the search it
@@ -25,16 +27,18 @@ import sys
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from multiprocessing.connection import wait
 from pathlib import Path
 from typing import Any
 
+from chatconform.conformance import discovery
 from chatconform.conformance.discovery import Implementation
-from chatconform.conformance.engine import Failure, SearchResult, Unit, run_unit
-from chatconform.conformance.profiles import Profile
+from chatconform.conformance.engine.events import Event, Handler, SearchFinished, SearchStarted, emit
+from chatconform.conformance.engine.results import Failure, SearchResult, SearchSettings, Unit
+from chatconform.conformance.engine.search import search_unit
 from chatconform.errors import ConfigError
 
 
@@ -45,11 +49,7 @@ class Task:
     unit: Unit
     spec: str
     selected: dict[str, frozenset[str]]
-    profile: Profile
-    seed: int | None
-    timeout: float
-    checks: frozenset[str] | None
-    shrink: bool
+    settings: SearchSettings
 
 
 def portable_spec(impl: Implementation) -> str:
@@ -64,7 +64,8 @@ def portable_spec(impl: Implementation) -> str:
         return impl.spec
     target = impl.target
     name, module_name = getattr(target, "__qualname__", None), getattr(target, "__module__", None)
-    if not (inspect.isclass(target) or inspect.isfunction(target)) or not name or "<locals>" in name:
+    if (not (inspect.isclass(target) or inspect.isfunction(target)) or not name or "<locals>" in name
+            or not isinstance(module_name, str)):
         raise ConfigError(
             f"{impl.spec}: cannot send {type(target).__name__} {impl.name!r} to worker processes; give a class "
             "or zero-argument factory defined at a module's top level, or a spec ('module:attr', "
@@ -84,27 +85,22 @@ def portable_spec(impl: Implementation) -> str:
                       f"{module_name!r} cannot be imported there; give a spec, or run with jobs=1")
 
 
-def run_units(impls: list[Implementation], units: list[Unit], profile: Profile, *, seed: int | None,
-              timeout: float, checks: frozenset[str] | None, shrink: bool, jobs: int,
-              progress: Callable[..., None] | None = None) -> dict[Unit, SearchResult]:
+def run_units(impls: list[Implementation], units: list[Unit], settings: SearchSettings, *, jobs: int,
+              handlers: Sequence[Handler] = ()) -> dict[Unit, SearchResult]:
     """Search ``units`` in up to ``jobs`` worker processes; each unit's result."""
-    from chatconform.conformance.contracts import get_contract
-
     specs = {index: portable_spec(impls[index]) for index in sorted({u.impl for u in units})}
-    tasks = [Task(u, specs[u.impl], dict(impls[u.impl].selected), profile, seed, timeout, checks, shrink)
-             for u in units]
+    tasks = [Task(u, specs[u.impl], dict(impls[u.impl].selected), settings) for u in units]
     results: dict[Unit, SearchResult] = {}
     pool = _Pool(min(jobs, len(tasks)))
 
-    def event(kind: str, task: Task, **info: Any) -> None:
-        if progress:
-            progress(kind, impl=impls[task.unit.impl], contract=get_contract(task.unit.contract),
-                     variant=task.unit.variant, **info)
+    def started(task: Task) -> None:
+        emit(handlers, SearchStarted(impls[task.unit.impl].name, task.unit.contract, task.unit.variant))
 
     try:
-        for task, result, seconds in pool.run(tasks, started=lambda task: event("start", task)):
+        for task, result, seconds in pool.run(tasks, started=started, forward=lambda e: emit(handlers, e)):
             results[task.unit] = result
-            event("end", task, result=result, seconds=seconds)
+            emit(handlers, SearchFinished(impls[task.unit.impl].name, task.unit.contract, task.unit.variant,
+                                          result, seconds))
     finally:
         pool.close()
     return results
@@ -130,7 +126,8 @@ class _Pool:
         self.size = size
         self.workers: list[_Worker] = []
 
-    def run(self, tasks: list[Task], started: Callable[[Task], None]):
+    def run(self, tasks: list[Task], started: Callable[[Task], None], forward: Callable[[Event], None]):
+        """Yield (task, result, seconds) as each search ends; give the workers' events to ``forward``."""
         pending = deque(tasks)
 
         def feed(worker: _Worker) -> None:
@@ -149,15 +146,14 @@ class _Pool:
             for worker in busy:
                 if worker.conn not in ready and worker.process.sentinel not in ready:
                     continue
+                result = self._answer(worker, forward)
+                if result is _STILL_SEARCHING:
+                    continue
                 task, seconds = worker.task, time.perf_counter() - worker.started
-                try:
-                    result = worker.conn.recv() if worker.conn.poll() else None
-                except (EOFError, OSError):
-                    result = None
                 if result is None:  # the process ended without answering
                     worker.process.join(5)
-                    result = _stopped(f"the worker process searching it died "
-                                      f"({_exit_text(worker.process.exitcode)})")
+                    result = SearchResult.stopped(f"the worker process searching it died "
+                                                  f"({_exit_text(worker.process.exitcode)})")
                     self._retire(worker)
                     if pending:
                         self.workers.append(_Worker(self.context))
@@ -165,6 +161,20 @@ class _Pool:
                 else:
                     feed(worker)
                 yield task, result, seconds
+
+    @staticmethod
+    def _answer(worker: _Worker, forward: Callable[[Event], None]) -> Any:
+        """Read what the worker sent: its events go to ``forward``; then its result, or
+        None when it ended without answering, or :data:`_STILL_SEARCHING`."""
+        try:
+            while worker.conn.poll():
+                kind, payload = worker.conn.recv()
+                if kind == "result":
+                    return payload
+                forward(payload)
+        except (EOFError, OSError):
+            return None
+        return None if not worker.process.is_alive() else _STILL_SEARCHING
 
     def _retire(self, worker: _Worker) -> None:
         worker.task = None
@@ -201,7 +211,10 @@ def _main_left_out() -> Iterator[None]:
     reads where ``__main__`` came from at that moment only, so it is hidden for that moment.
     """
     main = sys.modules.get("__main__")
-    saved = {name: vars(main)[name] for name in ("__spec__", "__file__") if main is not None and name in vars(main)}
+    if main is None:
+        yield
+        return
+    saved = {name: vars(main)[name] for name in ("__spec__", "__file__") if name in vars(main)}
     if "__file__" in saved:
         del main.__file__
     if "__spec__" in saved:
@@ -224,10 +237,8 @@ def _exit_text(code: int | None) -> str:
     return f"exit code {code}"
 
 
-def _stopped(reason: str) -> SearchResult:
-    result = SearchResult()
-    result.aborted = reason
-    return result
+#: What :meth:`_Pool._answer` gives while the worker's search goes on.
+_STILL_SEARCHING = object()
 
 
 # -- the worker side ---------------------------------------------------------------------------
@@ -244,11 +255,21 @@ def _serve(conn) -> None:
             return
         if task is None:
             return
-        result = _search(task, loaded)
+        result = _search(task, loaded, _forwarder(conn))
         try:
-            conn.send(result)
+            conn.send(("result", result))
         except OSError:  # the parent is gone: nobody is left to read the result
             return
+
+
+def _forwarder(conn) -> Handler:
+    """A handler that sends each event of the search to the parent."""
+    def forward(event: Event) -> None:
+        try:
+            conn.send(("event", event))
+        except OSError:
+            pass  # the parent is gone: sending the result will end this worker
+    return forward
 
 
 def _exit_with_the_parent() -> None:
@@ -268,9 +289,7 @@ def _exit_with_the_parent() -> None:
     threading.Thread(target=watch, name="chatconform-parent-watch", daemon=True).start()
 
 
-def _search(task: Task, loaded: dict) -> SearchResult:
-    from chatconform.conformance import discovery
-
+def _search(task: Task, loaded: dict, forward: Handler) -> SearchResult:
     key = (task.spec, tuple(sorted((k, tuple(sorted(v))) for k, v in task.selected.items())))
     if key not in loaded:
         try:
@@ -282,29 +301,41 @@ def _search(task: Task, loaded: dict) -> SearchResult:
             loaded[key] = f"{type(exc).__name__}: {exc}" if not isinstance(exc, ConfigError) else str(exc)
     impl = loaded[key]
     if isinstance(impl, str):
-        return _stopped(f"the worker process could not load {task.spec}: {impl}")
+        return SearchResult.stopped(f"the worker process could not load {task.spec}: {impl}")
     try:
-        result = run_unit(impl, task.unit, task.profile, seed=task.seed, timeout=task.timeout,
-                          checks=task.checks, shrink=task.shrink)
+        result = search_unit(impl, task.unit, task.settings, [forward])
     except Exception as exc:  # noqa: BLE001 - the engine's own failure, reported as such
-        return _stopped(f"the search raised {type(exc).__name__}: {exc}")
+        return SearchResult.stopped(f"the search raised {type(exc).__name__}: {exc}")
     return _sendable(result)
 
 
 def _sendable(result: SearchResult) -> SearchResult:
-    """The result with every expected/actual value that cannot be pickled turned into its
-    printed form (what a failure shows of it anyway)."""
-    from chatconform.conformance.present import short
-
+    """The result with every expected/actual value that cannot be pickled made of built-in
+    containers (a failure shows it the same), or else turned into its ``repr``."""
     failures: list[Failure] = list(result.failures.values()) + ([result.hung] if result.hung else [])
     for failure in failures:
         for name in ("expected", "actual"):
             value = getattr(failure, name)
-            try:
-                pickle.dumps(value)
-            except Exception:  # noqa: BLE001 - anything an implementation returned
-                try:
-                    setattr(failure, name, short(value, limit=10**6))
-                except Exception:  # noqa: BLE001
-                    setattr(failure, name, repr(value))
+            if _pickles(value):
+                continue
+            plain = _built_in(value)
+            setattr(failure, name, plain if _pickles(plain) else repr(value))
     return result
+
+
+def _pickles(value: Any) -> bool:
+    try:
+        pickle.dumps(value)
+    except Exception:  # noqa: BLE001 - anything an implementation returned
+        return False
+    return True
+
+
+def _built_in(value: Any) -> Any:
+    """``value`` with every dict, list and tuple (of a subclass too) made the built-in type."""
+    if isinstance(value, dict):
+        return {key: _built_in(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        items = [_built_in(item) for item in value]
+        return tuple(items) if isinstance(value, tuple) else items
+    return value

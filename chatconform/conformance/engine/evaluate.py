@@ -1,0 +1,92 @@
+"""Evaluating one case: the implementation called once, then every (selected) check.
+
+The one place a case meets the implementation. A later process boundary (the
+implementation run in a child process) belongs behind :func:`guarded_call` here, and
+judging one drawn case for many implementations means calling this once per implementation.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from chatconform.conformance.contract import Contract, Example
+from chatconform.conformance.discovery import Implementation
+from chatconform.conformance.engine.results import Evaluation, Failure
+from chatconform.conformance.guard import guarded_call
+from chatconform.errors import ERROR, EngineCaseError, NotApplicable, Violation
+
+
+def evaluate_case(impl: Implementation, contract: Contract, case: Any, variant: str | None,
+                  *, timeout: float, only: frozenset[str] | None = None) -> Evaluation:
+    """Run one case through the implementation and every (selected) check.
+
+    Checks that judge the output are evaluated only when the call returned a well-formed
+    result; where it raised, hung or returned something malformed they were not evaluated
+    on this case (``<contract>.no_crash`` says why). Raises :class:`EngineCaseError` when
+    the engine cannot handle the case itself.
+    """
+    def wanted(check_id: str) -> bool:
+        return only is None or check_id in only
+
+    try:
+        frozen = contract.freeze(case)
+        working = frozen.copy()
+    except Exception as exc:  # noqa: BLE001 - the engine's own failure, reported as such
+        raise EngineCaseError("copy or fingerprint", exc, case) from exc
+    fn = impl.method(contract)
+    outcome = guarded_call(lambda: contract.call(fn, working, variant), timeout)
+    result = Evaluation()
+    as_json: list[Any] = []  # the case as JSON, made only when something fails
+
+    def case_json() -> Any:
+        if not as_json:
+            try:
+                as_json.append(contract.case_to_json(case))
+            except Exception as exc:  # noqa: BLE001
+                raise EngineCaseError("write as JSON", exc, case) from exc
+        return as_json[0]
+
+    def fail(check_id: str, message: str, expected: Any = None, actual: Any = None,
+             level: str = ERROR) -> None:
+        result.failures.append(Failure(check_id, message, case_json(), variant, expected, actual,
+                                       level=level))
+
+    crash, untouched = contract.check_id("no_crash"), contract.check_id("input_untouched")
+    result.evaluated.add(crash)
+    if outcome.timed_out:
+        result.hung, result.judged = True, False
+        fail(crash, f"the call did not return within {timeout:g}s (hung)")
+        return result
+    problem = None
+    if outcome.error is not None:
+        problem = f"raised {outcome.describe_error()}"
+        fail(crash, problem, expected="a result",
+             actual=outcome.error_trace.strip() or outcome.describe_error())
+    elif (problem := contract.output_problem(outcome.output, case)) is not None:
+        fail(crash, problem)
+    result.judged = problem is None
+    if wanted(untouched):
+        result.evaluated.add(untouched)
+        try:
+            mutated, detail = frozen.changed(working), ""
+        except Exception as exc:  # noqa: BLE001 - the implementation broke the input's shape
+            mutated, detail = True, f" ({type(exc).__name__}: {exc})"
+        if mutated:
+            fail(untouched, "the implementation changed its input" + detail)
+    if not result.judged:
+        return result
+    example = Example(contract, case, outcome.output, variant, impl=impl)
+    for check in contract.ordered_checks():
+        if check.evaluate is None or not wanted(check.id):
+            continue
+        try:
+            check.evaluate(example)
+        except NotApplicable:
+            continue
+        except Violation as violation:
+            fail(check.id, violation.message, violation.expected, violation.actual,
+                 violation.level or check.level_for(variant))
+        except Exception as exc:  # noqa: BLE001 - a check must not take the run down
+            result.broken[check.id] = f"the check itself raised {type(exc).__name__}: {exc}"
+        result.evaluated.add(check.id)
+    return result

@@ -1,0 +1,66 @@
+"""Planning a run: which contracts and checks (:func:`select`), one :class:`Unit` per search
+(:func:`plan`), and a shard's share of them (:func:`shard_units`).
+
+The units are independent, so they run in any order, in other processes or in other CI
+jobs (shards), and fold to the same verdicts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from chatconform.conformance.contracts import all_contracts, get_check, get_contract
+from chatconform.conformance.discovery import Implementation
+from chatconform.conformance.engine.results import Selection, Unit
+from chatconform.conformance.engine.search import checks_of, contract_stream
+from chatconform.errors import ConfigError
+
+
+def select(contracts: Iterable[str] | None = None, checks: Iterable[str] | None = None) -> Selection:
+    """Resolve contract names and check ids (unknown ones are a ConfigError)."""
+    check_ids = [get_check(c).id for c in checks or ()]
+    names = list(contracts or ())
+    if check_ids and not names:
+        names = list(dict.fromkeys(get_check(c).contract for c in check_ids))
+    chosen = [get_contract(n) for n in names] if names else list(all_contracts().values())
+    if check_ids:
+        outside = [c for c in check_ids if get_check(c).contract not in {k.name for k in chosen}]
+        if outside:
+            raise ConfigError(f"check {outside[0]} is not in the selected contracts")
+    return Selection(chosen, frozenset(check_ids) if check_ids else None)
+
+
+def plan(impls: list[Implementation], selection: Selection, *, run_stream: int | None = None) -> list[Unit]:
+    """Every unit of a run, in report order: implementations as given, contracts in listing
+    order, variants as the contract lists them. A contract none of whose checks is selected
+    has no unit."""
+    units: list[Unit] = []
+    for index, impl in enumerate(impls):
+        for contract in selection.contracts:
+            if checks_of(contract, selection.checks) == frozenset():
+                continue
+            reason = (f"{impl.name} has no {contract.method}()" if impl.method(contract) is None
+                      else contract.skip_reason(impl))
+            variants = [] if reason else contract.variants(impl)
+            if not reason and not variants:
+                reason = f"{impl.name} gives {contract.name} nothing to search"
+            if reason:
+                units.append(Unit(index, contract.name, skip=reason))
+                continue
+            stream = contract_stream(run_stream, contract.name)
+            units.extend(Unit(index, contract.name, variant, stream=stream) for variant in variants)
+    return units
+
+
+def shard_units(units: list[Unit], index: int, count: int) -> list[Unit]:
+    """Shard ``index`` of ``count`` (1-based): every ``count``-th unit of the plan, starting at
+    the ``index``-th. It depends on the plan alone, never on ``--jobs``."""
+    if not 1 <= index <= count:
+        raise ConfigError(f"shard {index}/{count}: the shard number must be between 1 and {count}")
+    return [unit for position, unit in enumerate(units) if position % count == index - 1]
+
+
+def nothing_ran_in(units: list[Unit]) -> bool:
+    """Whether a plan has no search at all (every unit skipped, or none)."""
+    return all(u.skip is not None for u in units)
+

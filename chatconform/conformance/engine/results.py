@@ -1,0 +1,126 @@
+"""What the engine's steps hand each other: a failure, an evaluated case, a search's result,
+a unit of a run, a selection, a verdict and a run's outcome.
+
+Plain data only, so a search's result crosses a process boundary (worker processes today;
+an implementation run in a child process later) and a report's lines fold again into
+verdicts (:func:`chatconform.conformance.report.merge`).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+from chatconform.conformance.contract import Contract
+from chatconform.conformance.guard import DEFAULT_TIMEOUT
+from chatconform.conformance.profiles import Profile
+from chatconform.conformance.status import Status
+from chatconform.errors import ERROR, EngineCaseError
+
+
+@dataclass
+class Failure:
+    """One check failing on one (shrunk) case."""
+
+    check: str
+    message: str
+    case: Any  # JSON
+    variant: str | None = None
+    expected: Any = None
+    actual: Any = None
+    shrunk: bool = True
+    saved: str | None = None  # where the run saved it, once it has
+    level: str = ERROR  # "error" fails the run; "warning" only under --strict
+
+
+@dataclass
+class Verdict:
+    """The verdict of one (implementation, check): a status, why, and the failures behind it."""
+
+    implementation: str  # the name it reports
+    spec: str  # how to load it again
+    contract: str
+    check: str
+    status: Status
+    message: str = ""
+    failures: list[Failure] = field(default_factory=list)
+    examples: int = 0  # cases the search drew and ran
+    evaluated: int = 0  # of those, cases this check was evaluated on
+
+
+@dataclass
+class Evaluation:
+    """What one case gave: failures in check order, checks whose own code raised, whether
+    the call hung, whether its output could be judged, and the checks evaluated on it."""
+
+    failures: list[Failure] = field(default_factory=list)
+    broken: dict[str, str] = field(default_factory=dict)
+    hung: bool = False
+    judged: bool = True
+    evaluated: set[str] = field(default_factory=set)
+
+
+@dataclass
+class SearchResult:
+    """What one search found, everything its verdicts are folded from."""
+
+    failures: dict[str, Failure] = field(default_factory=dict)
+    broken: dict[str, str] = field(default_factory=dict)
+    hung: Failure | None = None
+    aborted: str | None = None  # Hypothesis itself gave up (health check, bad strategy)
+    engine_error: EngineCaseError | None = None
+    examples: int = 0  # cases the exploring pass ran through the implementation
+    unjudged: int = 0  # of those, cases whose output could not be judged
+    evaluated: Counter = field(default_factory=Counter)  # check id -> cases evaluated on
+    replayed: int = 0  # cases the shrinking passes ran
+
+    @classmethod
+    def stopped(cls, reason: str) -> SearchResult:
+        """The result of a search that could not run or finish (its verdicts are errors)."""
+        return cls(aborted=reason)
+
+
+@dataclass(frozen=True)
+class Unit:
+    """One search of a run, (implementation, contract, variant), or one (implementation,
+    contract) that does not run, with the reason (``skip``). ``impl`` indexes the run's
+    implementations; ``stream`` is the search's random stream (None when derandomized or
+    seeded)."""
+
+    impl: int
+    contract: str
+    variant: str | None = None
+    skip: str | None = None
+    stream: int | None = None
+
+
+@dataclass(frozen=True)
+class SearchSettings:
+    """How every search of a run searches: plain data, sent to a worker process as it is."""
+
+    profile: Profile
+    seed: int | None = None  # the user's --seed
+    timeout: float = DEFAULT_TIMEOUT  # per call of the implementation
+    checks: frozenset[str] | None = None  # the selected check ids (None: all)
+    shrink: bool = True
+
+
+@dataclass
+class Selection:
+    """The contracts of a run, and its checks (None: every check of those contracts)."""
+
+    contracts: list[Contract]
+    checks: frozenset[str] | None
+
+
+@dataclass
+class RunOutcome:
+    """What a run found: its verdicts, the units it searched (a shard's, or all) and every
+    unit of the run, each search's result, and which shard it was (None: the whole run)."""
+
+    verdicts: list[Verdict]
+    units: list[Unit]
+    planned: list[Unit]
+    results: dict[Unit, SearchResult]
+    shard: tuple[int, int] | None = None

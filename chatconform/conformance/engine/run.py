@@ -1,0 +1,58 @@
+"""Running a run: plan it, search its units (here, or in worker processes), fold the
+verdicts, and tell the handlers as it goes (:func:`run`, the engine's one entry point for a run).
+
+Whatever order the searches finish in, the verdicts are folded in plan order. Two seams are
+left for what comes later: each search's cases meet the implementation only in
+:func:`chatconform.conformance.engine.evaluate.evaluate_case` (where a process boundary to
+an implementation running in a child process goes), and a search is keyed by its contract,
+not its implementation, when derandomized (so drawing a case once and judging it for every
+implementation is a change inside :mod:`chatconform.conformance.engine.search`, not here).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+
+from chatconform.conformance.discovery import Implementation
+from chatconform.conformance.engine.events import Handler, RunFinished, RunStarted, SearchFinished, SearchStarted, emit
+from chatconform.conformance.engine.fold import fold_units
+from chatconform.conformance.engine.parallel import run_units
+from chatconform.conformance.engine.plan import plan, shard_units
+from chatconform.conformance.engine.results import RunOutcome, SearchResult, SearchSettings, Selection, Unit
+from chatconform.conformance.engine.search import new_stream, search_unit
+from chatconform.conformance.guard import DEFAULT_TIMEOUT
+from chatconform.conformance.profiles import Profile, get_profile
+
+
+def run(impls: list[Implementation], selection: Selection, profile: str | Profile = "ci", *,
+        seed: int | None = None, timeout: float = DEFAULT_TIMEOUT, shrink: bool = True, jobs: int = 1,
+        shard: tuple[int, int] | None = None, handlers: Sequence[Handler] = ()) -> RunOutcome:
+    """Plan the run, search its units (``jobs`` > 1: in that many worker processes; ``shard``
+    ``(I, N)``: the I-th of N shards only) and fold the verdicts, emitting the
+    :mod:`~chatconform.conformance.engine.events` to ``handlers`` in order."""
+    started = time.perf_counter()
+    prof = get_profile(profile) if isinstance(profile, str) else profile
+    planned = plan(impls, selection, run_stream=new_stream(prof, seed))
+    units = planned if shard is None else shard_units(planned, *shard)
+    searches = [u for u in units if u.skip is None]
+    emit(handlers, RunStarted(impls, selection, prof, seed, jobs, shard, len(searches),
+                              sum(u.skip is None for u in planned)))
+    settings = SearchSettings(prof, seed, timeout, selection.checks, shrink)
+    if jobs > 1 and len(searches) > 1:
+        results = run_units(impls, searches, settings, jobs=jobs, handlers=handlers)
+    else:
+        results = {u: _search_here(impls[u.impl], u, settings, handlers) for u in searches}
+    outcome = RunOutcome(fold_units(impls, selection, units, planned, results, prof), units, planned, results, shard)
+    emit(handlers, RunFinished(outcome, time.perf_counter() - started))
+    return outcome
+
+
+def _search_here(impl: Implementation, unit: Unit, settings: SearchSettings,
+                 handlers: Sequence[Handler]) -> SearchResult:
+    """One search in this process, between its :class:`SearchStarted` and :class:`SearchFinished`."""
+    emit(handlers, SearchStarted(impl.name, unit.contract, unit.variant))
+    started = time.perf_counter()
+    result = search_unit(impl, unit, settings, handlers)
+    emit(handlers, SearchFinished(impl.name, unit.contract, unit.variant, result, time.perf_counter() - started))
+    return result

@@ -1,0 +1,268 @@
+"""One search of one (implementation, contract, variant): an exploring pass, then a
+shrinking pass per check seen failing (:func:`search`).
+
+What a search draws depends only on its own key and stream (:func:`new_stream`,
+:func:`contract_stream`): derandomized runs seed it from the contract, random ones from the
+run's stream and the contract, and Hypothesis' pool of "local constants" is held empty
+while it runs (:func:`no_local_constants`). So a search gives the same cases whichever
+process runs it, and in whatever order.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import random
+import warnings
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+import hypothesis
+from hypothesis import given
+from hypothesis.errors import HypothesisException
+
+from chatconform.conformance.contract import Contract
+from chatconform.conformance.contracts import get_contract
+from chatconform.conformance.discovery import Implementation
+from chatconform.conformance.engine.evaluate import evaluate_case
+from chatconform.conformance.engine.events import ExampleRan, Handler, emit
+from chatconform.conformance.engine.results import Failure, SearchResult, SearchSettings, Unit
+from chatconform.conformance.guard import DEFAULT_TIMEOUT
+from chatconform.conformance.profiles import Profile
+from chatconform.errors import ERROR, WARNING, EngineCaseError
+
+
+class _CheckFailed(Exception):
+    failure: Failure
+
+
+_FAILURE_TYPES: dict[str, type[_CheckFailed]] = {}
+
+
+def _failure_type(check_id: str) -> type[_CheckFailed]:
+    """One exception class per check: Hypothesis tells failures apart by type."""
+    if check_id not in _FAILURE_TYPES:
+        _FAILURE_TYPES[check_id] = type(f"CheckFailed[{check_id}]", (_CheckFailed,), {})
+    return _FAILURE_TYPES[check_id]
+
+
+class _Pass:
+    """One Hypothesis run over the contract's cases.
+
+    ``raise_for`` None explores: every case is evaluated, failures are only recorded.
+    ``raise_for`` a check id: that check's failures are raised, so Hypothesis shrinks them.
+    """
+
+    def __init__(self, impl: Implementation, contract: Contract, variant: str | None,
+                 profile: Profile, *, seed: int | None, stream: int | None, timeout: float,
+                 selected: frozenset[str] | None, raise_for: str | None,
+                 tick: Callable[[], None] | None):
+        self.impl, self.contract, self.variant, self.profile = impl, contract, variant, profile
+        self.seed, self.stream = seed, stream
+        self.timeout, self.selected, self.raise_for = timeout, selected, raise_for
+        self.raise_level = ERROR  # the level of failure the shrinking pass raises
+        self.tick = tick
+        self.done_when_all_seen = False
+        self.result = SearchResult()
+        self.observed: dict[str, Failure] = {}
+
+    def test(self, case: Any) -> None:
+        if self.result.hung is not None or self.result.engine_error is not None:
+            return  # an abandoned call may still run: calling again would pile up threads
+        if self.done_when_all_seen and self.selected is not None and self.selected <= self.observed.keys():
+            raise _AllSeen  # every selected check has failed: nothing left to learn without shrinking
+        if self.profile.steer_to_large:
+            hypothesis.target(float(self.contract.size(case)), label="size")
+        if self.tick:
+            self.tick()
+        only = frozenset({self.raise_for}) if self.raise_for else self.selected
+        try:
+            evaluation = evaluate_case(self.impl, self.contract, case, self.variant,
+                                       timeout=self.timeout, only=only)
+        except EngineCaseError as exc:
+            self.result.engine_error = exc
+            return
+        self.result.examples += 1
+        self.result.unjudged += not evaluation.judged
+        self.result.evaluated.update(evaluation.evaluated)
+        for check_id, message in evaluation.broken.items():
+            self.result.broken.setdefault(check_id, message)
+        if evaluation.hung:
+            evaluation.failures[0].shrunk = False
+            self.result.hung = evaluation.failures[0]
+            return
+        for failure in evaluation.failures:
+            if self.selected is None or failure.check in self.selected:
+                seen = self.observed.get(failure.check)
+                # An error outranks a warning: the verdict and its shrinking follow the error.
+                if seen is None or (seen.level == WARNING and failure.level == ERROR):
+                    self.observed[failure.check] = failure
+        for failure in evaluation.failures:
+            if failure.check == self.raise_for and failure.level == self.raise_level:
+                error = _failure_type(failure.check)(failure.message)
+                error.failure = failure
+                raise error
+
+    def run(self) -> SearchResult:
+        def test(case):
+            self.test(case)
+
+        # The same key in both passes replays the same cases, so the shrinking pass meets
+        # the failure the exploring pass saw. Derandomized runs leave the implementation
+        # out of the key: every implementation is judged on the same cases. The variant
+        # is left out too: every provider is judged on the same histories, so a shape
+        # one provider trips on is tried on all (and a saved failure replays on all).
+        owner = "" if self.profile.derandomize and self.seed is None else self.impl.spec
+        key = f"chatconform|{owner}|{self.contract.name}"
+        hooked: Any = test  # Hypothesis reads these attributes off the test function
+        hooked._hypothesis_internal_add_digest = key.encode()
+        if self.stream is not None:
+            # Both passes of a random profile draw from one stream. hypothesis.seed()
+            # would also switch the example database off, which the dev profile needs.
+            hooked._hypothesis_internal_use_seed = self.stream
+        settings = self.profile.settings(seed=self.seed, scale=self.contract.examples_scale)
+        if self.done_when_all_seen:  # stop generating at _AllSeen, without shrinking it
+            settings = hypothesis.settings(settings, phases=[p for p in settings.phases
+                                                             if p != hypothesis.Phase.shrink])
+        wrapped = settings(given(self.contract.cases(self.variant))(test))
+        if self.seed is not None:  # the user's --seed: reproducible, as Hypothesis means it
+            wrapped = hypothesis.seed(self.seed)(wrapped)
+        try:
+            with warnings.catch_warnings():
+                # Hypothesis warns when it writes out a large failing case; long cases are the point.
+                warnings.filterwarnings("ignore", message="Generating overly large repr")
+                with no_local_constants():
+                    wrapped()
+        except BaseException as exc:  # noqa: BLE001 - sorted out below
+            if isinstance(exc, KeyboardInterrupt):
+                raise
+            self._collect(exc)
+        return self.result
+
+    def _collect(self, exc: BaseException) -> None:
+        for leaf in _leaves(exc):
+            if isinstance(leaf, _AllSeen):
+                continue
+            if isinstance(leaf, _CheckFailed):
+                self.result.failures.setdefault(leaf.failure.check, leaf.failure)
+            elif isinstance(leaf, HypothesisException):
+                self.result.aborted = f"{type(leaf).__name__}: {leaf}"
+            else:
+                self.result.aborted = f"the case strategy raised {type(leaf).__name__}: {leaf}"
+
+
+@contextmanager
+def no_local_constants() -> Iterator[None]:
+    """Hold Hypothesis' pool of "local constants" empty while a search runs.
+
+    Hypothesis now and then draws a literal found in the source of the local modules the
+    process has imported. Which modules those are depends on the process (the command line,
+    a worker, a pytest session) and on what ran before, so the cases a search draws would
+    too. Its own fixed constants stay.
+    """
+    try:
+        from hypothesis.internal.conjecture import providers
+    except ImportError:  # pragma: no cover - a Hypothesis without the pool
+        yield
+        return
+    original = getattr(providers, "_get_local_constants", None)
+    cache = getattr(getattr(providers, "CONSTANTS_CACHE", None), "cache", None)
+    if original is None or cache is None or not hasattr(providers, "Constants"):
+        yield  # pragma: no cover - a Hypothesis without the pool
+        return
+    empty = providers.Constants()
+    providers._get_local_constants = lambda: empty
+    cache.clear()
+    try:
+        yield
+    finally:
+        providers._get_local_constants = original
+        cache.clear()
+
+
+class _AllSeen(Exception):
+    """Ends an exploring pass that does not shrink once every selected check has failed:
+    the cases still to be generated could teach it nothing, and generating them is most
+    of the cost of a search."""
+
+
+def _leaves(exc: BaseException) -> Iterable[BaseException]:
+    if isinstance(exc, BaseExceptionGroup):
+        for inner in exc.exceptions:
+            yield from _leaves(inner)
+    else:
+        yield exc
+
+
+def search(impl: Implementation, contract: Contract, variant: str | None, profile: Profile, *,
+           seed: int | None = None, timeout: float = DEFAULT_TIMEOUT,
+           selected: frozenset[str] | None = None, tick: Callable[[], None] | None = None,
+           shrink: bool = True, stream: int | None = None) -> SearchResult:
+    """Search one (implementation, contract, variant); every distinct failure, shrunk.
+
+    Hypothesis stops exploring soon after its first failure, so a rare bug behind a
+    common one would go unseen. Instead an exploring pass evaluates every case and raises
+    nothing; then each check it saw failing gets a pass of its own, on the same cases,
+    that raises only that check and shrinks it. ``shrink=False`` skips those passes and
+    reports each failure on the case it was first seen on (enough to know *whether* a
+    check fails, as the project's own tests of its fakes ask).
+    """
+    if stream is None:
+        stream = new_stream(profile, seed)
+    explore = _Pass(impl, contract, variant, profile, seed=seed, stream=stream, timeout=timeout,
+                    selected=selected, raise_for=None, tick=tick)
+    explore.done_when_all_seen = not shrink
+    result = explore.run()
+    for check_id, failure in explore.observed.items():
+        if not shrink or result.hung is not None or result.aborted or result.engine_error:
+            failure.shrunk = False
+            result.failures[check_id] = failure
+            continue
+        shrinker = _Pass(impl, contract, variant, profile, seed=seed, stream=stream, timeout=timeout,
+                         selected=selected, raise_for=check_id, tick=tick)
+        shrinker.raise_level = failure.level
+        shrunk = shrinker.run()
+        result.replayed += shrunk.examples
+        if shrunk.hung is not None and result.hung is None:
+            result.hung = shrunk.hung  # hung on a case the explore pass never met
+        if check_id in shrunk.failures:
+            result.failures[check_id] = shrunk.failures[check_id]
+        else:  # not met again (a flaky implementation): report the case it was seen on
+            failure.shrunk = False
+            result.failures[check_id] = failure
+    return result
+
+
+def new_stream(profile: Profile, seed: int | None) -> int | None:
+    """The random stream of a run: None where the profile or the seed fixes the cases."""
+    return random.getrandbits(64) if seed is None and not profile.derandomize else None
+
+
+def contract_stream(run_stream: int | None, contract: str) -> int | None:
+    """The stream every search of ``contract`` draws from in a random run: made from the
+    run's stream and the contract's name alone, so each variant (and each implementation)
+    is judged on the same cases whichever process runs the search, and in whatever order."""
+    if run_stream is None:
+        return None
+    return int.from_bytes(hashlib.sha256(f"{run_stream}|{contract}".encode()).digest()[:8], "big")
+
+
+def checks_of(contract: Contract, checks: frozenset[str] | None) -> frozenset[str] | None:
+    """The selected check ids of ``contract`` (None: all of them)."""
+    if checks is None:
+        return None
+    return frozenset(c.id for c in contract.ordered_checks() if c.id in checks)
+
+
+def search_unit(impl: Implementation, unit: Unit, settings: SearchSettings,
+                handlers: Sequence[Handler] = ()) -> SearchResult:
+    """Search one unit of a run, telling ``handlers`` of each case it runs (:class:`ExampleRan`).
+
+    The same in this process and in a worker process, which forwards the events.
+    """
+    contract = get_contract(unit.contract)
+    ran = ExampleRan(impl.name, unit.contract, unit.variant)
+    tick = (lambda: emit(handlers, ran)) if handlers else None
+    return search(impl, contract, unit.variant, settings.profile, seed=settings.seed, timeout=settings.timeout,
+                  selected=checks_of(contract, settings.checks), tick=tick, shrink=settings.shrink,
+                  stream=unit.stream)

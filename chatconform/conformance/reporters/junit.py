@@ -1,0 +1,85 @@
+"""A JUnit XML file of a run (``chatconform run --junit-xml FILE``), for CI systems that
+show test results: one ``<testsuite>`` per implementation, one ``<testcase>`` per
+(implementation, check).
+
+A status maps to what a JUnit reader knows, after pytest's ``--junit-xml``
+(https://docs.pytest.org/en/stable/how-to/output.html#creating-junitxml-format-files):
+``fail`` and ``not_evaluated`` (and ``warn`` under ``--strict``) are a ``<failure>``,
+``error`` an ``<error>``, ``skip`` and ``xfail`` a ``<skipped>``; ``pass`` and a ``warn``
+that does not fail the run pass, the warning in ``<system-out>``.
+"""
+
+from __future__ import annotations
+
+import re
+import xml.etree.ElementTree as ET
+from collections import Counter
+from pathlib import Path
+
+from chatconform.conformance.engine import Event, RunFinished, SearchFinished, Verdict
+from chatconform.conformance.present import describe
+from chatconform.conformance.status import Status
+from chatconform.errors import ConfigError
+
+#: Characters XML 1.0 cannot hold, even escaped (a case may contain any of them).
+_NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
+
+
+def _xml_text(text: str) -> str:
+    return _NOT_XML.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+
+
+class JunitReporter:
+    """Writes the file when the run finishes; ``strict`` as ``run --strict`` (warnings fail)."""
+
+    def __init__(self, path: str | Path, *, strict: bool = False) -> None:
+        self.path, self.strict = path, strict
+        self.seconds: Counter[str] = Counter()  # implementation -> seconds its searches took
+
+    def __call__(self, event: Event) -> None:
+        if isinstance(event, SearchFinished):
+            self.seconds[event.implementation] += event.seconds
+        elif isinstance(event, RunFinished):
+            self.write(self.document(event.outcome.verdicts, event.seconds))
+
+    def document(self, verdicts: list[Verdict], seconds: float) -> ET.ElementTree:
+        root = ET.Element("testsuites", name="chatconform", time=f"{seconds:.3f}")
+        suites: dict[str, ET.Element] = {}
+        tally: Counter[tuple[str, str]] = Counter()
+        for verdict in verdicts:
+            name = verdict.implementation
+            if name not in suites:
+                suites[name] = ET.SubElement(root, "testsuite", name=name, time=f"{self.seconds[name]:.3f}")
+            case = ET.SubElement(suites[name], "testcase", classname=name, name=verdict.check)
+            kind = self._outcome(case, verdict)
+            for key in ((name, "tests"), ("", "tests")) + (((name, kind), ("", kind)) if kind else ()):
+                tally[key] += 1
+        for element, name in [(root, ""), *((suite, name) for name, suite in suites.items())]:
+            for field in ("tests", "failures", "errors", "skipped"):
+                element.set(field, str(tally[(name, field)]))
+        return ET.ElementTree(root)
+
+    def _outcome(self, case: ET.Element, verdict: Verdict) -> str | None:
+        """Add the element that says how ``verdict`` came out; which count it adds to."""
+        status = Status(verdict.status)
+        message = _xml_text(verdict.message)
+        if status == Status.ERROR:
+            ET.SubElement(case, "error", message=message, type=status.value)
+            return "errors"
+        if status in (Status.SKIP, Status.XFAIL):
+            ET.SubElement(case, "skipped", message=message, type=status.value)
+            return "skipped"
+        if status.fails(strict=self.strict):
+            failure = ET.SubElement(case, "failure", message=message, type=status.value)
+            failure.text = _xml_text("\n\n".join(describe(verdict, f).plain() for f in verdict.failures))
+            return "failures"
+        if status == Status.WARN:
+            ET.SubElement(case, "system-out").text = _xml_text(f"warning: {verdict.message}")
+        return None
+
+    def write(self, document: ET.ElementTree) -> None:
+        ET.indent(document)
+        try:
+            document.write(self.path, encoding="utf-8", xml_declaration=True)
+        except OSError as exc:
+            raise ConfigError(f"cannot write the JUnit XML {self.path}: {exc.strerror}") from None

@@ -1,0 +1,59 @@
+"""The markdown summary of a report (``chatconform summary --format markdown``): the matrix,
+then the errors, warnings and expected failures with their cases, for a CI step summary."""
+
+from __future__ import annotations
+
+from chatconform.conformance.compact import render
+from chatconform.conformance.report import Report, matrix, status_of
+from chatconform.conformance.status import Status
+
+
+def markdown(report: Report) -> str:
+    """The summary of ``report`` as markdown (a table, then the findings)."""
+    impls, checks, cells = matrix(report.results)
+    lines = [f"### chatconform {report.header.get('version', '')} "
+             f"(profile {report.header.get('profile', '?')})", "",
+             "| check | " + " | ".join(impls) + " |",
+             "|---|" + "---|" * len(impls)]
+    for check in checks:
+        row = [cells[(check, i)] if (check, i) in cells else None for i in impls]
+        lines.append(f"| `{check}` | " + " | ".join(
+            "" if c is None else f"**{c.label}**" if c.status.fails_run else c.label for c in row) + " |")
+    counts = report.footer.get("counts", {})
+    lines += ["", ", ".join(f"{n} {s}" for s, n in counts.items() if n)]
+    # Errors first, then warnings (reported; they fail a run only under --strict), then the
+    # expected failures (an implementation's known deviations).
+    order = {Status.WARN: 1, Status.XFAIL: 2}
+    shown = sorted((r for r in report.results if status_of(r).fails(strict=True) or status_of(r) == Status.XFAIL),
+                   key=lambda r: order.get(status_of(r), 0))
+    if shown:
+        lines += ["", "| implementation | check | status | message |", "|---|---|---|---|"]
+        lines += [f"| {r['implementation']} | `{r['check']}` | {status_of(r).label} | "
+                  f"{_cell(r['message'])} |" for r in shown]
+        lines += [block for r in shown if r.get("example") is not None for block in _example_block(r)]
+    return "\n".join(lines) + "\n"
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "/").replace("\n", " ")
+
+
+#: Lines of a case a markdown summary shows before it cuts the rest.
+EXAMPLE_LINES = 80
+#: Characters of one line of a case a markdown summary shows.
+EXAMPLE_WIDTH = 300
+
+
+def _example_block(result: dict) -> list[str]:
+    """A collapsed block with the (minimal) case, so a step summary stays one table long."""
+    variant = f" [{result['variant']}]" if result.get("variant") else ""
+    # A case that did not shrink (a hang, a crash on a large history) can run to megabytes:
+    # the summary shows its head, the report keeps it whole.
+    lines = render(result["example"]).splitlines()
+    shown = [line if len(line) <= EXAMPLE_WIDTH else f"{line[:EXAMPLE_WIDTH]}... ({len(line)} characters)"
+             for line in lines[:EXAMPLE_LINES]]
+    if len(lines) > EXAMPLE_LINES:
+        shown.append(f"... {len(lines) - EXAMPLE_LINES} more lines: the whole case is in the report's 'example' field")
+    text = "\n".join(shown)
+    return ["", f"<details><summary>{result['implementation']} · {result['check']}{variant}: the case</summary>",
+            "", "```json", text, "```", "", "</details>"]

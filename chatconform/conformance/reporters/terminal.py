@@ -1,0 +1,249 @@
+"""What a run prints: progress on stderr while it searches (one line per finished search;
+on a terminal, a live line saying what is running), then the matrix, each failure with its
+minimal input and regression test, and the counts on stdout. Also the benchmark's progress.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from chatconform.conformance import report
+from chatconform.conformance.engine import (
+    BenchInput,
+    BenchRound,
+    BenchTimed,
+    Event,
+    ExampleRan,
+    RunFinished,
+    RunStarted,
+    SearchFinished,
+    SearchStarted,
+    nothing_ran,
+    shard_idle,
+)
+from chatconform.conformance.present import TEST_BANNER, describe, indent
+from chatconform.conformance.status import Status
+from chatconform.version import __version__
+
+
+class TerminalReporter:
+    """The run's own output. ``providers``: the providers the run was narrowed to, named in
+    its first line; ``verbose`` prints every counterexample in full."""
+
+    def __init__(self, out: Console, err: Console, *, verbose: bool = False, providers: Sequence[str] = ()):
+        self.out, self.err, self.verbose, self.providers = out, err, verbose, list(providers)
+        self.status = None
+        self.running: dict[str, int] = {}  # label -> examples so far
+        self.total, self.done = 0, 0
+
+    def __call__(self, event: Event) -> None:
+        if isinstance(event, RunStarted):
+            self.started(event)
+        elif isinstance(event, SearchStarted):
+            self.running[event.label] = 0
+            self._show()
+        elif isinstance(event, ExampleRan):
+            if event.label in self.running:
+                self.running[event.label] += 1
+                if self.running[event.label] % 10 == 0:
+                    self._show()
+        elif isinstance(event, SearchFinished):
+            self.search_finished(event)
+        elif isinstance(event, RunFinished):
+            self.finished(event)
+
+    def started(self, run: RunStarted) -> None:
+        self.total = run.searches
+        seed = run.seed if run.seed is not None else "derandomized" if run.profile.derandomize else "random"
+        providers = f" · providers {', '.join(self.providers)}" if self.providers else ""
+        shard = f" · shard {run.shard[0]}/{run.shard[1]}" if run.shard else ""
+        jobs = f" · {run.jobs} jobs" if run.jobs > 1 else ""
+        self.err.print(f"chatconform {__version__} · profile {run.profile.name} · seed {seed} · "
+                       f"{len(run.implementations)} implementation(s) · contracts "
+                       f"{', '.join(c.name for c in run.selection.contracts)}{providers}{shard}{jobs}")
+
+    def search_finished(self, event: SearchFinished) -> None:
+        self.running.pop(event.label, None)
+        self.done += 1
+        if self.status is not None:
+            self.status.stop()  # the finished line prints above, then the live line comes back
+            self.status = None
+        result = event.result
+        failing = len(result.failures) + (result.hung is not None)
+        note = (f"{failing} failing", "red") if failing else ("ok", "green")
+        if result.aborted:
+            note = ("stopped", "magenta")
+        self.err.print(Text.assemble(f"  {event.label}: {result.examples} examples, {event.seconds:.1f}s, ", note))
+        self._show()
+
+    def finished(self, event: RunFinished) -> None:
+        outcome, verdicts, seconds = event.outcome, event.outcome.verdicts, event.seconds
+        if shard_idle(outcome):
+            index, count = outcome.shard or (0, 0)
+            self.err.print(f"shard {index}/{count}: nothing to search here ({len(outcome.units)} of the run's "
+                           f"{len(outcome.planned)} searches, all skipped or none)")
+            return
+        if nothing_ran(verdicts):
+            reasons = sorted({v.message for v in verdicts})
+            self.err.print("nothing to run: every selected check was skipped (" + "; ".join(reasons) + ")")
+            return
+        print_matrix(self.out, [report.result_line(v) for v in verdicts])
+        print_failures(self.out, verdicts, verbose=self.verbose)
+        counts = report.footer(verdicts, seconds)["counts"]
+        self.out.print(", ".join(f"{n} {s}" for s, n in counts.items() if n) + f" in {seconds:.1f}s")
+        if outcome.shard:
+            self.out.print(f"shard {outcome.shard[0]}/{outcome.shard[1]}: {len(outcome.units)} of the run's "
+                           f"{len(outcome.planned)} searches; `chatconform summary` merges the shard reports")
+
+    def _show(self) -> None:
+        """The live line: what is running, with its examples so far (on a terminal only)."""
+        if not self.err.is_terminal:
+            return
+        if not self.running:
+            if self.status is not None:
+                self.status.stop()
+                self.status = None
+            return
+        text = "; ".join(f"{label}: {n} examples" if n else label for label, n in self.running.items())
+        if self.total > 1:
+            text = f"[{self.done}/{self.total}] {text}"
+        if self.status is None:
+            self.status = self.err.status(Text(text))
+            self.status.start()
+        else:
+            self.status.update(Text(text))
+
+
+def print_matrix(out: Console, results: list[dict]) -> None:
+    """The matrix of report lines: a row per check, a column per implementation."""
+    impls, checks, cells = report.matrix(results)
+    table = Table(title="conformance", title_justify="left")
+    table.add_column("check")
+    for impl in impls:
+        table.add_column(impl, justify="center")
+
+    by_contract: dict[str, list[str]] = {}
+    for check in checks:
+        by_contract.setdefault(check.split(".", 1)[0], []).append(check)
+    for contract, ids in by_contract.items():
+        # A contract no implementation ran is one row, not one per check.
+        if len(ids) > 1 and all((c := cells.get((check, impl))) is not None and c.status == Status.SKIP
+                                for check in ids for impl in impls):
+            ids = [f"{contract}.*"]
+            cells.update({(ids[0], impl): cells[(by_contract[contract][0], impl)] for impl in impls})
+        for check in ids:
+            row = []
+            for impl in impls:
+                cell = cells.get((check, impl))
+                row.append(Text(cell.label, style=cell.status.style) if cell else Text(""))
+            table.add_row(check, *row)
+    out.print(table)
+
+
+#: A minimal input longer than this is cut short unless --verbose (the saved case holds all of it).
+MAX_INPUT_LINES = 30
+
+
+def print_failures(out: Console, verdicts, *, verbose: bool = False) -> None:
+    """One block per failing check with its smallest counterexample; the others summarised.
+
+    A case already printed for an earlier check is named, not printed again, and a very
+    long one is cut short (``verbose`` prints every counterexample in full).
+    """
+    grouped: dict[tuple[Status, str, str], list[str]] = {}
+    for verdict in verdicts:
+        status = Status(verdict.status)
+        if status in (Status.ERROR, Status.NOT_EVALUATED):
+            grouped.setdefault((status, verdict.implementation, verdict.message), []).append(verdict.check)
+    for (status, impl, message), checks in grouped.items():
+        word = "ERROR" if status == Status.ERROR else "NOT EVALUATED"
+        out.print(Text.assemble("\n", (word, status.style), f" {', '.join(checks)} · {impl}: {message}"))
+    shown: dict[tuple[str, str], str] = {}  # (implementation spec, case) -> the block that printed it
+    elided = False
+    for verdict in verdicts:
+        if Status(verdict.status) not in (Status.FAIL, Status.WARN):
+            continue
+        reports = [describe(verdict, failure) for failure in verdict.failures]
+        order = sorted(range(len(reports)), key=lambda i: len(reports[i].input_json))
+        for index in order if verbose else order[:1]:
+            failure, shown_report = verdict.failures[index], reports[index]
+            elided |= print_failure(out, verdict, failure, shown_report, shown, verbose)
+        others = [verdict.failures[i] for i in order[1:]]
+        if others and not verbose:
+            where = sorted({f.variant for f in others if f.variant})
+            out.print(f"  also fails on {len(others)} other case(s)"
+                      + (f" (for {', '.join(where)})" if where else "") + "; --verbose prints them")
+            elided = True
+    if elided:
+        out.print("\n(cut short above; run again with --verbose for every counterexample in full)")
+
+
+def print_failure(out: Console, verdict, failure, shown_report, shown: dict, verbose: bool) -> bool:
+    """Print one failure block; True when part of it was cut short."""
+    head, _, rest = shown_report.title.partition(" ")
+    style = Status.FAIL.style if failure.level == "error" else Status.WARN.style
+    out.print(Text.assemble("\n", (head, style), " ", (rest, "bold")))
+    for label, text in shown_report.fields:
+        if label == "saved":
+            saved = failure.saved or ""
+            label, text = ("saved", text) if saved.startswith("not saved") else (
+                "re-run", f"chatconform replay {saved}")
+        out.print(f"  {label + ':':<9} {text}")
+    key = (verdict.spec, shown_report.input_json)
+    earlier = shown.get(key)
+    if earlier is not None and not verbose:
+        out.print(f"  {shown_report.input_label}: the same as for {earlier} above")
+        out.print(f"  regression test: the one above, ending in  {shown_report.call}")
+        return False
+    shown.setdefault(key, shown_report.title.partition(" ")[2])
+    lines = shown_report.input_json.splitlines()
+    if len(lines) > MAX_INPUT_LINES and not verbose:
+        out.print(f"  {shown_report.input_label} ({len(lines)} lines, the first {MAX_INPUT_LINES // 2}):")
+        out.print(indent("\n".join(lines[:MAX_INPUT_LINES // 2])))
+        out.print(f"    … {len(lines) - MAX_INPUT_LINES // 2} more lines (the whole case is saved; "
+                  "--verbose prints it)")
+        out.print("  regression test: not printed for a case this long (--verbose prints it)")
+        return True
+    out.print(f"  {shown_report.input_label}:")
+    out.print(indent(shown_report.input_json))
+    out.print(TEST_BANNER)
+    out.print(shown_report.test.rstrip("\n"))
+    return False
+
+
+def seconds_text(value: float) -> str:
+    """A duration in the unit that reads best (s, ms, µs, ns)."""
+    for unit, scale in (("s", 1.0), ("ms", 1e-3), ("µs", 1e-6)):
+        if value >= scale:
+            return f"{value / scale:.3g} {unit}"
+    return f"{value * 1e9:.3g} ns"
+
+
+class BenchProgress:
+    """The benchmark's progress on stderr: each input built, each round, each timing."""
+
+    def __init__(self, err: Console) -> None:
+        self.err = err
+
+    def __call__(self, event: Event) -> None:
+        if isinstance(event, BenchInput):
+            variant = f" [{event.variant}]" if event.variant else ""
+            self.err.print(f"  {event.contract}{variant} at {event.size:,}: building the input")
+        elif isinstance(event, BenchRound):
+            variant = f" [{event.variant}]" if event.variant else ""
+            self.err.print(f"  {event.contract}{variant} · {event.implementation}: round {event.round} of "
+                           f"{event.rounds} over {', '.join(f'{n:,}' for n in event.sizes)}")
+        elif isinstance(event, BenchTimed):
+            series = event.series
+            label = f"{series.contract} · {series.impl}" + (f" [{series.variant}]" if series.variant else "")
+            if event.timing is not None:
+                t = event.timing
+                ratio = f", {t.ratio:.1f}x the floor" if t.ratio else ""
+                self.err.print(f"    {label}: median {seconds_text(t.seconds)}, fastest {seconds_text(t.best)}"
+                               f"{ratio} ({t.rounds} rounds)")
+            else:
+                self.err.print(f"    {label}: {event.skipped}")
