@@ -18,15 +18,15 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
-from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, ToolCallPart
+from pydantic_ai.messages import ModelMessage, ToolCallPart
 
 from chatconform.conformance.contract import Example
 from chatconform.conformance.contracts.payload import CONTRACT as PAYLOAD_CONTRACT
 from chatconform.conformance.contracts.payload import PROVIDERS_OPTION
 from chatconform.conformance.guard import DEFAULT_TIMEOUT, guarded_call
 from chatconform.conformance.history_contract import HistoryContract, check_same_items, register_pairs_intact
-from chatconform.history import and_more, history_problem, Item, item_label, lost_items, out_of_order, visible_items
 from chatconform.errors import NotApplicable, Violation
+from chatconform.history import Item, and_more, history_problem, item_label, lost_items, out_of_order, visible_items
 from chatconform.provider_schemas import turn_view
 from chatconform.providers import PROVIDER_IDS
 from chatconform.reference.compaction import compact, safe_cut, standing_system_parts
@@ -54,6 +54,10 @@ class CompactionContract(HistoryContract):
     listing_order = 30
     options = (PROVIDERS_OPTION,)
     case_type = CompactionCase
+    wire_fields = {"cut": {"type": "integer", "minimum": 0}, "summary": {"type": "string"}}
+    result_description = "The result of compact: the history to persist, in the same JSON as the input history."
+    reference_module = "chatconform.reference.compaction"
+    guard_tests = ("tests/contracts/test_compaction.py", "tests/reference/test_compaction_policy.py")
 
     def cases(self, variant):
         return compaction_cases().map(lambda c: CompactionCase(*c))

@@ -26,8 +26,8 @@ from pydantic_ai.messages import (
 
 from chatconform.conformance.contract import Example
 from chatconform.conformance.history_contract import HistoryTransformContract, check_fixed_point
-from chatconform.history import and_more, describe_at, first_difference, fresh_lists
 from chatconform.errors import NotApplicable, Violation
+from chatconform.history import and_more, describe_at, first_difference, fresh_lists
 from chatconform.reference.repair import is_result, match_calls, repair
 from chatconform.strategies.hostile import expand_hostile_history, hostile_histories
 
@@ -44,6 +44,9 @@ class RepairContract(HistoryTransformContract):
     listing_order = 45
     #: Each case also runs a pydantic-ai agent (``continuable``): half the profile's cases.
     examples_scale = 0.5
+    result_description = "The result of repair: the repaired history, in the same JSON as the input history."
+    reference_module = "chatconform.reference.repair"
+    guard_tests = ("tests/contracts/test_repair.py",)
 
     def transform(self, history):
         return repair(history)
@@ -223,7 +226,7 @@ def order_preserved(ex: Example) -> None:
         raise Violation(f"a request part of the input is missing (or changed): {repr(lost[0])[:300]}"
                         + and_more(lost),
                         expected="kept", actual="missing")
-    moved = next((i for i, (a, b) in enumerate(zip(before_req, after_req)) if a != b), None)
+    moved = next((i for i, (a, b) in enumerate(zip(before_req, after_req, strict=False)) if a != b), None)
     if moved is not None:
         raise Violation(f"a request part moved across a model response or past another of its kind: "
                         f"{repr(after_req[moved][2])[:300]}",

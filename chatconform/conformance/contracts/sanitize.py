@@ -29,8 +29,8 @@ from pydantic_ai.messages import (
 
 from chatconform.conformance.contract import Example
 from chatconform.conformance.history_contract import HistoryTransformContract, check_fixed_point
-from chatconform.history import and_more, describe_at, first_difference
 from chatconform.errors import Violation
+from chatconform.history import and_more, describe_at, first_difference
 from chatconform.reference.sanitize import (
     ALLOWED_SCHEMES,
     SYSTEM_VOICE_PARTS,
@@ -52,6 +52,9 @@ class SanitizeContract(HistoryTransformContract):
     mutation_rationale = ("a sanitizer that strips parts in place edits the history the server may still "
                           "store or log as the client sent it, and the caller's copy it meant to keep")
     listing_order = 40
+    result_description = "The result of sanitize: the history as kept, in the same JSON as the input history."
+    reference_module = "chatconform.reference.sanitize"
+    guard_tests = ("tests/contracts/test_sanitize.py",)
 
     def transform(self, history):
         return sanitize(history)

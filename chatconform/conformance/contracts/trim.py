@@ -22,8 +22,8 @@ from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse
 
 from chatconform.conformance.contract import Example
 from chatconform.conformance.history_contract import HistoryContract, check_same_items, register_pairs_intact
-from chatconform.history import Item, history_problem, item_label, visible_items
 from chatconform.errors import NotApplicable, Violation
+from chatconform.history import Item, history_problem, item_label, visible_items
 from chatconform.reference.compaction import standing_system_parts
 from chatconform.reference.trim import USER_VOICED, trim
 from chatconform.strategies import expand_history, trim_cases
@@ -47,6 +47,10 @@ class TrimContract(HistoryContract):
                           "(https://github.com/FlintUA/MeshCenter/issues/7)")
     listing_order = 40
     case_type = TrimCase
+    wire_fields = {"max_messages": {"type": "integer", "minimum": 1}}
+    result_description = "The result of trim: the trimmed history, in the same JSON as the input history."
+    reference_module = "chatconform.reference.trim"
+    guard_tests = ("tests/contracts/test_trim.py",)
 
     def cases(self, variant):
         return trim_cases().map(lambda c: TrimCase(*c))
@@ -125,7 +129,8 @@ def suffix_only(ex: Example) -> None:
     mismatch = _suffix_mismatch(items, history)
     if mismatch is None:
         return
-    common = next((i for i, (a, b) in enumerate(zip(items, standing)) if a != b), min(len(items), len(standing)))
+    common = next((i for i, (a, b) in enumerate(zip(items, standing, strict=False)) if a != b),
+                  min(len(items), len(standing)))
     if common and _suffix_mismatch(items[common:], history) is None:
         # The standing prompt (or its start) in front of a suffix: allowed where the suffix
         # no longer holds it, else it is there twice.
