@@ -23,6 +23,7 @@ from chatconform.conformance.contracts import all_contracts
 SIZES = size_list(os.environ["CHATCONFORM_BENCH_SIZES"]) if os.environ.get("CHATCONFORM_BENCH_SIZES") \
     else list(DEFAULT_SIZES)
 IMPLS = discovery.load_installed(lambda line: None)
+#: Every contract of the catalog with a large input (one without says why: ``Contract.no_large_case``).
 CONTRACTS = [c for c in all_contracts().values() if type(c).large_case is not Contract.large_case]
 
 
@@ -37,7 +38,8 @@ def _targets():
 
 def _floors():
     for contract in CONTRACTS:
-        variants = {v for impl in IMPLS if impl.method(contract) for v in contract.bench_variants(contract.variants(impl))}
+        variants = {v for impl in IMPLS if impl.method(contract)
+                    for v in contract.bench_variants(contract.variants(impl))}
         for variant in sorted(variants, key=str):
             yield pytest.param(contract, variant, id=f"{contract.name}-floor-{variant or 'all'}")
 

@@ -7,7 +7,7 @@ condition or statement, a typo in a constant, ``match`` for ``search``, a negate
 a lost ``break``, a loop capped at 64 rounds), runs the tests that guard that module, and
 reports every change the tests did not notice (a survivor).
 
-    python tools/mutate.py                                   # every module in GUARDS
+    python tools/mutate.py                                   # every contract's reference module
     python tools/mutate.py --module chatconform/reference/payload.py
     python tools/mutate.py --module chatconform/reference/thread.py --list
 
@@ -47,6 +47,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import copy
 import hashlib
 import io
 import json
@@ -58,110 +59,127 @@ import time
 import types
 from collections import defaultdict
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 CACHE = ROOT / ".chatconform" / "mutation-cache.json"
 
-#: The tests that guard each module: fast ones, since the selected ones run once per mutant.
-GUARDS: dict[str, list[str]] = {
-    "chatconform/reference/thread.py": ["tests/reference/test_thread.py"],
-    "chatconform/reference/payload.py": ["tests/reference/test_payload.py", "tests/reference/test_payload_policy.py",
-                                         "tests/strategies/test_large_inputs.py"],
-    "chatconform/reference/compaction.py": ["tests/contracts/test_compaction.py", "tests/reference/test_compaction_policy.py"],
-    "chatconform/reference/persist.py": ["tests/contracts/test_persist.py"],
-    "chatconform/reference/trim.py": ["tests/contracts/test_trim.py"],
-    "chatconform/reference/serde.py": ["tests/contracts/test_serde.py"],
-    "chatconform/reference/repair.py": ["tests/contracts/test_repair.py"],
-}
+def guards() -> dict[str, list[str]]:
+    """The tests that guard each reference module, from the contracts: each contract names
+    its reference module and the fast tests that pin it (``Contract.reference_module``,
+    ``Contract.guard_tests``), since the selected ones run once per mutant."""
+    if str(ROOT) not in sys.path:
+        sys.path.insert(0, str(ROOT))  # this checkout's package, not an installed one
+    from chatconform.conformance.contracts import all_contracts
 
-#: Mutants that cannot change behaviour, with the reason: left out of the score.
-#: Keyed by (module, the stripped source line, the mutation, its column in the stripped
-#: line), so edits elsewhere in the module keep the entry; a key that no longer matches
-#: anything simply stops applying. ``--list`` prints each mutant's key.
+    found: dict[str, list[str]] = {}
+    for contract in all_contracts().values():
+        if contract.reference_module is not None:
+            path = contract.reference_module.replace(".", "/") + ".py"
+            found.setdefault(path, [])
+            found[path] += [test for test in contract.guard_tests if test not in found[path]]
+    return found
+
+
+#: Mutants that cannot change behaviour, with the reason: left out of the score. Keyed by
+#: (module, the enclosing function's qualified name, the change, the code that holds it:
+#: the expression around a changed constant, with the constant in brackets, or the block
+#: header above a dropped statement; widened to the statement's first line only where two
+#: like changes of one function share that code). Edits elsewhere, lines moved, comments
+#: and layout keep the entry; an edit to the code itself makes a key that no longer
+#: matches anything, which simply stops applying. ``--list`` prints each mutant's key.
 _PAYLOAD = "chatconform/reference/payload.py"
 _COMPACTION = "chatconform/reference/compaction.py"
 _TRIM = "chatconform/reference/trim.py"
 _REPAIR = "chatconform/reference/repair.py"
-_ANTHROPIC_EDGE = 'if messages and messages[-1]["role"] == "assistant" and messages[-1]["content"][-1]["type"] == "text":'
 _LAST_IS_TEXT = ("an assistant message is last only when it holds no tool call (every call is followed by "
                  "its result), so each of its blocks is text")
 _SAME_KIND = ("a turn never mixes results with other items (tool turns hold only results, user turns none, "
               "and Gemini never merges the two), so its first and last items are of one kind")
 _UNREACHED = ("part_items is only called for parts part_role gives a voice, and it has a branch for each "
               "of those: the line is out of reach of to_payload")
-EQUIVALENT: dict[tuple[str, str, str, int], str] = {
-    (_PAYLOAD, "return json.loads(json.dumps(value, ensure_ascii=False))", "`False` -> `True`", 49):
+EQUIVALENT: dict[tuple[str, str, str, str], str] = {
+    (_PAYLOAD, "Turn", "drop statement `__slots__ = ('role',)`", "<body>"):
+        "slots save memory a turn; the role is set and read the same without them",
+    (_PAYLOAD, "_json_copy", "drop statement `if isinstance(value, str):`", "<body>"):
+        "a string's JSON round trip gives an equal string: the shortcut saves the copy",
+    (_PAYLOAD, "_json_copy", "drop statement `return value`", "if isinstance(value, str):"):
+        "a string's JSON round trip gives an equal string: the shortcut saves the copy",
+    (_PAYLOAD, "_json_copy", "`False` -> `True`", "json.dumps(value, ensure_ascii=[False])"):
         "the JSON round trip gives back the same characters whether or not it escapes them on the way",
-    (_PAYLOAD, "get_provider(provider)  # an unknown id raises UnknownProvider (a ValueError)",
-     "drop statement `get_provider(provider)`", 0):
+    (_PAYLOAD, "_arguments", "`200` -> `201`", ":[200]"):
+        "the serializer's messages are far shorter than the 200 characters kept",
+    (_PAYLOAD, "_arguments", "`200` -> `199`", ":[200]"):
+        "the serializer's messages are far shorter than the 200 characters kept",
+    (_PAYLOAD, "PayloadMapper.to_payload", "drop statement `get_provider(provider)`", "<body>"):
         "merges_turns looks the provider up on every path before anything is returned, so an unknown id "
         "still raises the same UnknownProvider",
-    (_PAYLOAD, "return None", "drop statement `return None`", 0):
+    (_PAYLOAD, "PayloadMapper.part_role", "drop statement `return None`", "<body>"):
         "the function then falls off its end, which returns None too",
-    (_PAYLOAD, 'raise TypeError(f"no items for {type(part).__name__}")',
-     "drop statement `raise TypeError(f'no items for {type(par`", 0): _UNREACHED,
-    (_PAYLOAD, 'raise TypeError(f"no items for {type(part).__name__}")', "'no items for ' -> 'no items for!'", 16):
+    (_PAYLOAD, "PayloadMapper.part_items", "drop statement `raise TypeError(f'no items for {type(par`", "<body>"):
         _UNREACHED,
-    (_PAYLOAD, "continue  # placed after its call (or an orphan: dropped)", "drop statement `continue`", 0):
-        "the part then reaches part_role, which gives a ToolReturnPart no voice, and is skipped just the same",
-    (_PAYLOAD, "holds_results = [isinstance(item, Result) for item in (previous.items[-1], turn.items[0])]",
-     "`1` -> `0`", 71): _SAME_KIND,
-    (_PAYLOAD, "holds_results = [isinstance(item, Result) for item in (previous.items[-1], turn.items[0])]",
-     "`0` -> `-1`", 86): _SAME_KIND,
-    (_PAYLOAD, _ANTHROPIC_EDGE, "drop condition `messages[-1]['content'][-1]['type'] =...`", 3): _LAST_IS_TEXT,
-    (_PAYLOAD, _ANTHROPIC_EDGE, "`1` -> `0`", 81): _LAST_IS_TEXT,
-    (_PAYLOAD, 'fmt = item.media_type.split("/", 1)[1]', "`1` -> `2`", 33):
+    (_PAYLOAD, "PayloadMapper.part_items", "'no items for ' -> 'no items for!'",
+     "f'[no items for ]{type(part).__name__}'"):
+        _UNREACHED,
+    (_PAYLOAD, "PayloadMapper.turns", "drop statement `continue`", "if isinstance(part, ToolReturnPart):"):
+        "the part then reaches part_role, which gives a ToolReturnPart no voice, and is skipped just the "
+        "same",
+    (_PAYLOAD, "PayloadMapper._kept_apart", "`1` -> `0`", "previous.items[-[1]]"):
+        _SAME_KIND,
+    (_PAYLOAD, "PayloadMapper._kept_apart", "`0` -> `-1`", "turn.items[[0]]"):
+        _SAME_KIND,
+    (_PAYLOAD, "PayloadMapper.render_anthropic", "drop condition `messages[-1]['content'][-1]['type'] =...`",
+     "messages and messages[-1]['role'] == 'assistant' and (mes..."):
+        _LAST_IS_TEXT,
+    (_PAYLOAD, "PayloadMapper.render_anthropic", "`1` -> `0`",
+     "if messages and messages[-1]['role'] == 'assistant' and (messages[-1]['content'][-[1]]['type'] ==..."):
+        _LAST_IS_TEXT,
+    (_PAYLOAD, "PayloadMapper.render_bedrock", "`1` -> `2`", "item.media_type.split('/', [1])"):
         "a media type holds one slash, so splitting at most twice splits it the same way",
-    (_COMPACTION, "if isinstance(message, ModelResponse) and isinstance(part, ToolCallPart):",
-     "drop condition `isinstance(message, ModelResponse)`", 3):
+    (_COMPACTION, "answered_pairs", "drop condition `isinstance(message, ModelResponse)`",
+     "isinstance(message, ModelResponse) and isinstance(part, T..."):
         "a ToolCallPart is a response part: no ModelRequest holds one",
-    (_COMPACTION, "elif (isinstance(message, ModelRequest) and isinstance(part, (ToolReturnPart, RetryPromptPart))",
-     "drop condition `isinstance(message, ModelRequest)`", 6):
+    (_COMPACTION, "answered_pairs", "drop condition `isinstance(message, ModelRequest)`",
+     "isinstance(message, ModelRequest) and isinstance(part, (T..."):
         "ToolReturnPart and RetryPromptPart are request parts: no ModelResponse holds one",
-    (_COMPACTION, "for call, result in sorted(answered_pairs(history), key=lambda pair: pair[1], reverse=True):",
-     "`1` -> `0`", 66):
-        "latest call first is also a one-pass order: a pair visited earlier has a later call, so no later "
-        "move (always to an earlier call) can land inside it",
-    (_COMPACTION, "if call < moved <= result:", "`<` -> `<=`", 3):
+    (_COMPACTION, "safe_cut", "`<` -> `<=`", "call < moved <= result"):
         "when moved == call the move sets moved to the value it already has",
-    (_REPAIR, "if pending[-1][0] != index:", "`1` -> `0`", 12):
+    (_COMPACTION, "safe_cut", "`1` -> `0`", "pair[[1]]"):
+        "latest call first is also a one-pass order: a pair visited earlier has a later call, so no "
+        "later move (always to an earlier call) can land inside it",
+    (_REPAIR, "match_calls", "`1` -> `0`", "pending[-[1]]"):
         "every call held for an id comes from one response: the first and the last have the same index",
-    (_REPAIR, "for index, _, call in sorted(left_open, key=lambda entry: entry[:2]):", "`2` -> `3`", 65):
+    (_REPAIR, "match_calls", "`2` -> `3`", ":[2]"):
         "no two calls share a (message, part) position, so the call itself is never compared",
-    (_REPAIR, "called_before = first_call.get(tool_call_id, len(history)) < index", "`<` -> `<=`", 16):
+    (_REPAIR, "match_calls", "`<` -> `<=`", "first_call.get(tool_call_id, len(history)) < index"):
         "a call and a result are never in one message",
-    (_REPAIR, "if isinstance(part, ToolCallPart) and part.tool_call_id in ids:", "drop condition `part.tool_call_id in ids`", 3):
+    (_REPAIR, "_first_calls", "drop condition `part.tool_call_id in ids`",
+     "isinstance(part, ToolCallPart) and part.tool_call_id in ids"):
         "only the ids asked for are looked up: the condition keeps the table small, not the answer right",
-    (_PAYLOAD, '__slots__ = ("role",)', "drop statement `__slots__ = ('role',)`", 0):
-        "slots save memory a turn; the role is set and read the same without them",
-    (_PAYLOAD, "if isinstance(value, str):", "drop statement `if isinstance(value, str):`", 0):
-        "a string's JSON round trip gives an equal string: the shortcut saves the copy",
-    (_PAYLOAD, "return value", "drop statement `return value`", 0):
-        "a string's JSON round trip gives an equal string: the shortcut saves the copy",
-    (_PAYLOAD, "f\"({type(exc).__name__}: {str(exc)[:200]})\") from None", "`200` -> `201`", 36):
-        "the serializer's messages are far shorter than the 200 characters kept",
-    (_PAYLOAD, "f\"({type(exc).__name__}: {str(exc)[:200]})\") from None", "`200` -> `199`", 36):
-        "the serializer's messages are far shorter than the 200 characters kept",
-    (_TRIM, "depth = [0] * (n + 1)", "`1` -> `2`", 19): "the extra slot of the difference array is never read",
-    (_TRIM, "depth[call + 1] += 1", "`1` -> `0`", 13):
-        "the message of the call is a response, never a start, so whether it counts as inside the pair is moot",
-    (_TRIM, "opens: list[str | None] = [None] * (n + 1)", "`1` -> `2`", 40): "the extra slot is never read",
-    (_TRIM, "for index in range(n - 1, -1, -1):", "`1` -> `2`", 27):
+    (_TRIM, "valid_starts", "`1` -> `2`", "depth = [0] * (n + [1])"):
+        "the extra slot of the difference array is never read",
+    (_TRIM, "valid_starts", "`1` -> `0`", "call + [1]"):
+        "the message of the call is a response, never a start, so whether it counts as inside the pair "
+        "is moot",
+    (_TRIM, "valid_starts", "`1` -> `2`", "opens: list[str | None] = [None] * (n + [1])"):
+        "the extra slot is never read",
+    (_TRIM, "valid_starts", "`1` -> `2`", "range(n - 1, -[1], -1)"):
         "the extra pass at index -1 writes the sentinel slot after its only read (by the last message)",
-    (_TRIM, "for index in range(n - 1, -1, -1):", "`1` -> `0`", 27):
+    (_TRIM, "valid_starts", "`1` -> `0`", "range(n - 1, -[1], -1)"):
         "opens[0] is never read: 0 is a start whatever the history opens with",
-    (_TRIM, 'kinds = [item.kind for item in visible_items(history[index:index + 1]) if item.kind != "system"]',
-     "`1` -> `2`", 67):
-        "a first non-system item found in the next message is opens[index + 1], which the fallback gives anyway",
-    (_TRIM, "if n <= max_messages:", "`<=` -> `<`", 3):
-        "with n == max_messages the search that follows picks start 0 (its size n fits) and builds the same list",
+    (_TRIM, "valid_starts", "`1` -> `2`",
+     "kinds = [item.kind for item in visible_items(history[index:index + [1]]) if item.kind != 'system']"):
+        "a first non-system item found in the next message is opens[index + 1], which the fallback gives "
+        "anyway",
+    (_TRIM, "trim", "`<=` -> `<`", "n <= max_messages"):
+        "with n == max_messages the search that follows picks start 0 (its size n fits) and builds the "
+        "same list",
 }
 
 #: Mutants that do change behaviour, left unkilled on purpose, with the reason: they
-#: count as survivors in the score and are listed as accepted.
-ACCEPTED: dict[tuple[str, str, str, int], str] = {
+#: count as survivors in the score and are listed as accepted. Keyed as EQUIVALENT is.
+ACCEPTED: dict[tuple[str, str, str, str], str] = {
 }
 
 _SWAPS: dict[type, tuple[type, ...]] = {
@@ -179,9 +197,20 @@ _DROPPABLE = (ast.Assign, ast.AugAssign, ast.Expr, ast.If, ast.For, ast.While, a
 _LOOP_CAP = 64
 
 
-def _short(node: ast.AST, limit: int = 40) -> str:
+def _short(node: ast.AST, limit: int = 40, first_line: bool = False) -> str:
     text = ast.unparse(node)
+    if first_line:
+        text = text.splitlines()[0] if text else text
     return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _marked(around: ast.AST, node: ast.AST) -> ast.AST:
+    """A copy of ``around`` with ``node`` (inside it) written as ``[node]``."""
+    inside_fstring = any(node in getattr(joined, "values", ()) for joined in ast.walk(around)
+                         if isinstance(joined, ast.JoinedStr))
+    marker = (ast.Constant(f"[{node.value}]") if inside_fstring  # type: ignore[attr-defined]
+              else ast.Name(f"[{ast.unparse(node)}]", ast.Load()))
+    return copy.deepcopy(around, {id(node): marker})  # the copy holds the marker where the node was
 
 
 def _typo(text: str) -> str:
@@ -216,6 +245,9 @@ class Site:
     description: str
     lines: frozenset[int]  # executed lines that show the mutated code ran
     at_import: bool  # module or class level: runs when the module is imported
+    scope: str = "<module>"  # the qualified name of the enclosing function or class
+    context: str = ""  # the original code around the change: the expression holding it
+    statement: str = ""  # the first line of the statement holding it, the change marked
 
 
 class _Sites(ast.NodeTransformer):
@@ -230,12 +262,38 @@ class _Sites(ast.NodeTransformer):
         self.sites: list[Site] = []
         self.statements: list[frozenset[int]] = []  # the lines of each enclosing statement
         self.functions = 0
+        self.scope: list[str] = []  # the names of the enclosing functions and classes
+        self.path: list[ast.AST] = []  # the nodes from the top-level statement down to this one
 
     def offer(self, node: ast.AST, description: str, make: Callable[[], ast.AST]) -> ast.AST | None:
         index = len(self.sites)
         self.sites.append(Site(node.lineno, node.col_offset, description, self.statements[-1],
-                               self.functions == 0))
+                               self.functions == 0, ".".join(self.scope) or "<module>", self.context(node),
+                               self.statement(node)))
         return make() if index == self.target else None
+
+    def statement(self, node: ast.AST) -> str:
+        """The first line of the innermost statement holding the change, a changed
+        constant marked: what tells apart two like changes of one function."""
+        holder = next(p for p in reversed(self.path) if isinstance(p, ast.stmt))
+        return _short(_marked(holder, node) if isinstance(node, ast.Constant) else holder, 100, first_line=True)
+
+    def context(self, node: ast.AST) -> str:
+        """The original code that holds the change, unparsed (so layout and comments do
+        not matter): for a constant, the expression around it with the constant marked
+        (``range(n - 1, -[1], -1)``); for a statement, the header of the block that holds
+        it; for an operator or a condition, the expression itself."""
+        if isinstance(node, ast.Constant):
+            # the nearest expression around it (around ``-1``, the one around that)
+            parents = [p for p in reversed(self.path[:-1])
+                       if isinstance(p, ast.expr) and not isinstance(p, ast.UnaryOp)]
+            if not parents:
+                return _short(node, 60)
+            return _short(_marked(parents[0], node), 60)
+        if isinstance(node, ast.stmt):
+            blocks = [p for p in reversed(self.path[:-1]) if isinstance(p, ast.stmt)]
+            return _short(blocks[0], 60, first_line=True) if blocks else "<body>"
+        return _short(node, 60, first_line=True)
 
     def visit(self, node: ast.AST) -> ast.AST:
         if isinstance(node, (ast.Import, ast.ImportFrom)) or _is_docstring(node) or _is_dunder_all(node):
@@ -243,11 +301,14 @@ class _Sites(ast.NodeTransformer):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             inside = not isinstance(node, ast.ClassDef)
             self.functions += inside
+            self.scope.append(node.name)
             node.body = [self.visit(statement) for statement in node.body]
+            self.scope.pop()
             self.functions -= inside
             return node  # annotations, decorators and bases are declarations, not behaviour
         if isinstance(node, ast.stmt):
             self.statements.append(_statement_lines(node))  # before a child is replaced
+        self.path.append(node)
         try:
             if isinstance(node, ast.AnnAssign):
                 if node.value is not None:
@@ -260,6 +321,7 @@ class _Sites(ast.NodeTransformer):
                     return ast.copy_location(replaced, node) if hasattr(replaced, "lineno") else replaced
             return node
         finally:
+            self.path.pop()
             if isinstance(node, ast.stmt):
                 self.statements.pop()
 
@@ -343,20 +405,24 @@ class Mutant:
     line: int
     column: int
     description: str
-    line_text: str  # the original source line, stripped: how EQUIVALENT names the site
     source: str  # the whole mutated module
     lines: frozenset[int] = frozenset()  # lines a test must execute to run the mutated code
     at_import: bool = False  # module-level code: every test runs it
-    offset: int = 0  # the column within the stripped line: tells apart two like changes on one line
+    scope: str = "<module>"  # the qualified name of the enclosing function or class
+    #: The original code holding the change (see :meth:`_Sites.context`), widened to its
+    #: statement, and then numbered, only where that is needed to tell like changes apart.
+    context: str = ""
 
     @property
     def where(self) -> str:
         return f"{self.module}:{self.line}"
 
     @property
-    def key(self) -> tuple[str, str, str, int]:
-        """How EQUIVALENT and ACCEPTED name a mutant: stable while its line is unchanged."""
-        return (self.module, self.line_text, self.description, self.offset)
+    def key(self) -> tuple[str, str, str, str]:
+        """How EQUIVALENT and ACCEPTED name a mutant: the module, the enclosing function's
+        qualified name, the change, and the code that holds it. Stable while that code
+        is unchanged, wherever it moves and whatever else changes."""
+        return (self.module, self.scope, self.description, self.context)
 
     @property
     def fingerprint(self) -> str:
@@ -370,13 +436,12 @@ def mutants(module: str, root: Path = ROOT, original: str | None = None) -> list
     top-level statement holding the change is unparsed again and spliced into the
     unparsed module, which gives the same text as unparsing the whole mutated module."""
     original = (root / module).read_text() if original is None else original
-    lines = original.splitlines()
     body = ast.parse(original).body
     baseline = ast.unparse(ast.parse(original))
     # Where each top-level statement's text starts in ``baseline``, after the blank
     # lines that separate it from the one before.
     ends = [len(ast.unparse(ast.Module(body[:i + 1], []))) for i in range(len(body))]
-    found: list[Mutant] = []
+    found: list[tuple[Site, str]] = []
     seen = {baseline}
     for i, statement in enumerate(body):
         survey = _Sites()
@@ -392,11 +457,37 @@ def mutants(module: str, root: Path = ROOT, original: str | None = None) -> list
             if source in seen:
                 continue  # a change that unparses to code already tried (or to the original)
             seen.add(source)
-            text = lines[site.line - 1]
-            found.append(Mutant(module, site.line, site.column, site.description, text.strip(), source,
-                                site.lines, site.at_import, site.column - (len(text) - len(text.lstrip()))))
-    found.sort(key=lambda m: (m.line, m.column))
-    return found
+            found.append((site, source))
+    found.sort(key=lambda pair: (pair[0].line, pair[0].column))
+    return [Mutant(module, site.line, site.column, site.description, source, site.lines, site.at_import,
+                   site.scope, context) for (site, source), context in zip(found, _contexts([s for s, _ in found]),
+                                                                         strict=True)]
+
+
+def _contexts(sites: list[Site]) -> list[str]:
+    """Each site's context for its key: the code around the change; the first line of its
+    statement where two like changes of one function share that code; and a number
+    (``#2``, in source order) where they share the statement too."""
+    def repeated(keys: list[tuple[str, ...]]) -> set[tuple[str, ...]]:
+        counts: dict[tuple[str, ...], int] = defaultdict(int)
+        for key in keys:
+            counts[key] += 1
+        return {key for key, count in counts.items() if count > 1}
+
+    narrow = [(s.scope, s.description, s.context) for s in sites]
+    shared = repeated(narrow)
+    wide = [(s.scope, s.description, s.statement if key in shared else s.context) for s, key in zip(sites, narrow,
+                                                                                                   strict=True)]
+    still = repeated(wide)
+    numbered: dict[tuple[str, ...], int] = defaultdict(int)
+    contexts = []
+    for key in wide:
+        if key in still:
+            numbered[key] += 1
+            contexts.append(f"{key[2]} #{numbered[key]}")
+        else:
+            contexts.append(key[2])
+    return contexts
 
 
 def equivalence(mutant: Mutant) -> str | None:
@@ -451,7 +542,8 @@ class _Swap:
             exec(compile(source, self.filename, "exec"), namespace)
         except Exception as error:
             raise ImportBroken(f"{type(error).__name__}: {error}") from error
-        self.created = {id(v) for v in namespace.values() if isinstance(v, type) and v.__module__ == self.module.__name__}
+        self.created = {id(v) for v in namespace.values()
+                        if isinstance(v, type) and v.__module__ == self.module.__name__}
         old_namespace = self.module.__dict__
         for name, new in namespace.items():
             if name.startswith("__") and name.endswith("__"):
@@ -569,11 +661,11 @@ class Cache:
     def record(self, mutant: Mutant, test: str, result: str) -> None:
         self.data["results"][self._key(mutant.fingerprint, test)] = result
         if result == "fail":
-            self.data["killers"]["\0".join(mutant.key[:3])] = test
+            self.data["killers"]["\0".join(mutant.key)] = test
 
     def killer(self, mutant: Mutant) -> str | None:
         """The test that last killed a mutant at this site (the module may have changed since)."""
-        return self.data["killers"].get("\0".join(mutant.key[:3]))
+        return self.data["killers"].get("\0".join(mutant.key))
 
     def clean(self, source_fingerprint: str, test: str) -> dict | None:
         return self.data["clean"].get(self._key(source_fingerprint, test)) if self.enabled else None
@@ -1023,21 +1115,24 @@ def _interrupted(signum, frame) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--module", action="append", help="module to mutate (repeatable; default: all in GUARDS)")
+    parser.add_argument("--module", action="append",
+                        help="module to mutate (repeatable; default: every contract's reference module)")
     parser.add_argument("--list", action="store_true", help="print the mutants without running anything")
     parser.add_argument("--jobs", type=int, default=1, help="mutants run at once (default 1)")
     parser.add_argument("--timeout", type=float, help="seconds per mutant (default: 3x its tests' clean traced run "
                                                       "plus 10, at least 20)")
     parser.add_argument("--memory-mb", type=int, default=4096, help="extra address space each mutant may use")
-    parser.add_argument("--pytest-args", help="tests to run instead of the module's GUARDS entry")
+    parser.add_argument("--pytest-args", help="tests to run instead of the module's guard tests")
     parser.add_argument("--no-cache", action="store_true", help="run every mutant, ignoring and keeping no cache")
     options = parser.parse_args(argv)
-    modules = options.module or list(GUARDS)
+    guarding = guards()
+    modules = options.module or list(guarding)
     for module in modules:
         if not (ROOT / module).is_file():
             parser.error(f"no such module: {module}")
-        if module not in GUARDS and not options.pytest_args:
-            parser.error(f"no tests are known to guard {module}: add it to GUARDS or pass --pytest-args")
+        if module not in guarding and not options.pytest_args:
+            parser.error(f"no tests are known to guard {module}: name them in its contract's guard_tests "
+                         "or pass --pytest-args")
     if options.list:
         for module in modules:
             for mutant in mutants(module):
@@ -1056,7 +1151,7 @@ def main(argv: list[str] | None = None) -> int:
         return max(subprocess.call([sys.executable, __file__, *shared, "--module", module]) for module in modules)
     os.chdir(ROOT)
     sys.path.insert(0, str(ROOT))
-    options.guards = options.pytest_args.split() if options.pytest_args else GUARDS[modules[0]]
+    options.guards = options.pytest_args.split() if options.pytest_args else guarding[modules[0]]
     try:
         return run_module(modules[0], options)
     except KeyboardInterrupt:

@@ -17,8 +17,9 @@ from functools import cached_property
 from typing import Any, ClassVar
 
 from chatconform.conformance.registry import Check, register
-from chatconform.errors import ERROR, LEVELS
 from chatconform.conformance.snapshot import Frozen
+from chatconform.conformance.wire import WireMethod
+from chatconform.errors import ERROR, LEVELS
 
 
 @dataclass(frozen=True)
@@ -85,6 +86,14 @@ class Contract(ABC):
     listing_order: ClassVar[int] = 100
     #: The per-implementation settings this contract reads.
     options: ClassVar[tuple[Option, ...]] = ()
+    #: The module holding the contract's reference (the oracle), which ``tools/mutate.py``
+    #: mutates; None for a contract with no reference module of its own.
+    reference_module: ClassVar[str | None] = None
+    #: The project's test files that pin the reference: fast ones, since ``tools/mutate.py``
+    #: runs them once per mutant of :attr:`reference_module`.
+    guard_tests: ClassVar[tuple[str, ...]] = ()
+    #: Why the contract has no :meth:`large_case`, when it has none (the benchmark says so).
+    no_large_case: ClassVar[str | None] = None
 
     _REQUIRED = ("name", "method", "signature", "crash_rationale", "mutation_rationale")
 
@@ -176,6 +185,12 @@ class Contract(ABC):
     def size(self, case: Any) -> int:
         """How big a case is; the deep profile steers toward large ones."""
         return 0
+
+    def wire(self) -> tuple[WireMethod, ...]:
+        """How the contract's calls travel over the ``exec:`` protocol: its own method
+        first, then each further method its checks call on the same implementation.
+        Empty: the contract cannot be checked over the protocol."""
+        return ()
 
     # -- benchmark hooks (``chatconform bench``, ``benchmarks/``) ----------------------------
     def bench_variants(self, variants: list[str | None]) -> list[str | None]:

@@ -16,6 +16,13 @@ from typing import Any, ClassVar
 
 from chatconform.conformance.contract import Contract, Example
 from chatconform.conformance.guard import DEFAULT_TIMEOUT, guarded_call
+from chatconform.conformance.wire import (
+    HISTORY_SCHEMA,
+    WireMethod,
+    history_result,
+    history_result_schema,
+    object_schema,
+)
 from chatconform.errors import NotApplicable, Violation
 from chatconform.history import (
     History,
@@ -43,6 +50,12 @@ class HistoryContract(Contract):
 
     case_type: ClassVar[type]
     history_fields: ClassVar[tuple[str, ...]] = ("history",)
+    #: The fields besides the histories that a call of the method carries over the
+    #: ``exec:`` protocol, each with its JSON Schema (a field left out of a call travels
+    #: as its default, so it is left out of the input too).
+    wire_fields: ClassVar[dict[str, Any]] = {}
+    #: What the method returns, for the protocol's call-reply schema (a history by default).
+    result_description: ClassVar[str] = "the result: a history, in the same JSON as the input history"
 
     def floor(self, case: Any, variant: str | None) -> None:
         """One bare pass: every part of every message of ``case.history`` looked at once
@@ -80,6 +93,29 @@ class HistoryContract(Contract):
 
     def size(self, case: Any) -> int:
         return sum(len(getattr(case, name)) for name in self.history_fields)
+
+    # -- the wire format ---------------------------------------------------------------------
+    def wire(self) -> tuple[WireMethod, ...]:
+        """The method takes the case's fields (``provider`` apart) and returns a history."""
+        return (WireMethod(self.method, self.wire_arguments, history_result, self.wire_input(),
+                           history_result_schema(self.result_description)),)
+
+    def wire_arguments(self, args: tuple, kwargs: dict) -> tuple[Any, str | None]:
+        """A call's arguments as the case's JSON, and the provider it names."""
+        fields = dict(kwargs)
+        provider = fields.pop("provider", None)
+        return self.case_to_json(self.case_type(*args, **fields)), provider
+
+    def wire_input(self) -> dict[str, Any]:
+        """The input's schema: the histories and :attr:`wire_fields`; a field is required
+        unless it has a default."""
+        carried = {spec.name: spec for spec in dataclasses.fields(self.case_type)
+                   if spec.name in self.history_fields or spec.name in self.wire_fields}
+        properties = {name: HISTORY_SCHEMA if name in self.history_fields else self.wire_fields[name]
+                      for name in carried}
+        required = [name for name, spec in carried.items()
+                    if spec.default is dataclasses.MISSING and spec.default_factory is dataclasses.MISSING]
+        return object_schema(properties, required)
 
 
 def check_fixed_point(ex: Example) -> None:

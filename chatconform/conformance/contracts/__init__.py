@@ -10,11 +10,10 @@ implementations through ``chatconform.implementations``.
 
 from __future__ import annotations
 
+import difflib
 import importlib
 import pkgutil
 from importlib.metadata import entry_points
-
-import difflib
 
 from chatconform.conformance.contract import Contract
 from chatconform.conformance.registry import Check, find_check, registered_checks

@@ -54,6 +54,10 @@ class CompactionContract(HistoryContract):
     listing_order = 30
     options = (PROVIDERS_OPTION,)
     case_type = CompactionCase
+    wire_fields = {"cut": {"type": "integer", "minimum": 0}, "summary": {"type": "string"}}
+    result_description = "The result of compact: the history to persist, in the same JSON as the input history."
+    reference_module = "chatconform.reference.compaction"
+    guard_tests = ("tests/contracts/test_compaction.py", "tests/reference/test_compaction_policy.py")
 
     def cases(self, variant):
         return compaction_cases().map(lambda c: CompactionCase(*c))

@@ -9,7 +9,7 @@ from __future__ import annotations
 import html
 import json
 from collections import Counter, deque
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from hypothesis import strategies as st
@@ -17,6 +17,7 @@ from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, Tool
 
 from chatconform.conformance.contract import Example, Option
 from chatconform.conformance.history_contract import HistoryContract
+from chatconform.conformance.wire import as_is
 from chatconform.errors import ERROR, WARNING, ConfigError, NotApplicable, Violation
 from chatconform.history import ERROR_OUTCOMES, Item, and_more, item_label, visible_items
 from chatconform.provider_schemas import turn_view, validate
@@ -80,6 +81,10 @@ class PayloadContract(HistoryContract):
     listing_order = 20
     options = (PROVIDERS_OPTION, MODELS_OPTION)
     case_type = PayloadCase
+    wire_fields = {"instructions": {"description": "Left out when there are none.", "type": ["string", "null"]}}
+    reference_module = "chatconform.reference.payload"
+    guard_tests = ("tests/reference/test_payload.py", "tests/reference/test_payload_policy.py",
+                   "tests/strategies/test_large_inputs.py")
 
     def variants(self, impl):
         return [p for p in PROVIDER_IDS if p in impl.options["providers"]]
@@ -104,6 +109,13 @@ class PayloadContract(HistoryContract):
 
     def reference(self, case, variant):
         return to_payload(case.history, provider=variant, instructions=case.instructions)
+
+    def wire(self):
+        """The call names the provider; the result is the request body, read as it came."""
+        (own,) = super().wire()
+        return (replace(own, decode=as_is, provider=True, result={
+            "description": "The result of to_payload: the request body, in the provider's own JSON.",
+            "type": "object"}),)
 
     def bench_variants(self, variants):
         # The providers of one dialect share one renderer: the first of each dialect.

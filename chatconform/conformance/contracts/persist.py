@@ -38,7 +38,7 @@ from chatconform.conformance.guard import DEFAULT_TIMEOUT, guarded_call
 from chatconform.conformance.history_contract import HistoryContract
 from chatconform.errors import NotApplicable, Violation
 from chatconform.history import history_problem
-from chatconform.reference.persist import FINISHED, check_outcome, persist_run
+from chatconform.reference.persist import FINISHED, OUTCOMES, check_outcome, persist_run
 from chatconform.strategies.runs import ENDINGS, EPOCH, TOOLS, run_cases
 
 
@@ -72,6 +72,11 @@ class PersistContract(HistoryContract):
     listing_order = 40
     case_type = PersistCase
     history_fields = ("previous", "captured")
+    wire_fields = {"outcome": {"enum": list(OUTCOMES)}}
+    result_description = ("The result of persist_run: the history to store, in the same JSON as the input "
+                          "histories.")
+    reference_module = "chatconform.reference.persist"
+    guard_tests = ("tests/contracts/test_persist.py",)
 
     def cases(self, variant):
         return run_cases().map(_case_of)
@@ -364,7 +369,8 @@ def round_trip(ex: Example) -> None:
         raise Violation(f"the stored history does not round-trip: {type(exc).__name__}: {str(exc)[:300]}",
                         expected="dump_json then validate_json", actual=type(exc).__name__) from None
     if loaded != ex.output:
-        index = next((i for i, (a, b) in enumerate(zip(ex.output, loaded, strict=False)) if a != b), min(len(loaded), len(ex.output)))
+        index = next((i for i, (a, b) in enumerate(zip(ex.output, loaded, strict=False)) if a != b),
+                     min(len(loaded), len(ex.output)))
         raise Violation(f"stored message {index} comes back different from JSON",
                         expected="the same history", actual=f"message {index} changed")
 
@@ -389,7 +395,8 @@ def idempotent(ex: Example) -> None:
         raise NotApplicable("the second call did not return (persist.no_crash judges that)")
     again = outcome.output
     if again != ex.output:
-        raise Violation(f"persisting the stored history again gave {len(again) if isinstance(again, list) else again!r} "
+        count = len(again) if isinstance(again, list) else repr(again)
+        raise Violation(f"persisting the stored history again gave {count} "
                         f"messages for {len(ex.output)}", expected=len(ex.output),
                         actual=len(again) if isinstance(again, list) else type(again).__name__)
 
@@ -407,7 +414,8 @@ def matches_reference(ex: Example) -> None:
     expected, actual = ex.reference, ex.output
     if expected == actual:
         return
-    index = next((i for i, (a, b) in enumerate(zip(expected, actual, strict=False)) if a != b), min(len(expected), len(actual)))
+    index = next((i for i, (a, b) in enumerate(zip(expected, actual, strict=False)) if a != b),
+                 min(len(expected), len(actual)))
     raise Violation(f"the stored history differs from the reference at message {index}",
                     expected=_describe(expected[index]) if index < len(expected) else "no message",
                     actual=_describe(actual[index]) if index < len(actual) else "no message")

@@ -44,6 +44,9 @@ class RepairContract(HistoryTransformContract):
     listing_order = 45
     #: Each case also runs a pydantic-ai agent (``continuable``): half the profile's cases.
     examples_scale = 0.5
+    result_description = "The result of repair: the repaired history, in the same JSON as the input history."
+    reference_module = "chatconform.reference.repair"
+    guard_tests = ("tests/contracts/test_repair.py",)
 
     def transform(self, history):
         return repair(history)

@@ -52,6 +52,9 @@ class SanitizeContract(HistoryTransformContract):
     mutation_rationale = ("a sanitizer that strips parts in place edits the history the server may still "
                           "store or log as the client sent it, and the caller's copy it meant to keep")
     listing_order = 40
+    result_description = "The result of sanitize: the history as kept, in the same JSON as the input history."
+    reference_module = "chatconform.reference.sanitize"
+    guard_tests = ("tests/contracts/test_sanitize.py",)
 
     def transform(self, history):
         return sanitize(history)

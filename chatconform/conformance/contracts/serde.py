@@ -19,7 +19,7 @@ a history returned is data silently lost or invented.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Any
 
@@ -28,6 +28,13 @@ from pydantic_ai.messages import ModelMessage, ModelMessagesTypeAdapter
 from chatconform.conformance.contract import Example
 from chatconform.conformance.guard import DEFAULT_TIMEOUT, guarded_call
 from chatconform.conformance.history_contract import HistoryContract
+from chatconform.conformance.wire import (
+    WireMethod,
+    as_is,
+    history_result,
+    history_result_schema,
+    object_schema,
+)
 from chatconform.errors import NotApplicable, Violation
 from chatconform.history import history_problem, history_to_json, walk_parts
 from chatconform.reference.serde import dump
@@ -68,6 +75,8 @@ class SerdeContract(HistoryContract):
     #: Every case is dumped once and loaded three or four times: half the profile's budget.
     examples_scale = 0.5
     case_type = SerdeCase
+    reference_module = "chatconform.reference.serde"
+    guard_tests = ("tests/contracts/test_serde.py",)
 
     def cases(self, variant):
         return serde_cases().map(lambda c: SerdeCase(*c))
@@ -83,6 +92,22 @@ class SerdeContract(HistoryContract):
             return f"returned {type(output).__name__}, expected the stored form (bytes or str)"
         return None
 
+    def wire(self):
+        """``dump`` gets the case's history alone and returns the stored text; ``load``, which
+        the checks call, gets that text back and returns a history."""
+        (own,) = super().wire()
+        dump = replace(own, decode=as_is, result={
+            "description": "The result of dump: the stored form, as text (pydantic-ai's message JSON is what "
+                           "the serde checks read).",
+            "type": "string"})
+        load = WireMethod("load", _stored, history_result, {
+            "description": "The stored form to read back: what dump wrote, pydantic-ai's own JSON of a history, "
+                           "or a malformed copy of it, to be refused.",
+            **object_schema({"data": {"type": "string"}}, ["data"])},
+            history_result_schema("The result of load: the history read back, in the same JSON as an input "
+                                  "history."))
+        return dump, load
+
     def skip_reason(self, impl):
         if not callable(getattr(impl.obj, "load", None)):
             return (f"{impl.name} has dump() but no load(): serde judges what dump() writes by loading it "
@@ -96,6 +121,18 @@ class SerdeContract(HistoryContract):
 
 
 CONTRACT = SerdeContract()
+
+
+def _stored(args: tuple, kwargs: dict) -> tuple[Any, None]:
+    """``load(data)`` over the protocol: the stored form travels as text. Bytes that are not
+    UTF-8 cannot, and raise UnicodeDecodeError (a ValueError) here, as every JSON reader
+    refuses them."""
+    (data,) = args
+    if isinstance(data, (bytes, bytearray, memoryview)):
+        data = bytes(data).decode("utf-8")
+    if not isinstance(data, str):
+        raise TypeError(f"load() takes the stored form (bytes or str), not {type(data).__name__}")
+    return {"data": data}, None
 
 
 # -- calling load ------------------------------------------------------------------------------

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from collections import Counter
 from datetime import datetime
+from typing import Any
 
 from hypothesis import strategies as st
 
 from chatconform.conformance.contract import Contract, Example
+from chatconform.conformance.wire import WireMethod
 from chatconform.errors import NotApplicable, Violation
 from chatconform.reference.thread import UUID_NIL, Row, distinct_rows, extract_thread
 from chatconform.strategies.large import large_rows
@@ -57,6 +59,41 @@ def _closes_loop(ex: Example, index: int, following_id: str) -> bool:
     return _first_places(ex).get(following_id, index + 1) <= index
 
 
+#: The call's input: stored rows, newest first.
+_ROWS = {
+    "description": "Stored thread rows, newest first (created_at descending, ties in any order).",
+    "type": "array",
+    "items": {
+        "type": "object",
+        "required": ["id", "created_at"],
+        "additionalProperties": False,
+        "properties": {
+            "id": {"type": "string"},
+            "parent_message_id": {"description": "Left out for a head (None); \"\" is a head too; "
+                                                 "00000000-0000-0000-0000-000000000000 means the next older row.",
+                                  "type": "string"},
+            "created_at": {"description": "ISO 8601.", "type": "string"},
+        },
+    },
+}
+
+#: The reply's result: the thread's rows.
+_THREAD_RESULT = {
+    "description": "The result of extract_thread: the thread's rows, newest first, as they came in (extra fields "
+                   "are ignored).",
+    "type": "array",
+    "items": {
+        "type": "object",
+        "required": ["id", "created_at"],
+        "properties": {
+            "id": {"type": "string"},
+            "parent_message_id": {"type": ["string", "null"]},
+            "created_at": {"type": "string"},
+        },
+    },
+}
+
+
 class ThreadContract(Contract):
     name = "thread"
     method = "extract_thread"
@@ -69,6 +106,8 @@ class ThreadContract(Contract):
                           "reorders the list every later caller reads")
     examples_scale = 5.0  # a case costs microseconds; rare branch shapes need the numbers
     listing_order = 10
+    reference_module = "chatconform.reference.thread"
+    guard_tests = ("tests/reference/test_thread.py",)
 
     def cases(self, variant):
         # Stored links go bad in real databases; one case in four has corrupted links
@@ -121,6 +160,15 @@ class ThreadContract(Contract):
 
     def size(self, case):
         return len(case)
+
+    def wire(self):
+        """The rows travel as the case's JSON; the result is rows in that JSON, so it loads
+        back as the input does."""
+        return (WireMethod(self.method, self._wire_rows, self.case_from_json, _ROWS, _THREAD_RESULT),)
+
+    def _wire_rows(self, args: tuple, kwargs: dict) -> tuple[Any, None]:
+        (rows,) = args
+        return self.case_to_json(rows), None
 
     def large_case(self, size, seed, variant):
         return large_rows(seed, size)

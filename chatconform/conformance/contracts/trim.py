@@ -47,6 +47,10 @@ class TrimContract(HistoryContract):
                           "(https://github.com/FlintUA/MeshCenter/issues/7)")
     listing_order = 40
     case_type = TrimCase
+    wire_fields = {"max_messages": {"type": "integer", "minimum": 1}}
+    result_description = "The result of trim: the trimmed history, in the same JSON as the input history."
+    reference_module = "chatconform.reference.trim"
+    guard_tests = ("tests/contracts/test_trim.py",)
 
     def cases(self, variant):
         return trim_cases().map(lambda c: TrimCase(*c))
@@ -125,7 +129,8 @@ def suffix_only(ex: Example) -> None:
     mismatch = _suffix_mismatch(items, history)
     if mismatch is None:
         return
-    common = next((i for i, (a, b) in enumerate(zip(items, standing, strict=False)) if a != b), min(len(items), len(standing)))
+    common = next((i for i, (a, b) in enumerate(zip(items, standing, strict=False)) if a != b),
+                  min(len(items), len(standing)))
     if common and _suffix_mismatch(items[common:], history) is None:
         # The standing prompt (or its start) in front of a suffix: allowed where the suffix
         # no longer holds it, else it is there twice.

@@ -6,7 +6,8 @@ line with one ``call-reply`` line. :class:`Program` has one method per contract 
 program declared, and the further methods a contract's checks call that it declared too
 (``load`` for ``serde``); each turns its arguments into the call's JSON (the case's JSON,
 as saved failures use it), sends the call, and turns the result back into what the
-contract's checks read.
+contract's checks read, as the contract's wire format says
+(:meth:`~chatconform.conformance.contract.Contract.wire`).
 
 Whatever breaks the protocol (an exit, a line that is not JSON or not a reply, the wrong
 id, output out of turn, no answer in time, a line too long) raises :class:`ProtocolError`
@@ -23,16 +24,15 @@ import threading
 import time
 import weakref
 from collections.abc import Callable
-from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
 from chatconform.conformance.contract import Contract
-from chatconform.conformance.contracts import all_contracts, get_contract
+from chatconform.conformance.contracts import get_contract
 from chatconform.conformance.guard import DEFAULT_TIMEOUT, time_left
-from chatconform.history import history_from_json
 from chatconform.conformance.protocol import messages
 from chatconform.conformance.protocol.channel import Channel, Fault
+from chatconform.conformance.wire import WireMethod
 from chatconform.errors import ConfigError, MalformedResult, ProgramError, ProtocolError, RejectedInput
 
 PREFIX = "exec:"
@@ -45,63 +45,11 @@ START_TIMEOUT = DEFAULT_TIMEOUT
 
 # -- what travels for each contract ---------------------------------------------------------
 
-@dataclass(frozen=True)
-class Codec:
-    """How one method's calls travel: its arguments as the call's (input JSON, provider),
-    and the result's JSON as what the checks read."""
-
-    arguments: Callable[[Contract, tuple, dict], tuple[Any, str | None]]
-    result: Callable[[Contract, Any], Any]
-
-
-def _rows(contract: Contract, args: tuple, kwargs: dict) -> tuple[Any, str | None]:
-    (rows,) = args
-    return contract.case_to_json(rows), None
-
-
-def _history_case(contract: Contract, args: tuple, kwargs: dict) -> tuple[Any, str | None]:
-    fields = dict(kwargs)
-    provider = fields.pop("provider", None)
-    return contract.case_to_json(contract.case_type(*args, **fields)), provider
-
-
-def _stored(contract: Contract, args: tuple, kwargs: dict) -> tuple[Any, str | None]:
-    """``load(data)``: the stored form travels as text. Bytes that are not UTF-8 cannot, and
-    raise UnicodeDecodeError (a ValueError) here, as every JSON reader refuses them."""
-    (data,) = args
-    if isinstance(data, (bytes, bytearray, memoryview)):
-        data = bytes(data).decode("utf-8")
-    if not isinstance(data, str):
-        raise TypeError(f"load() takes the stored form (bytes or str), not {type(data).__name__}")
-    return {"data": data}, None
-
-
-def _history(contract: Contract, data: Any) -> Any:
-    return history_from_json(data, "the result")
-
-
-_HISTORY_CASE = Codec(_history_case, _history)
-
-#: contract -> method -> codec; the contract's own method first, then the further methods
-#: its checks call on the same implementation.
-CODECS: dict[str, dict[str, Codec]] = {
-    # A thread's result is rows in the input's JSON: they load back as the input does.
-    "thread": {"extract_thread": Codec(_rows, lambda contract, data: contract.case_from_json(data))},
-    "payload": {"to_payload": Codec(_history_case, lambda contract, data: data)},
-    "compaction": {"compact": _HISTORY_CASE},
-    "persist": {"persist_run": _HISTORY_CASE},
-    "sanitize": {"sanitize": _HISTORY_CASE},
-    "repair": {"repair": _HISTORY_CASE},
-    "trim": {"trim": _HISTORY_CASE},
-    # dump's result is the stored text; load's input is that text.
-    "serde": {"dump": Codec(_history_case, lambda contract, data: data), "load": Codec(_stored, _history)},
-}
-
-
-def _more_methods(known: dict[str, Contract]) -> dict[str, list[str]]:
-    """contract -> the methods besides its own that its checks call, for the carried contracts."""
-    return {name: [m for m in methods if m != known[name].method]
-            for name, methods in CODECS.items() if name in known and len(methods) > 1}
+@lru_cache(maxsize=None)
+def _wire(name: str) -> dict[str, WireMethod]:
+    """How each method of contract ``name`` travels (:meth:`Contract.wire`): its own method
+    first, then the further methods its checks call on the same implementation."""
+    return {method.name: method for method in get_contract(name).wire()}
 
 
 def hello() -> dict:
@@ -109,10 +57,10 @@ def hello() -> dict:
     from chatconform.providers import PROVIDER_IDS
     from chatconform.version import __version__
 
-    known = all_contracts()
+    wires = messages.carried()
     return {"type": "hello", "protocol": PROTOCOL_VERSION, "chatconform": __version__,
-            "contracts": {name: known[name].method for name in CODECS if name in known},
-            "more_methods": _more_methods(known),
+            "contracts": {name: wire[0].name for name, wire in wires.items()},
+            "more_methods": {name: [m.name for m in wire[1:]] for name, wire in wires.items() if len(wire) > 1},
             "providers": list(PROVIDER_IDS)}
 
 
@@ -274,8 +222,8 @@ class Program:
         self._closer()
 
     def _call(self, name: str, method: str, args: tuple, kwargs: dict) -> Any:
-        contract, codec = get_contract(name), CODECS[name][method]
-        data, provider = codec.arguments(contract, args, kwargs)
+        contract, wire = get_contract(name), _wire(name)[method]
+        data, provider = wire.encode(args, kwargs)
         request = {"contract": name, "method": method, "input": data}
         if provider is not None:
             request["provider"] = provider
@@ -289,7 +237,7 @@ class Program:
         if problem is not None:
             raise MalformedResult(f"not a {kind} result: {problem}")
         try:
-            return codec.result(contract, reply["result"])
+            return wire.decode(reply["result"])
         except ValueError as exc:
             raise MalformedResult(f"not a {kind} result: {exc}") from None
 
@@ -316,7 +264,7 @@ def _program_type(contracts: tuple[str, ...], more: tuple[str, ...] = ()) -> typ
     methods = {}
     for name in contracts:
         contract = get_contract(name)
-        for method in CODECS[name]:
+        for method in _wire(name):
             if method == contract.method or method in more:
                 methods[method] = _method(contract, method)
     return type("Program", (Program,), methods)

@@ -1,0 +1,195 @@
+"""A ninth contract is its own files: added to a copy of the project, it is listed, runs,
+travels over ``exec:`` and has every part, with nothing else edited (docs/architecture.md,
+"Adding a contract")."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+#: The files a new contract adds, and the rows it adds to the docs.
+CONTRACT_MODULE = '''
+    """The ``scratch`` contract: ``echo_history(history) -> history``, the history unchanged."""
+
+    from chatconform.conformance.history_contract import HistoryCase, HistoryTransformContract
+    from chatconform.errors import Violation
+    from chatconform.reference.scratch import echo_history
+    from chatconform.strategies import expand_history, histories
+
+
+    class ScratchContract(HistoryTransformContract):
+        name = "scratch"
+        method = "echo_history"
+        signature = "echo_history(history) -> history"
+        crash_rationale = "an echo that raises loses the conversation"
+        mutation_rationale = "an echo that edits the history in place changes what the caller holds"
+        listing_order = 90
+        result_description = "The result of echo_history: the history, in the same JSON as the input history."
+        reference_module = "chatconform.reference.scratch"
+        guard_tests = ("tests/contracts/test_scratch.py",)
+
+        def transform(self, history):
+            return echo_history(history)
+
+        def histories(self):
+            return histories()
+
+        def expand(self, seed, size):
+            return expand_history(seed, size)
+
+
+    CONTRACT = ScratchContract()
+
+
+    @CONTRACT.check("keeps_length", title="returns as many messages as it got",
+                    rationale="an echo that drops a message loses a turn")
+    def keeps_length(ex):
+        if len(ex.output) != len(ex.case.history):
+            raise Violation(f"{len(ex.output)} messages for {len(ex.case.history)}")
+
+
+    @CONTRACT.check("matches_reference", title="the same history as the reference",
+                    rationale="the reference defines the echo")
+    def matches_reference(ex):
+        if ex.output != ex.reference:
+            raise Violation("the result differs from the reference")
+'''
+
+REFERENCE_MODULE = '''
+    """The reference echo."""
+
+    CONTRACT_METHODS = ("echo_history",)
+
+
+    def echo_history(history):
+        return list(history)
+'''
+
+FAKES_MODULE = '''
+    """Echo fakes."""
+
+
+    class Raises:
+        name, version = "fake-echo-raises", "0"
+        reproduces = "an echo that raises"
+        violates = ("scratch.no_crash",)
+
+        def echo_history(self, history):
+            raise KeyError("echo")
+
+
+    class ReversesInPlace:
+        name, version = "fake-echo-reverses-in-place", "0"
+        reproduces = "an echo that reverses the caller's list"
+        violates = ("scratch.input_untouched",)
+
+        def echo_history(self, history):
+            history.reverse()
+            return list(reversed(history))
+
+
+    class DropsLast:
+        name, version = "fake-echo-drops-last", "0"
+        reproduces = "an echo that drops the last message"
+        violates = ("scratch.keeps_length", "scratch.matches_reference")
+
+        def echo_history(self, history):
+            return list(history[:-1])
+'''
+
+TESTS_MODULE = '''
+    from chatconform.reference.scratch import echo_history
+
+
+    def test_echo_keeps_the_history():
+        assert echo_history([1, 2]) == [1, 2]
+'''
+
+README_ROW = ("| [`scratch`](docs/contracts/scratch.md) | `echo_history(history) -> history` | `keeps_length`, "
+              "`matches_reference` |\n")
+PAGE = "# The `scratch` contract\n\nMethod: `echo_history(history) -> history`, the history unchanged.\n"
+INPUT_ROW = '| `scratch` | `echo_history` | `{"history": [...]}` |\n'
+RESULT_ROW = "| `scratch` | the history, in the same JSON as the input history |\n"
+
+#: An implementation of the scratch contract over the protocol, in no package.
+PROGRAM = '''
+    import json, sys
+
+    for line in sys.stdin:
+        request = json.loads(line)
+        if request["type"] == "stop":
+            break
+        if request["type"] == "hello":
+            assert request["contracts"]["scratch"] == "echo_history", request
+            reply = {"protocol": 1, "name": "echo-program", "version": "1", "contracts": ["scratch"]}
+        else:
+            reply = {"id": request["id"], "result": request["input"]["history"]}
+        sys.stdout.write(json.dumps(reply) + "\\n")
+        sys.stdout.flush()
+'''
+
+
+def _after(text: str, anchor: str, row: str) -> str:
+    """``text`` with ``row`` added as the last row of the table that opens with ``anchor``."""
+    lines = text.splitlines(keepends=True)
+    at = next(i for i, line in enumerate(lines) if line.startswith(anchor)) + 2
+    while at < len(lines) and lines[at].startswith("|"):
+        at += 1
+    return "".join(lines[:at] + [row] + lines[at:])
+
+
+def _copy_with_scratch(tmp: Path) -> None:
+    shutil.copytree(ROOT / "chatconform", tmp / "chatconform", ignore=shutil.ignore_patterns("__pycache__"))
+    for name in ("pyproject.toml", "tests/conftest.py", "tests/contracts/test_contract_parts.py"):
+        (tmp / name).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(ROOT / name, tmp / name)
+    added = {"chatconform/conformance/contracts/scratch.py": CONTRACT_MODULE,
+             "chatconform/reference/scratch.py": REFERENCE_MODULE,
+             "chatconform/fakes/scratch.py": FAKES_MODULE,
+             "tests/contracts/test_scratch.py": TESTS_MODULE}
+    for name, source in added.items():
+        (tmp / name).write_text(textwrap.dedent(source).lstrip())
+    readme = (ROOT / "README.md").read_text("utf-8")
+    (tmp / "README.md").write_text(_after(readme, "| contract | method | checks |", README_ROW), "utf-8")
+    protocol = (ROOT / "docs" / "protocol.md").read_text("utf-8")
+    protocol = _after(_after(protocol, "| contract | method | input |", INPUT_ROW), "| contract | result |", RESULT_ROW)
+    (tmp / "docs" / "contracts").mkdir(parents=True)
+    (tmp / "docs" / "protocol.md").write_text(protocol, "utf-8")
+    (tmp / "docs" / "contracts" / "scratch.md").write_text(PAGE, "utf-8")
+
+
+def _run(tmp: Path, *argv: str) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PYTHONPATH": str(tmp)}
+    return subprocess.run(argv, cwd=tmp, env=env, capture_output=True, text=True, timeout=120)
+
+
+def test_a_ninth_contract_is_its_own_files(tmp_path):
+    _copy_with_scratch(tmp_path)
+    (tmp_path / "program.py").write_text(textwrap.dedent(PROGRAM))
+    cli = [sys.executable, "-c", "import sys; from chatconform.cli import main; sys.exit(main(sys.argv[1:]))"]
+
+    listed = _run(tmp_path, *cli, "list")
+    assert listed.returncode == 0, listed.stderr
+    assert "scratch.keeps_length" in listed.stdout and "fake-echo-drops-last" in listed.stdout
+
+    ran = _run(tmp_path, *cli, "run", "--impl", "reference", "--impl", f"exec:{sys.executable} program.py",
+               "--contract", "scratch", "--examples", "5", "--report", "r.jsonl")
+    assert ran.returncode == 0, ran.stdout[-2000:] + ran.stderr[-2000:]
+    verdicts = {(r["implementation"], r["check"]): r["status"]
+                for r in map(json.loads, (tmp_path / "r.jsonl").read_text().splitlines()) if r["type"] == "result"}
+    checks = {"scratch.no_crash", "scratch.input_untouched", "scratch.keeps_length", "scratch.matches_reference"}
+    assert verdicts == {(impl, check): "pass" for impl in ("reference", "echo-program") for check in checks}
+
+    # The copy holds only the new contract's tests, so only its parts are checked there.
+    parts = _run(tmp_path, sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                 "tests/contracts/test_contract_parts.py::test_every_contract_has_its_parts[scratch]",
+                 "tests/contracts/test_scratch.py")
+    assert parts.returncode == 0, parts.stdout[-3000:]
+    assert "2 passed" in parts.stdout
