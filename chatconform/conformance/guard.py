@@ -15,9 +15,9 @@ import inspect
 import threading
 import time
 import traceback
-from pathlib import Path
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 DEFAULT_TIMEOUT = 10.0

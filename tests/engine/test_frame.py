@@ -15,15 +15,14 @@ from chatconform.conformance import contracts as contracts_package
 from chatconform.conformance import registry
 from chatconform.conformance.contract import Contract
 from chatconform.conformance.contracts import all_contracts
-from chatconform.errors import ContractLoadError
 from chatconform.conformance.discovery import wrap
 from chatconform.conformance.engine import exit_code
 from chatconform.conformance.history_contract import HistoryContract
-from chatconform.history import tool_pairing_problems
 from chatconform.conformance.profiles import get_profile
-from chatconform.errors import ConfigError, Violation
 from chatconform.conformance.report import Cell, header
 from chatconform.conformance.status import Status
+from chatconform.errors import ConfigError, ContractLoadError, Violation
+from chatconform.history import tool_pairing_problems
 from chatconform.reference.thread import extract_thread
 
 

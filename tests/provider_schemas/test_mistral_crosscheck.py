@@ -9,13 +9,13 @@ from __future__ import annotations
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from chatconform.provider_schemas import validate
-
 # mistral-common is in the dev extra: a missing validator is a broken setup, not a skip.
 from mistral_common.exceptions import MistralCommonException
 from mistral_common.protocol.instruct.messages import AssistantMessage, SystemMessage, ToolMessage, UserMessage
 from mistral_common.protocol.instruct.tool_calls import FunctionCall, ToolCall
 from mistral_common.protocol.instruct.validator import MistralRequestValidatorV11, ValidationMode
+
+from chatconform.provider_schemas import validate
 
 IDS = ["abcDEF123", "xyz987QRS", "A1b2C3d4E"]
 
@@ -60,7 +60,7 @@ def _library_accepts(messages) -> bool:
 
 
 def _tool_then_user(messages) -> bool:
-    return any(a["role"] == "tool" and b["role"] == "user" for a, b in zip(messages, messages[1:]))
+    return any(a["role"] == "tool" and b["role"] == "user" for a, b in zip(messages, messages[1:], strict=False))
 
 
 @settings(max_examples=300, suppress_health_check=list(HealthCheck))

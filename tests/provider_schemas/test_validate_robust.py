@@ -6,7 +6,7 @@ from __future__ import annotations
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from chatconform.provider_schemas import PROVIDERS, validate, turn_view
+from chatconform.provider_schemas import PROVIDERS, turn_view, validate
 from chatconform.provider_schemas.catalog import RULES
 from chatconform.provider_schemas.problems import sort_problems
 

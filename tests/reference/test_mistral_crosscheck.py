@@ -51,7 +51,7 @@ def our_rules(body: dict) -> set[str]:
 
 def is_tool_then_user(body: dict) -> bool:
     roles = [m.get("role") for m in body["messages"]]
-    return any(a == "tool" and b == "user" for a, b in zip(roles, roles[1:]))
+    return any(a == "tool" and b == "user" for a, b in zip(roles, roles[1:], strict=False))
 
 
 def assert_agree(body: dict) -> None:

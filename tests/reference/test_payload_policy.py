@@ -9,9 +9,9 @@ import pytest
 from pydantic_ai.messages import (
     INTERRUPTED_TOOL_RETURN_CONTENT,
     AudioUrl,
-    ImageUrl,
     BinaryContent,
     CachePoint,
+    ImageUrl,
     ModelRequest,
     ModelResponse,
     ModelSettingsDeltaPart,
@@ -187,7 +187,7 @@ def test_reused_ids_keep_their_pairing_for_every_provider(provider):
     assert errors(body, provider) == []
     calls = [i for t in view for i, _ in t.tool_calls]
     assert len(calls) == len(set(calls)) == 3  # unique on the wire
-    answers = {call_id: text for t in view for (call_id, _), text in zip(t.tool_results, _per_result(t))}
+    answers = {call_id: text for t in view for (call_id, _), text in zip(t.tool_results, _per_result(t), strict=False)}
     assert [answers[i] for i in calls] == ["Paris 21 C (r4)", "Berlin 12 C (r3)", "Tokyo 30 C (r5)"]
 
 
