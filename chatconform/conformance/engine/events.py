@@ -43,8 +43,8 @@ class RunStarted:
 
 
 @dataclass(frozen=True)
-class SearchStarted:
-    """One search of (implementation, contract, variant) began."""
+class _SearchEvent:
+    """What every event of one search names: the search of (implementation, contract, variant)."""
 
     implementation: str  # the implementation's name
     contract: str
@@ -57,31 +57,21 @@ class SearchStarted:
 
 
 @dataclass(frozen=True)
-class ExampleRan:
-    """The search ran one more case through the implementation (either of its passes)."""
-
-    implementation: str
-    contract: str
-    variant: str | None
-
-    @property
-    def label(self) -> str:
-        return search_label(self.implementation, self.contract, self.variant)
+class SearchStarted(_SearchEvent):
+    """One search of (implementation, contract, variant) began."""
 
 
 @dataclass(frozen=True)
-class SearchFinished:
+class ExampleRan(_SearchEvent):
+    """The search ran one more case through the implementation (either of its passes)."""
+
+
+@dataclass(frozen=True)
+class SearchFinished(_SearchEvent):
     """One search ended, with its result and how long it took."""
 
-    implementation: str
-    contract: str
-    variant: str | None
     result: SearchResult
     seconds: float
-
-    @property
-    def label(self) -> str:
-        return search_label(self.implementation, self.contract, self.variant)
 
 
 @dataclass(frozen=True)
