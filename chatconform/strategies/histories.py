@@ -437,7 +437,7 @@ class _Run:
     def body(self, *, last: bool) -> None:
         """Everything after the turn's opening request."""
         rounds = 0
-        while self.on["tools"] and self.choose.span(lambda r=rounds: self.maybe_tool_round(r)):
+        while self.on["tools"] and self.choose.span(lambda: self.maybe_tool_round(rounds)):  # noqa: B023 - run at once
             rounds += 1
         if not last:
             self.answer(may_interrupt_calls=True)
@@ -476,7 +476,7 @@ class _Run:
         drawn, more = 0, True
         while more:  # each drawn turn is one span, so shrinking can delete it whole
             drawn += 1
-            more = self.drawn.span(lambda d=drawn: self.drawn_turn(d))
+            more = self.drawn.span(lambda: self.drawn_turn(drawn))  # noqa: B023 - run at once
         return self.messages
 
     def drawn_turn(self, drawn: int) -> bool:
