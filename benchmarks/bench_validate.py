@@ -82,7 +82,8 @@ def test_lint_request_log(benchmark, tmp_path):
     write_json_lines(path, bodies)
     out, err = io.StringIO(), io.StringIO()
     code = benchmark.pedantic(
-        lambda: run_validate([str(path)], "openai-chat", "json", out=out, err=err), setup=clear_memo, rounds=3, iterations=1
+        lambda: run_validate([str(path)], "openai-chat", "json", out=out, err=err),
+        setup=clear_memo, rounds=3, iterations=1
     )
     assert code == 0 and err.getvalue() == ""
     benchmark.extra_info["provider"] = "openai-chat"

@@ -69,7 +69,8 @@ def read_bodies(lines: Iterable[str]) -> Iterator[_Body | _BadJSON]:
         if isinstance(first, _Body):  # JSON lines: one body per non-blank line
             yield first
             index = 1
-            for number, line in enumerate(lines, number + 1):
+            start = number + 1
+            for number, line in enumerate(lines, start):
                 if line.strip():
                     item = _parse(line.rstrip("\r\n"), number)
                     if isinstance(item, _Body):
@@ -158,7 +159,8 @@ def _lint_stream(
                 tally.errors += 1
             else:
                 tally.warnings += 1
-            out.write(_problem_line(name, item.line, problem) if fmt == "pretty" else _problem_json(name, item, problem))
+            out.write(_problem_line(name, item.line, problem) if fmt == "pretty" else
+                      _problem_json(name, item, problem))
 
 
 def _console(stream: IO[str]) -> IO[str]:

@@ -149,8 +149,8 @@ _GATE_SIDES = 16
 def bulk_section(draw, max_size: int, *, hits: int = 2, near_top: int = 300) -> Bulk:
     """Draw whether this example has a bulk section, and its seed and length.
 
-    About one example in twelve gets one (``hits`` of 16 gate values). Three in four of those
-    are within ``near_top`` units of ``max_size`` (a run of a few hundred examples always meets the longest inputs, where
+    About one example in twelve gets one (``hits`` of 16 gate values). Three in four of those are within
+    ``near_top`` units of ``max_size`` (a run of a few hundred examples always meets the longest inputs, where
     window and truncation bugs hide); the others take any length from 0 to ``max_size``.
     The length is one draw, so shrinking finds the shortest failing length by halving
     (a cap at 50 shrinks to 51, not to the next round number); the near-the-top choice

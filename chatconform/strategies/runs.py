@@ -80,7 +80,8 @@ __all__ = ["ENDINGS", "OUTCOMES", "POINTS", "RunResult", "Scenario", "run_cases"
 
 #: How a run may end; each maps to one outcome (:data:`OUTCOME_OF`).
 ENDINGS = ("success", "deferred", "model_error", "tool_error", "usage_limit", "cancel_before_start",
-           "cancel_before_response", "cancel_mid_stream", "cancel_after_calls", "cancel_in_tool", "cancel_after_results", "timeout")
+           "cancel_before_response", "cancel_mid_stream", "cancel_after_calls", "cancel_in_tool",
+           "cancel_after_results", "timeout")
 
 #: What the application knows about how the run ended.
 OUTCOMES = ("success", "deferred", "failure", "cancelled", "timeout")

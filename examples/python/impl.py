@@ -197,7 +197,8 @@ def openai_body(history, instructions=None):
                 messages.append({"role": "user", "content": "\n\n".join(texts)})
             else:
                 messages.append({"role": "user", "content": [
-                    {"type": "text", "text": p[1]} if p[0] == "text" else {"type": "image_url", "image_url": {"url": p[1]}}
+                    {"type": "text", "text": p[1]} if p[0] == "text" else
+                    {"type": "image_url", "image_url": {"url": p[1]}}
                     for p in pieces]})
         elif role == "assistant":
             reply = {"role": "assistant"}

@@ -83,7 +83,9 @@ def test_a_failed_result_is_an_error_tool_message(outcome):
 
 
 def test_summary_feedback_and_thinking():
-    history = [ModelRequest(parts=[CompactionPart(content="the gist"), RetryFeedbackPart("fix the JSON", retry=RetryInfo(cause="validation_error", attempt=1, max_retries=2))]),
+    history = [ModelRequest(parts=[CompactionPart(content="the gist"),
+                                   RetryFeedbackPart("fix the JSON", retry=RetryInfo(cause="validation_error",
+                                                                                     attempt=1, max_retries=2))]),
                ModelResponse(parts=[ThinkingPart("hmm"), TextPart("ok")])]
     summary, feedback, answer = to_langchain(history)
     assert (type(summary), summary.content) == (HumanMessage, "the gist")
@@ -138,7 +140,8 @@ def test_not_fixed_up_the_error_flag_and_reasoning_as_langchain_sends_them(adapt
     the body keeps both as they come (the checks judge them)."""
     failed = ToolReturnPart("get_weather", "timeout", "call_1", outcome="failed")
     body = adapter.to_payload(weather_history(failed), provider="openai-chat")
-    assert body["messages"][3] == {"role": "tool", "tool_call_id": "call_1", "name": "get_weather", "content": "timeout"}
+    assert body["messages"][3] == {"role": "tool", "tool_call_id": "call_1", "name": "get_weather",
+                                   "content": "timeout"}
     thinking = [ModelRequest(parts=[UserPromptPart("hi")]), ModelResponse(parts=[ThinkingPart("hmm"), TextPart("ok")])]
     assert adapter.to_payload(thinking, provider="openai-chat")["messages"][1]["content"][0]["type"] == "reasoning"
 
@@ -176,7 +179,8 @@ def test_short_payload_run_has_no_engine_errors(short_run):
 
 def test_trim_keeps_what_trim_messages_keeps_as_the_input_s_own_parts(adapter):
     history = weather_history()
-    history = [*history, ModelRequest(parts=[UserPromptPart("And tomorrow?")]), ModelResponse(parts=[TextPart("Rain.")])]
+    history = [*history, ModelRequest(parts=[UserPromptPart("And tomorrow?")]),
+               ModelResponse(parts=[TextPart("Rain.")])]
     # LangChain sees [system, human, ai, tool, ai, human, ai]: the last 3 open on the human message.
     result = adapter.trim(history, max_messages=3)
     assert result[1:] == history[-2:] and all(a is b for a, b in zip(result[1:], history[-2:], strict=False))

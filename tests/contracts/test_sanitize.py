@@ -98,7 +98,8 @@ def test_system_voice_goes_and_no_output_feedback_becomes_fenced_user_text():
     feedback = RetryFeedbackPart("Please return text.", retry=RetryInfo(cause="no_output"), timestamp=AT)
     other = RetryFeedbackPart("Fix the number.", retry=RetryInfo(cause="model_retry"), timestamp=AT)
     delta = InstructionDeltaPart(id=InstructionId(AgentInstructionSource()), content="Obey me.")
-    history = [ModelRequest([SystemPromptPart("Obey me.", timestamp=AT), delta, UserPromptPart("Hi (u1)", timestamp=AT)],
+    history = [ModelRequest([SystemPromptPart("Obey me.", timestamp=AT), delta,
+                             UserPromptPart("Hi (u1)", timestamp=AT)],
                             instructions="Be evil."),
                ModelResponse([TextPart("Hello (a1)")], timestamp=AT), ModelRequest([feedback, other])]
     out = sanitize(history)

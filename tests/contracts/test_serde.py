@@ -144,7 +144,8 @@ def test_a_loader_that_raises_something_else_is_not_a_validation_error():
 def test_a_dump_in_another_shape_fails_the_schema_with_its_path():
     failures = evaluate(StoresContainerModel, HISTORY)
     assert set(failures) == {"serde.schema_valid", "serde.matches_reference"}
-    assert failures["serde.schema_valid"].message.startswith("$: ") and "array" in failures["serde.schema_valid"].message
+    assert (failures["serde.schema_valid"].message.startswith("$: ")
+            and "array" in failures["serde.schema_valid"].message)
 
 
 def test_a_str_dump_is_loaded_from_str_and_a_load_that_loses_a_message_fails_round_trip():

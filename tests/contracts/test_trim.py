@@ -125,7 +125,8 @@ def test_user_text_stored_before_tool_results_is_not_a_start():
 
 
 def test_a_start_after_a_tool_round_and_one_before_retry_feedback():
-    feedback = ModelRequest([RetryFeedbackPart("Return a number. (f5)", retry=RetryInfo(cause="no_output", attempt=1, max_retries=2))])
+    feedback = ModelRequest([RetryFeedbackPart("Return a number. (f5)",
+                                               retry=RetryInfo(cause="no_output", attempt=1, max_retries=2))])
     history = [user("Q1 (u1)"), *tool_round("c1"), answer("A1 (a2)"), user("Q2 (u3)"), answer("A2 (a4)"),
                feedback, answer("42 (a6)")]
     assert valid_starts(history) == [0, 4]  # after the round; not at the feedback (no user voice)

@@ -36,7 +36,12 @@ ANTHROPIC_BODY = {
         {
             "role": "user",
             "content": [
-                {"tool_use_id": "call_1", "type": "tool_result", "content": [{"text": '{"temp_c":21}', "type": "text"}], "is_error": False},
+                {
+                    "tool_use_id": "call_1",
+                    "type": "tool_result",
+                    "content": [{"text": '{"temp_c":21}', "type": "text"}],
+                    "is_error": False,
+                },
                 {"text": "<system>Mid-conversation note: answer in French from now on.</system>", "type": "text"},
             ],
         },
@@ -54,10 +59,16 @@ GEMINI_BODY = {
             "role": "model",
             "parts": [
                 {"text": "Let me check."},
-                {"function_call": {"name": "get_weather", "args": {"city": "Paris"}, "id": "call_1"}, "thought_signature": "c2ln"},
+                {
+                    "function_call": {"name": "get_weather", "args": {"city": "Paris"}, "id": "call_1"},
+                    "thought_signature": "c2ln",
+                },
             ],
         },
-        {"role": "user", "parts": [{"function_response": {"name": "get_weather", "response": {"temp_c": 21}, "id": "call_1"}}]},
+        {
+            "role": "user",
+            "parts": [{"function_response": {"name": "get_weather", "response": {"temp_c": 21}, "id": "call_1"}}],
+        },
         {"role": "user", "parts": [{"text": "<system>Mid-conversation note: answer in French from now on.</system>"}]},
         {"role": "model", "parts": [{"text": "Il fait 21 degres a Paris."}]},
         {"role": "user", "parts": [{"text": "And tomorrow?"}]},

@@ -24,7 +24,8 @@ user = st.just({"role": "user", "content": "hi"})
 tool = st.sampled_from(IDS).map(lambda i: {"role": "tool", "tool_call_id": i, "content": "21C"})
 assistant = st.builds(
     lambda ids, prefix: {"role": "assistant", "content": None if ids else "ok"}
-    | ({"tool_calls": [{"id": i, "type": "function", "function": {"name": "f", "arguments": "{}"}} for i in ids]} if ids else {})
+    | ({"tool_calls": [{"id": i, "type": "function", "function": {"name": "f", "arguments": "{}"}} for i in ids]}
+       if ids else {})
     | ({"prefix": True} if prefix else {}),
     st.lists(st.sampled_from(IDS), max_size=2),
     st.sampled_from([False, False, False, True]),  # prefix, now and then
@@ -46,8 +47,10 @@ def _library_messages(messages):
         elif m["role"] == "tool":
             out.append(ToolMessage(content=m["content"], tool_call_id=m["tool_call_id"]))
         else:
-            calls = [ToolCall(id=c["id"], function=FunctionCall(name="f", arguments="{}")) for c in m.get("tool_calls", [])]
-            out.append(AssistantMessage(content=m.get("content"), tool_calls=calls or None, prefix=m.get("prefix", False)))
+            calls = [ToolCall(id=c["id"], function=FunctionCall(name="f", arguments="{}"))
+                     for c in m.get("tool_calls", [])]
+            out.append(AssistantMessage(content=m.get("content"), tool_calls=calls or None,
+                                        prefix=m.get("prefix", False)))
     return out
 
 
@@ -74,7 +77,10 @@ def test_same_verdict_as_mistral_common(messages):
 def test_tool_then_user_is_the_one_known_difference():
     messages = [
         {"role": "user", "content": "hi"},
-        {"role": "assistant", "tool_calls": [{"id": IDS[0], "type": "function", "function": {"name": "f", "arguments": "{}"}}]},
+        {
+            "role": "assistant",
+            "tool_calls": [{"id": IDS[0], "type": "function", "function": {"name": "f", "arguments": "{}"}}],
+        },
         {"role": "tool", "tool_call_id": IDS[0], "content": "21C"},
         {"role": "user", "content": "and?"},
     ]

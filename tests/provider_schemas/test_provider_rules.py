@@ -119,7 +119,8 @@ CASES = [
         "openai-chat",
         "O2",
         [{"role": "bot", "content": "hi"}],
-        "Invalid value: 'bot'. Supported values are: 'system', 'assistant', 'user', 'function', 'tool', and 'developer'.",
+        "Invalid value: 'bot'. "
+        "Supported values are: 'system', 'assistant', 'user', 'function', 'tool', and 'developer'.",
         [{"role": "developer", "content": "hi"}, u()],
     ),
     (
@@ -133,22 +134,31 @@ CASES = [
         "openai-chat",
         "O3",
         [{"role": "user", "content": []}],
-        "Invalid 'messages[0].content': empty array. Expected an array with minimum length 1, but got an empty array instead.",
+        "Invalid 'messages[0].content': empty array. "
+        "Expected an array with minimum length 1, but got an empty array instead.",
         [{"role": "user", "content": [text(), {"type": "image_url", "image_url": {"url": "https://x/y.png"}}]}],
     ),
-    ("openai-chat", "O4", [u(), {"role": "assistant"}], "Missing required parameter: 'messages[1].content'.", [u(), calls("c1"), tool("c1")]),
+    (
+        "openai-chat",
+        "O4",
+        [u(), {"role": "assistant"}],
+        "Missing required parameter: 'messages[1].content'.",
+        [u(), calls("c1"), tool("c1")],
+    ),
     (
         "openai-chat",
         "O5",
         [u(), {"role": "assistant", "content": "x", "tool_calls": []}],
-        "Invalid 'messages[1].tool_calls': empty array. Expected an array with minimum length 1, but got an empty array instead.",
+        "Invalid 'messages[1].tool_calls': empty array. "
+        "Expected an array with minimum length 1, but got an empty array instead.",
         [u(), {"role": "assistant", "content": "x"}],
     ),
     (
         "openai-chat",
         "O6",
         [u(), {"role": "assistant", "tool_calls": [call("c1", name="")]}, tool("c1")],
-        "Invalid 'messages[1].tool_calls[0].function.name': empty string. Expected a string with minimum length 1, but got an empty string instead.",
+        "Invalid 'messages[1].tool_calls[0].function.name': empty string. "
+        "Expected a string with minimum length 1, but got an empty string instead.",
         [u(), {"role": "assistant", "tool_calls": [call("c1", name="f")]}, tool("c1")],
     ),
     (
@@ -240,16 +250,29 @@ CASES = [
     ("glm", "Z1", [s()], GLM, [s(), u()]),
     ("glm", "Z1", [s(), a()], GLM, [s(), u(), a()]),
     ("glm", "Z2", [u(), tool("call_1")], GLM, [u(), calls("call_1"), tool("call_1")]),
-    ("glm", "Z2", [u(), calls("call_1", "call_1"), tool("call_1"), tool("call_1")], GLM, [u(), calls("call_1", "call_2"), tool("call_1"), tool("call_2")]),
+    (
+        "glm",
+        "Z2",
+        [u(), calls("call_1", "call_1"), tool("call_1"), tool("call_1")],
+        GLM,
+        [u(), calls("call_1", "call_2"), tool("call_1"), tool("call_2")],
+    ),
     # Mistral (hosted API)
     (
         "mistral",
         "M0",
         [u(), {"role": "assistant", "tool_calls": [call(M1ID, name="get weather")]}, tool(M1ID)],
-        "Function name was get weather but must be a-z, A-Z, 0-9, or contain underscores and dashes, with a maximum length of 64.",
+        "Function name was get weather but must be a-z, A-Z, 0-9, or contain underscores and dashes, "
+        "with a maximum length of 64.",
         [u(), {"role": "assistant", "tool_calls": [call(M1ID, name="get_weather")]}, tool(M1ID)],
     ),
-    ("mistral", "M1", [u(), mcalls(M1ID), tool(M1ID), u("and?")], "Unexpected role 'user' after role 'tool'", [u(), mcalls(M1ID), tool(M1ID), a(), u("and?")]),
+    (
+        "mistral",
+        "M1",
+        [u(), mcalls(M1ID), tool(M1ID), u("and?")],
+        "Unexpected role 'user' after role 'tool'",
+        [u(), mcalls(M1ID), tool(M1ID), a(), u("and?")],
+    ),
     ("mistral", "M1", [u(), tool(M1ID)], "Unexpected role 'tool' after role 'user'", [u(), mcalls(M1ID), tool(M1ID)]),
     (
         "mistral",
@@ -258,7 +281,13 @@ CASES = [
         "Expected last role User or Tool (or Assistant with prefix True) for serving but got assistant",
         [u(), a("Once upon", prefix=True)],
     ),
-    ("mistral", "M3", [u(), a("x", prefix=True), u("go on")], "Assistant message with prefix True must be last message", [u(), a("x"), u("go on")]),
+    (
+        "mistral",
+        "M3",
+        [u(), a("x", prefix=True), u("go on")],
+        "Assistant message with prefix True must be last message",
+        [u(), a("x"), u("go on")],
+    ),
     (
         "mistral",
         "M4",
@@ -266,7 +295,13 @@ CASES = [
         "Not the same number of function calls and responses",
         [u(), mcalls(M1ID, M2ID), tool(M1ID), tool(M2ID), a(), u("and?")],
     ),
-    ("mistral", "M4", [u(), mcalls(M1ID, M2ID), tool(M1ID)], "Not the same number of function calls and responses", [u(), mcalls(M1ID, M2ID), tool(M2ID), tool(M1ID)]),
+    (
+        "mistral",
+        "M4",
+        [u(), mcalls(M1ID, M2ID), tool(M1ID)],
+        "Not the same number of function calls and responses",
+        [u(), mcalls(M1ID, M2ID), tool(M2ID), tool(M1ID)],
+    ),
     (
         "mistral",
         "M5",
@@ -274,8 +309,20 @@ CASES = [
         f"Duplicate tool call id {M1ID} in tool results",
         [u(), mcalls(M1ID, M2ID), tool(M1ID), tool(M2ID)],
     ),
-    ("mistral", "M5", [u(), mcalls(M1ID), tool(M2ID)], f"Unexpected tool call id {M2ID} in tool results", [u(), mcalls(M2ID), tool(M2ID)]),
-    ("mistral", "M5", [u(), mcalls(M1ID, M1ID), tool(M1ID)], f"Duplicate tool call id {M1ID} in assistant message", [u(), mcalls(M1ID), tool(M1ID)]),
+    (
+        "mistral",
+        "M5",
+        [u(), mcalls(M1ID), tool(M2ID)],
+        f"Unexpected tool call id {M2ID} in tool results",
+        [u(), mcalls(M2ID), tool(M2ID)],
+    ),
+    (
+        "mistral",
+        "M5",
+        [u(), mcalls(M1ID, M1ID), tool(M1ID)],
+        f"Duplicate tool call id {M1ID} in assistant message",
+        [u(), mcalls(M1ID), tool(M1ID)],
+    ),
     (
         "mistral",
         "M6",
@@ -283,21 +330,40 @@ CASES = [
         "Tool call id was call_1 but must be a-z, A-Z, 0-9, with a length of 9.",
         [u(), mcalls("call00001"), tool("call00001")],
     ),
-    ("mistral", "M6", [u(), mcalls(M1ID), {"role": "tool", "content": "21C"}], "Tool call id has to be defined.", [u(), mcalls(M1ID), tool(M1ID)]),
+    (
+        "mistral",
+        "M6",
+        [u(), mcalls(M1ID), {"role": "tool", "content": "21C"}],
+        "Tool call id has to be defined.",
+        [u(), mcalls(M1ID), tool(M1ID)],
+    ),
     ("mistral", "M8", [], "Conversation must have at least one message", [u()]),
     ("mistral", "M8", [a()], "Conversation must start with a user message or system message", [s()]),
     ("mistral", "M8", [{"role": "system", "content": None}, u()], "System prompt must have content", [s(), u()]),
     # Anthropic Messages
     ("anthropic", "A0", {"messages": []}, "messages: at least one message is required", {"messages": [u()]}),
-    ("anthropic", "A1", {"system": 5, "messages": [u()]}, "system: expected string or array, got number", {"system": "be brief", "messages": [u()]}),
+    (
+        "anthropic",
+        "A1",
+        {"system": 5, "messages": [u()]},
+        "system: expected string or array, got number",
+        {"system": "be brief", "messages": [u()]},
+    ),
     (
         "anthropic",
         "A2",
-        {"model": "claude-sonnet-4-5", "max_tokens": 1024, "messages": [u(), {"role": "system", "content": "x"}, u("b")]},
+        {"model": "claude-sonnet-4-5", "max_tokens": 1024,
+         "messages": [u(), {"role": "system", "content": "x"}, u("b")]},
         "messages.1.role: Input should be 'user' or 'assistant'",
         {"model": "claude-opus-4-8", "max_tokens": 1024, "messages": [u(), {"role": "system", "content": "x"}, u("b")]},
     ),
-    ("anthropic", "A2", [u(), {"role": "tool", "content": "x"}], "messages.1.role: Input should be 'user' or 'assistant'", [u(), a()]),
+    (
+        "anthropic",
+        "A2",
+        [u(), {"role": "tool", "content": "x"}],
+        "messages.1.role: Input should be 'user' or 'assistant'",
+        [u(), a()],
+    ),
     (
         "anthropic",
         "A4",
@@ -306,7 +372,13 @@ CASES = [
         [u(), a(), u("again")],
     ),
     ("anthropic", "A5", [a(), u()], 'messages: first message must use the "user" role', [u(), a(), u()]),
-    ("anthropic", "A6", [u("")], "messages.0: all messages must have non-empty content except for the optional final assistant message", [u(), a("")]),
+    (
+        "anthropic",
+        "A6",
+        [u("")],
+        "messages.0: all messages must have non-empty content except for the optional final assistant message",
+        [u(), a("")],
+    ),
     (
         "anthropic",
         "A6",
@@ -314,7 +386,13 @@ CASES = [
         "messages.1: all messages must have non-empty content except for the optional final assistant message",
         [u(), aa(text("ok")), u("and?")],
     ),
-    ("anthropic", "A7", [au(text("  \n"))], "messages: text content blocks must contain non-whitespace text", [au(text("x"))]),
+    (
+        "anthropic",
+        "A7",
+        [au(text("  \n"))],
+        "messages: text content blocks must contain non-whitespace text",
+        [au(text("x"))],
+    ),
     (
         "anthropic",
         "A8",
@@ -339,7 +417,13 @@ CASES = [
         "Each `tool_use` block must have a corresponding `tool_result` block in the next message.",
         [u(), aa(use("toolu_1"), use("toolu_2")), au(result("toolu_2"), result("toolu_1")), aa(text("ok"))],
     ),
-    ("anthropic", "A10", [u(), a("The answer is ")], "messages: final assistant content cannot end with trailing whitespace", [u(), a("The answer is")]),
+    (
+        "anthropic",
+        "A10",
+        [u(), a("The answer is ")],
+        "messages: final assistant content cannot end with trailing whitespace",
+        [u(), a("The answer is")],
+    ),
     (
         "anthropic",
         "A11",
@@ -356,13 +440,25 @@ CASES = [
     ),
     ("anthropic", "A14", {"model": "claude-sonnet-4-5", "messages": [u()]}, "max_tokens: Field required",
      {"model": "claude-sonnet-4-5", "max_tokens": 1024, "messages": [u()]}),
-    ("anthropic", "A13", [au({"type": "bogus"})], "messages.0.content.0.type: 'bogus' is not one of 'text', 'image', 'document', "
-     "'search_result', 'thinking', 'redacted_thinking', 'tool_use', 'tool_result', 'server_tool_use', 'web_search_tool_result', "
-     "'web_fetch_tool_result', 'code_execution_tool_result', 'bash_code_execution_tool_result', "
-     "'text_editor_code_execution_tool_result', 'tool_search_tool_result', 'mcp_tool_use', 'mcp_tool_result', "
-     "'container_upload', 'mid_conv_system'", [au(text())]),
+    (
+        "anthropic",
+        "A13",
+        [au({"type": "bogus"})],
+        "messages.0.content.0.type: 'bogus' is not one of 'text', 'image', 'document', "
+        "'search_result', 'thinking', 'redacted_thinking', 'tool_use', 'tool_result', 'server_tool_use', "
+        "'web_search_tool_result', 'web_fetch_tool_result', 'code_execution_tool_result', "
+        "'bash_code_execution_tool_result', 'text_editor_code_execution_tool_result', 'tool_search_tool_result', "
+        "'mcp_tool_use', 'mcp_tool_result', 'container_upload', 'mid_conv_system'",
+        [au(text())],
+    ),
     # Gemini
-    ("gemini", "G0", [{"role": "user", "parts": [{"text": 5}]}], "* GenerateContentRequest.contents[0].parts[0].text: expected string, got number", [gu()]),
+    (
+        "gemini",
+        "G0",
+        [{"role": "user", "parts": [{"text": 5}]}],
+        "* GenerateContentRequest.contents[0].parts[0].text: expected string, got number",
+        [gu()],
+    ),
     (
         "gemini",
         "G1",
@@ -377,22 +473,48 @@ CASES = [
         "* GenerateContentRequest.contents: contents is not specified",
         {"systemInstruction": {"parts": [{"text": "be brief"}]}, "contents": [gu()]},
     ),
-    ("gemini", "G2", {"contents": []}, "* GenerateContentRequest.contents: contents is not specified", {"contents": [gu()]}),
-    ("gemini", "G3", [gu(), {"role": "assistant", "parts": [{"text": "ok"}]}, gu()], "Please use a valid role: user, model.", [gu(), gm(), gu()]),
-    ("gemini", "G4", [gu(), {"role": "model", "parts": []}, gu()], "* GenerateContentRequest.contents[1].parts: contents.parts must not be empty.", [gu(), gm(), gu()]),
-    ("gemini", "G4", [{"role": "user"}], "* GenerateContentRequest.contents[0].parts: contents.parts must not be empty.", [gu()]),
+    (
+        "gemini",
+        "G2",
+        {"contents": []},
+        "* GenerateContentRequest.contents: contents is not specified",
+        {"contents": [gu()]},
+    ),
+    (
+        "gemini",
+        "G3",
+        [gu(), {"role": "assistant", "parts": [{"text": "ok"}]}, gu()],
+        "Please use a valid role: user, model.",
+        [gu(), gm(), gu()],
+    ),
+    (
+        "gemini",
+        "G4",
+        [gu(), {"role": "model", "parts": []}, gu()],
+        "* GenerateContentRequest.contents[1].parts: contents.parts must not be empty.",
+        [gu(), gm(), gu()],
+    ),
+    (
+        "gemini",
+        "G4",
+        [{"role": "user"}],
+        "* GenerateContentRequest.contents[0].parts: contents.parts must not be empty.",
+        [gu()],
+    ),
     (
         "gemini",
         "G5",
         [gu({"text": "look", "inlineData": {"mimeType": "image/png", "data": "AAAA"}})],
-        "* GenerateContentRequest.contents[0].parts[0].data: required oneof field 'data' must have one initialized field",
+        "* GenerateContentRequest.contents[0].parts[0].data: "
+        "required oneof field 'data' must have one initialized field",
         [gu({"text": "look"}, {"inlineData": {"mimeType": "image/png", "data": "AAAA"}})],
     ),
     (
         "gemini",
         "G5",
         [gu({"thought": True})],
-        "* GenerateContentRequest.contents[0].parts[0].data: required oneof field 'data' must have one initialized field",
+        "* GenerateContentRequest.contents[0].parts[0].data: "
+        "required oneof field 'data' must have one initialized field",
         [gu({"text": "x", "thought": True})],
     ),
     (
@@ -409,29 +531,44 @@ CASES = [
         "Please ensure that function call turn comes immediately after a user turn or after a function response turn.",
         [gu(), gm({"text": "let me check"}, fcall()), gu(fresp())],
     ),
-    ("gemini", "G7", [gu(), gu(fresp())], "Please ensure that function response turn comes immediately after a function call turn.", [gu(), gm(fcall()), gu(fresp())]),
+    (
+        "gemini",
+        "G7",
+        [gu(), gu(fresp())],
+        "Please ensure that function response turn comes immediately after a function call turn.",
+        [gu(), gm(fcall()), gu(fresp())],
+    ),
     (
         "gemini",
         "G8",
         [gu(), gm(fcall("a"), fcall("b")), gu(fresp("a"))],
-        "Please ensure that the number of function response parts is equal to the number of function call parts of the function call turn.",
+        "Please ensure that the number of function response parts is equal to the number of function call parts "
+        "of the function call turn.",
         [gu(), gm(fcall("a"), fcall("b")), gu(fresp("b"), fresp("a"))],
     ),
     (
         "gemini",
         "G8",
         [gu(), gm(fcall(call_id="c1")), gu(fresp(call_id="c2"))],
-        "Please ensure that the number of function response parts is equal to the number of function call parts of the function call turn.",
+        "Please ensure that the number of function response parts is equal to the number of function call parts "
+        "of the function call turn.",
         [gu(), gm(fcall(call_id="c1")), gu(fresp(call_id="c1"))],
     ),
     (
         "gemini",
         "G8",
         [gu(), gm(fcall()), gu({"text": "never mind"})],
-        "Please ensure that the number of function response parts is equal to the number of function call parts of the function call turn.",
+        "Please ensure that the number of function response parts is equal to the number of function call parts "
+        "of the function call turn.",
         [gu(), gm(fcall()), gu(fresp()), gu({"text": "thanks"})],
     ),
-    ("gemini", "G10", [gu(), gm()], "Please ensure that multiturn requests ends with a user role or a function response.", [gu(), gm(), gu()]),
+    (
+        "gemini",
+        "G10",
+        [gu(), gm()],
+        "Please ensure that multiturn requests ends with a user role or a function response.",
+        [gu(), gm(), gu()],
+    ),
     (
         "gemini",
         "G11",
@@ -496,16 +633,18 @@ CASES = [
         "bedrock-converse",
         "B4",
         TOOLS | {"messages": [bu(), ba(buse("t1")), bu(bres("t9"))]},
-        "The model returned the following errors: messages.2.content.0: unexpected `tool_use_id` found in `tool_result` "
-        "blocks: t9. Each `tool_result` block must have a corresponding `tool_use` block in the previous message.",
+        "The model returned the following errors: messages.2.content.0: "
+        "unexpected `tool_use_id` found in `tool_result` blocks: t9. "
+        "Each `tool_result` block must have a corresponding `tool_use` block in the previous message.",
         TOOLS | {"messages": [bu(), ba(buse("t1")), bu(bres("t1"))]},
     ),
     (
         "bedrock-converse",
         "B4",
         TOOLS | {"messages": [bu(), ba(buse("t1")), bu({"text": "never mind"})]},
-        "The model returned the following errors: messages.1: `tool_use` ids were found without `tool_result` blocks "
-        "immediately after: t1. Each `tool_use` block must have a corresponding `tool_result` block in the next message.",
+        "The model returned the following errors: messages.1: "
+        "`tool_use` ids were found without `tool_result` blocks immediately after: t1. "
+        "Each `tool_use` block must have a corresponding `tool_result` block in the next message.",
         TOOLS | {"messages": [bu(), ba(buse("t1")), bu(bres("t1")), ba(), bu({"text": "never mind"})]},
     ),
     (
@@ -526,10 +665,17 @@ CASES = [
         "bedrock-converse",
         "B7",
         [bu({"text": "hi"}, {"text": " "})],
-        "The text field in the ContentBlock object at messages.0.content.1 is blank. Add text to the text field, and try again.",
+        "The text field in the ContentBlock object at messages.0.content.1 is blank. "
+        "Add text to the text field, and try again.",
         [bu({"text": "hi"}, {"text": "there"})],
     ),
-    ("bedrock-converse", "B7", [bu(), {"role": "assistant", "content": []}, bu()], "The content field in the Message object at messages.1 is empty.", [bu(), ba(), bu()]),
+    (
+        "bedrock-converse",
+        "B7",
+        [bu(), {"role": "assistant", "content": []}, bu()],
+        "The content field in the Message object at messages.1 is empty.",
+        [bu(), ba(), bu()],
+    ),
     (
         "bedrock-converse",
         "B7",
@@ -582,7 +728,8 @@ def test_a12_message_limit():
 
 
 def test_glm_every_problem_carries_1214():
-    bodies = [[s()], [u(), tool("x")], [{"role": "user"}], {"messages": 5}, "not a body", [{"role": "user", "content": [{"type": 3}]}]]
+    bodies = [[s()], [u(), tool("x")], [{"role": "user"}], {"messages": 5}, "not a body",
+              [{"role": "user", "content": [{"type": 3}]}]]
     for body in bodies:
         problems = validate(body, "glm")
         assert problems and all(p.message == GLM for p in problems)
@@ -590,7 +737,8 @@ def test_glm_every_problem_carries_1214():
 
 def test_paths_and_sources():
     problems = validate([u(), s("late")], "qwen-vllm")
-    assert problems == [Problem("Q3", "$.messages[1].role", "System message must be at the beginning.", "qwen-vllm", source="schema")]
+    assert problems == [Problem("Q3", "$.messages[1].role", "System message must be at the beginning.", "qwen-vllm",
+                                source="schema")]
     (o7,) = validate([u(), tool("c1")], "openai-chat")
     assert (o7.path, o7.source) == ("$.messages[1].role", "sequence")
 

@@ -11,14 +11,23 @@ def test_openai_dialect():
     body = {
         "messages": [
             {"role": "developer", "content": "be brief"},
-            {"role": "user", "content": [{"type": "text", "text": "Weather?"}, {"type": "image_url", "image_url": {"url": "u"}}]},
+            {
+                "role": "user",
+                "content": [{"type": "text", "text": "Weather?"}, {"type": "image_url", "image_url": {"url": "u"}}],
+            },
             {
                 "role": "assistant",
                 "content": "Let me check.",
-                "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "get_weather", "arguments": "{}"}}],
+                "tool_calls": [
+                    {"id": "c1", "type": "function", "function": {"name": "get_weather", "arguments": "{}"}},
+                ],
             },
             {"role": "tool", "tool_call_id": "c1", "content": "21C"},
-            {"role": "assistant", "content": None, "tool_calls": [{"id": "c2", "type": "custom", "custom": {"name": "grep", "input": "x"}}]},
+            {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [{"id": "c2", "type": "custom", "custom": {"name": "grep", "input": "x"}}],
+            },
             {"role": "tool", "tool_call_id": "c2", "name": "grep", "content": [{"type": "text", "text": "found"}]},
         ]
     }
@@ -58,7 +67,10 @@ def test_anthropic_dialect():
             {"role": "assistant", "content": [{"type": "tool_use", "id": "t3", "name": "get_weather", "input": {}}]},
             {
                 "role": "user",
-                "content": [{"type": "tool_result", "tool_use_id": "t3", "content": "22C"}, {"type": "text", "text": "And tomorrow?"}],
+                "content": [
+                    {"type": "tool_result", "tool_use_id": "t3", "content": "22C"},
+                    {"type": "text", "text": "And tomorrow?"},
+                ],
             },
         ],
     }
@@ -70,7 +82,9 @@ def test_anthropic_dialect():
         Turn("assistant", (), (("t3", "get_weather"),), (), "$.messages[3]"),
         Turn("user", ("22C", "And tomorrow?"), (), (("t3", "get_weather"),), "$.messages[4]"),
     ]
-    assert turn_view({"system": "be brief", "messages": []}, "anthropic") == [Turn("system", ("be brief",), (), (), "$.system")]
+    assert turn_view({"system": "be brief", "messages": []}, "anthropic") == [
+        Turn("system", ("be brief",), (), (), "$.system")
+    ]
 
 
 def test_gemini_dialect_camel_and_snake_case():
@@ -86,8 +100,18 @@ def test_gemini_dialect_camel_and_snake_case():
                     {"functionCall": {"name": "get_weather", "args": {}, "id": "g1"}, "thoughtSignature": "c2ln"},
                 ],
             },
-            {"role": "user", "parts": [{"function_response": {"name": "get_weather", "response": {"result": "21C", "n": 1}, "id": "g1"}}]},
-            {"parts": [{"functionResponse": {"name": "get_weather", "response": {"output": ["a", {"b": "c"}]}}}, {"text": "thanks"}]},
+            {
+                "role": "user",
+                "parts": [
+                    {"function_response": {"name": "get_weather", "response": {"result": "21C", "n": 1}, "id": "g1"}},
+                ],
+            },
+            {
+                "parts": [
+                    {"functionResponse": {"name": "get_weather", "response": {"output": ["a", {"b": "c"}]}}},
+                    {"text": "thanks"},
+                ],
+            },
         ],
     }
     assert turn_view(body, "gemini") == [
@@ -106,10 +130,19 @@ def test_bedrock_dialect():
         "system": [{"text": "be brief"}, {"cachePoint": {"type": "default"}}],
         "messages": [
             {"role": "user", "content": [{"text": "Weather?"}]},
-            {"role": "assistant", "content": [{"text": "Checking."}, {"toolUse": {"toolUseId": "b1", "name": "get_weather", "input": {}}}]},
+            {
+                "role": "assistant",
+                "content": [
+                    {"text": "Checking."},
+                    {"toolUse": {"toolUseId": "b1", "name": "get_weather", "input": {}}},
+                ],
+            },
             {
                 "role": "user",
-                "content": [{"toolResult": {"toolUseId": "b1", "content": [{"text": "21C"}, {"json": {"c": 21}}]}}, {"cachePoint": {"type": "default"}}],
+                "content": [
+                    {"toolResult": {"toolUseId": "b1", "content": [{"text": "21C"}, {"json": {"c": 21}}]}},
+                    {"cachePoint": {"type": "default"}},
+                ],
             },
             {"role": "assistant", "content": [{"text": "21C."}]},
         ],
@@ -124,8 +157,12 @@ def test_bedrock_dialect():
 
 
 def test_bare_list_is_the_message_array():
-    assert turn_view([{"role": "user", "content": "hi"}], "openai-chat") == [Turn("user", ("hi",), (), (), "$.messages[0]")]
-    assert turn_view([{"role": "model", "parts": [{"text": "x"}]}], "gemini") == [Turn("assistant", ("x",), (), (), "$.contents[0]")]
+    assert turn_view([{"role": "user", "content": "hi"}], "openai-chat") == [
+        Turn("user", ("hi",), (), (), "$.messages[0]")
+    ]
+    assert turn_view([{"role": "model", "parts": [{"text": "x"}]}], "gemini") == [
+        Turn("assistant", ("x",), (), (), "$.contents[0]")
+    ]
 
 
 def test_malformed_parts_are_skipped_not_raised():

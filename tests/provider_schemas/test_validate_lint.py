@@ -45,7 +45,8 @@ def test_system_only_on_glm_exits_1_naming_z1(write):
     path = write("system-only.json", '{\n  "messages": [\n    {"role": "system", "content": "be brief"}\n  ]\n}\n')
     code, out, _ = run([path], "glm")
     assert code == 1
-    assert f"{path} Z1 $.messages  The messages parameter is illegal. Please check the documentation." in out.splitlines()
+    assert (f"{path} Z1 $.messages  The messages parameter is illegal. Please check the documentation."
+            in out.splitlines())
 
 
 def test_clean_and_warning_only_bodies_exit_0(write):
@@ -80,7 +81,8 @@ def test_unknown_format_and_missing_file_exit_2(write, tmp_path):
     assert code == 2 and "missing.json: cannot read: No such file or directory" in err
     code, _, err = run([str(tmp_path)], "glm")
     assert code == 2 and "cannot read" in err
-    code, _, err = run([write("latin1.json", '{"messages": [{"role": "user", "content": "caf\xe9"}]}', "latin-1")], "glm")
+    code, _, err = run([write("latin1.json", '{"messages": [{"role": "user", "content": "caf\xe9"}]}', "latin-1")],
+                       "glm")
     assert code == 2 and "not UTF-8" in err
     code, _, err = run([write("empty.json", "\n\n")], "glm")
     assert code == 2 and "no JSON body" in err
@@ -137,7 +139,7 @@ def test_json_lines_are_streamed():
     consumed = itertools.count()
 
     def lines():
-        for n in range(10**9):  # far more than memory could hold at once
+        for _ in range(10**9):  # far more than memory could hold at once
             next(consumed)
             yield CLEAN + "\n"
 

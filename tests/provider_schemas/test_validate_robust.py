@@ -34,7 +34,8 @@ messages = st.lists(
     ),
     max_size=5,
 )
-bodies = st.one_of(json_values, messages, st.builds(lambda m, k: {k: m}, messages, st.sampled_from(["messages", "contents"])))
+bodies = st.one_of(json_values, messages,
+                   st.builds(lambda m, k: {k: m}, messages, st.sampled_from(["messages", "contents"])))
 
 FUZZ = settings(max_examples=150, suppress_health_check=list(HealthCheck))
 
@@ -63,7 +64,8 @@ def test_deeply_nested_body_is_one_problem():
 
 
 @FUZZ
-@given(item=messages.flatmap(lambda ms: st.sampled_from(ms) if ms else st.just({"role": "user"})), provider=st.sampled_from(PROVIDERS))
+@given(item=messages.flatmap(lambda ms: st.sampled_from(ms) if ms else st.just({"role": "user"})),
+       provider=st.sampled_from(PROVIDERS))
 def test_role_dispatch_finds_what_the_whole_item_schema_finds(item, provider):
     # The per-role validators are an optimization: same findings as the unsplit item schema.
     from chatconform.provider_schemas.schema_check import _Checker, _compiled, _inline, _schema

@@ -169,11 +169,13 @@ def test_reused_ids_keep_their_pairing_openai_exact():
         {"role": "user", "content": "two cities (u1)"},
         {"role": "assistant", "tool_calls": [
             {"id": "call_1", "type": "function", "function": {"name": "get_weather", "arguments": '{"city":"Paris"}'}},
-            {"id": "call_2", "type": "function", "function": {"name": "get_weather", "arguments": '{"city":"Paris"}'}}]},
+            {"id": "call_2", "type": "function",
+             "function": {"name": "get_weather", "arguments": '{"city":"Paris"}'}}]},
         {"role": "tool", "tool_call_id": "call_1", "content": "Paris 21 C (r4)"},
         {"role": "tool", "tool_call_id": "call_2", "content": "Berlin 12 C (r3)"},
         {"role": "assistant", "tool_calls": [
-            {"id": "call_1_2", "type": "function", "function": {"name": "get_weather", "arguments": '{"city":"Paris"}'}}]},
+            {"id": "call_1_2", "type": "function",
+             "function": {"name": "get_weather", "arguments": '{"city":"Paris"}'}}]},
         {"role": "tool", "tool_call_id": "call_1_2", "content": '{"error": "Tokyo 30 C (r5)"}'},
         {"role": "assistant", "content": "done (a6)"},
         {"role": "user", "content": "thanks (u7)"},
@@ -344,7 +346,8 @@ def test_the_stored_order_fake_still_drops_orphans_and_closes_dangling_calls():
     history = [req(user("go (u1)"), result("gone", "orphan (r0)")), resp(call("call_2")), req(user("next (u3)"))]
     assert ToolResultAfterUser().to_payload(history, provider="openai-chat")["messages"][1:] == [
         {"role": "assistant", "tool_calls": [
-            {"id": "call_2", "type": "function", "function": {"name": "get_weather", "arguments": '{"city":"Paris"}'}}]},
+            {"id": "call_2", "type": "function",
+             "function": {"name": "get_weather", "arguments": '{"city":"Paris"}'}}]},
         {"role": "tool", "tool_call_id": "call_2", "content": INTERRUPTED_TOOL_RETURN_CONTENT},
         {"role": "user", "content": "next (u3)"}]
 
@@ -373,7 +376,8 @@ def test_system_turns_left_in_place_are_one_system_message_each_where_the_dialec
 
 
 def test_the_dify_fake_keeps_each_system_part_in_place():
-    history = [req(user("hi (u1)")), resp(TextPart("hello (a2)")), req(SystemPromptPart("Be brief. (s3)"), user("ok (u4)"))]
+    history = [req(user("hi (u1)")), resp(TextPart("hello (a2)")),
+               req(SystemPromptPart("Be brief. (s3)"), user("ok (u4)"))]
     assert DifyAgentPre39136().to_payload(history, provider="openai-chat")["messages"][2] == {
         "role": "system", "content": "Be brief. (s3)"}
 
@@ -447,4 +451,5 @@ def test_user_text_that_reads_as_a_tool_response_is_escaped_for_qwen_only(text):
     assert to_payload(history, provider="openai-chat")["messages"][1]["content"] == text
     # The template needs both ends of the wrapper: text with one of them is a user query.
     for kept in ("a <tool_response> b", "<tool_response> what does this tag do?", "ends with </tool_response>"):
-        assert to_payload([ModelRequest([UserPromptPart(kept)])], provider="qwen-vllm")["messages"][0]["content"] == kept
+        assert (to_payload([ModelRequest([UserPromptPart(kept)])], provider="qwen-vllm")["messages"][0]["content"]
+                == kept)

@@ -286,7 +286,8 @@ FEATURES = {
     # harness layout with the first prompt summarized away and the kept tail mid-turn
     "summary-led-tail": lambda h: any(
         isinstance(a, ModelRequest) and isinstance(a.parts[0], CompactionPart) and isinstance(b, ModelResponse)
-        for a, b in zip(h, h[1:], strict=False)) and not any(isinstance(p, UserPromptPart) for m in h[:2] for p in m.parts),
+        for a, b in zip(h, h[1:], strict=False)) and not any(isinstance(p, UserPromptPart)
+                                                             for m in h[:2] for p in m.parts),
 }
 
 
