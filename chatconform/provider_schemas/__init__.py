@@ -21,7 +21,7 @@ from .models import apply_model
 from .problems import (
     GENERIC_RULE,
     MESSAGES_KEY,
-    PROVIDERS,
+    PROVIDER_IDS,
     Problem,
     UnknownProvider,
     check_provider,
@@ -31,7 +31,7 @@ from .rules import sequence_problems
 from .schema_check import load_schema, schema_problems
 from .turns import Turn, turn_view
 
-__all__ = ["PROVIDERS", "Problem", "Turn", "UnknownProvider", "load_schema", "turn_view", "validate"]
+__all__ = ["PROVIDER_IDS", "Problem", "Turn", "UnknownProvider", "load_schema", "turn_view", "validate"]
 
 
 def _not_a_body(body: Any, provider: str) -> Problem:

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import sys
 
-from chatconform.providers import PROVIDERS as PROVIDER_TABLE
+from chatconform.providers import PROVIDERS
 
 from .rules import LEFT_OUT, MODEL_DEPENDENT, RULES
 from .rules.common import BOTH, SCHEMA, SEQUENCE, RuleInfo
@@ -91,7 +91,7 @@ def markdown() -> str:
         "  published request shape and no more specific rule applies.",
     ]
     for provider, rules in RULES.items():
-        info = PROVIDER_TABLE[provider]
+        info = PROVIDERS[provider]
         lines += [
             "",
             f"## {info.title} (`{provider}`)",

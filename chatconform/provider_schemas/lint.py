@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import IO, Any, Iterable, Iterator
 
 from . import validate
-from .problems import MESSAGES_KEY, PROVIDERS, Problem, UnknownProvider, check_provider
+from .problems import MESSAGES_KEY, PROVIDER_IDS, Problem, UnknownProvider, check_provider
 
 FORMATS = ("pretty", "json")
 
@@ -198,7 +198,7 @@ def run_validate(
     try:
         check_provider(provider)
     except UnknownProvider:
-        err.write(f"chatconform validate: unknown provider {provider!r}; known providers: {', '.join(PROVIDERS)}\n")
+        err.write(f"chatconform validate: unknown provider {provider!r}; known providers: {', '.join(PROVIDER_IDS)}\n")
         return 2
     if fmt not in FORMATS:
         err.write(f"chatconform validate: unknown format {fmt!r}; use one of: {', '.join(FORMATS)}\n")

@@ -13,20 +13,18 @@ from functools import lru_cache
 from typing import Any, Iterable
 
 from chatconform.errors import UnknownProvider
-from chatconform.providers import PROVIDER_IDS, get_provider
-from chatconform.providers import PROVIDERS as PROVIDER_TABLE
+from chatconform.providers import PROVIDER_IDS, PROVIDERS, get_provider
 
-__all__ = ["GENERIC_RULE", "MESSAGES_KEY", "PROVIDERS", "Problem", "UnknownProvider", "check_provider",
+__all__ = ["GENERIC_RULE", "MESSAGES_KEY", "PROVIDER_IDS", "Problem", "UnknownProvider", "check_provider",
            "json_path", "path_tokens", "sort_problems"]
 
-PROVIDERS: tuple[str, ...] = PROVIDER_IDS
 
 # The key that holds the message array in each dialect (a bare list body is taken as it).
-MESSAGES_KEY: dict[str, str] = {p.id: p.messages_key for p in PROVIDER_TABLE.values()}
+MESSAGES_KEY: dict[str, str] = {p.id: p.messages_key for p in PROVIDERS.values()}
 
 # The rule id given to a shape error that no more specific rule covers: "<letter>0" is
 # "the request does not match the provider's published request shape".
-GENERIC_RULE: dict[str, str] = {p.id: p.generic_rule for p in PROVIDER_TABLE.values()}
+GENERIC_RULE: dict[str, str] = {p.id: p.generic_rule for p in PROVIDERS.values()}
 
 
 @dataclass(frozen=True)

@@ -106,26 +106,24 @@ from pydantic_ai.messages import (
 )
 
 from chatconform.history import ERROR_OUTCOMES
-from chatconform.providers import PROVIDER_IDS, get_provider
-from chatconform.providers import PROVIDERS as PROVIDER_TABLE
+from chatconform.providers import PROVIDER_IDS, PROVIDERS, get_provider
 
 __all__ = [
     "GEMINI_THOUGHT_SIGNATURE_PLACEHOLDER",
     "NO_REPLY_TEXT",
     "OPENAI_STYLE",
-    "PROVIDERS",
+    "PROVIDER_IDS",
     "PayloadMapper",
     "mistral_tool_call_id",
     "to_payload",
 ]
 
-PROVIDERS = PROVIDER_IDS
 #: Providers whose body is an OpenAI-style ``{"messages": [...]}`` with system/tool roles.
-OPENAI_STYLE = frozenset(p.id for p in PROVIDER_TABLE.values() if p.dialect == "openai")
+OPENAI_STYLE = frozenset(p.id for p in PROVIDERS.values() if p.dialect == "openai")
 #: What this module provides to the reference implementation: the method, and the
 #: providers it maps to.
 CONTRACT_METHODS = ("to_payload",)
-IMPLEMENTATION_SETTINGS = {"providers": frozenset(PROVIDERS)}
+IMPLEMENTATION_SETTINGS = {"providers": frozenset(PROVIDER_IDS)}
 
 #: Google's documented value for a function call replayed without a real signature.
 GEMINI_THOUGHT_SIGNATURE_PLACEHOLDER = "skip_thought_signature_validator"
@@ -255,7 +253,7 @@ class PayloadMapper:
     results_follow_calls = True
     #: Providers that get a :data:`NO_REPLY_TEXT` assistant turn between tool results and
     #: a user turn (an empty set: invent nothing, and send payloads those providers reject).
-    bridge_providers: frozenset[str] = frozenset(p.id for p in PROVIDER_TABLE.values() if p.bridges_tool_to_user)
+    bridge_providers: frozenset[str] = frozenset(p.id for p in PROVIDERS.values() if p.bridges_tool_to_user)
 
     # -- entry point -------------------------------------------------------------------
     def to_payload(self, history: Sequence[ModelMessage], *, provider: str,
@@ -641,5 +639,5 @@ _REFERENCE = PayloadMapper()
 
 
 def to_payload(history: Sequence[ModelMessage], *, provider: str, instructions: str | None = None) -> dict:
-    """The reference request body for ``provider`` (one of :data:`PROVIDERS`)."""
+    """The reference request body for ``provider`` (one of :data:`PROVIDER_IDS`)."""
     return _REFERENCE.to_payload(history, provider=provider, instructions=instructions)

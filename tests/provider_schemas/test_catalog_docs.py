@@ -9,15 +9,15 @@ from pathlib import Path
 
 import pytest
 
-from chatconform.provider_schemas import PROVIDERS, load_schema, rules
+from chatconform.provider_schemas import PROVIDER_IDS, load_schema, rules
 from chatconform.provider_schemas.catalog import LEFT_OUT, REGENERATE, RULES, markdown
 from chatconform.provider_schemas.problems import GENERIC_RULE
-from chatconform.providers import PROVIDERS as PROVIDER_TABLE
+from chatconform.providers import PROVIDERS
 from chatconform.providers.glm import GLM_1214
 
 PAGE = Path(__file__).resolve().parents[2] / "docs" / "provider-rules.md"
 RULE_ID = re.compile(r"^[A-Z][0-9]+$")
-LETTER = {GENERIC_RULE[provider][0]: provider for provider in PROVIDERS}
+LETTER = {GENERIC_RULE[provider][0]: provider for provider in PROVIDER_IDS}
 
 
 def _nodes(node):
@@ -107,7 +107,7 @@ def test_page_has_one_section_per_provider_with_every_rule():
     page = markdown()
     for provider, provider_rules in RULES.items():
         section = page.split(f"(`{provider}`)\n", 1)[1].split("\n## ", 1)[0]
-        assert PROVIDER_TABLE[provider].docs in section
+        assert PROVIDERS[provider].docs in section
         for rule_id, info in provider_rules.items():
             assert f"| {rule_id} | " in section and info.source in section
         for rule_id in LEFT_OUT:
@@ -115,12 +115,12 @@ def test_page_has_one_section_per_provider_with_every_rule():
 
 
 def test_every_provider_is_catalogued_with_a_docs_link():
-    assert tuple(RULES) == PROVIDERS and tuple(PROVIDER_TABLE) == PROVIDERS
-    for info in PROVIDER_TABLE.values():
+    assert tuple(RULES) == PROVIDER_IDS and tuple(PROVIDERS) == PROVIDER_IDS
+    for info in PROVIDERS.values():
         assert info.title and info.docs.startswith("https://")
 
 
-@pytest.mark.parametrize("provider", PROVIDERS)
+@pytest.mark.parametrize("provider", PROVIDER_IDS)
 def test_catalog_lists_exactly_the_rule_ids_the_code_reports(provider):
     schema_ids = set(_schema_tags(provider))
     sequence_ids = {rule_id for rule_id in _sequence_ids() if LETTER[rule_id[0]] == provider}
@@ -140,7 +140,7 @@ def test_every_rule_has_an_error_text_and_an_https_source():
             assert info.severity in ("error", "warning") and info.text in ("verbatim", "adapted", "synthesized")
 
 
-@pytest.mark.parametrize("provider", PROVIDERS)
+@pytest.mark.parametrize("provider", PROVIDER_IDS)
 def test_each_error_text_is_one_the_code_reports(provider):
     tags = _schema_tags(provider)
     sequence_texts = _sequence_texts()
@@ -157,7 +157,7 @@ def test_left_out_rules_have_reasons_and_are_not_reported():
         assert all(rule_id not in provider_rules for provider_rules in RULES.values())
 
 
-@pytest.mark.parametrize("provider", PROVIDERS)
+@pytest.mark.parametrize("provider", PROVIDER_IDS)
 def test_schema_annotations_cite_only_public_links_or_the_page(provider):
     for node in _nodes(load_schema(provider)):
         for key in ("description", "$comment"):

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from chatconform.provider_schemas import PROVIDERS, validate
+from chatconform.provider_schemas import PROVIDER_IDS, validate
 from chatconform.provider_schemas.schema_check import clear_memo, schema_problems, use_fast_validator
 from chatconform.reference.payload import to_payload
 from chatconform.strategies import histories, instructions, recorded_payloads
@@ -58,7 +58,7 @@ def test_jsonschema_rs_is_installed_by_default():
 
 
 @settings(max_examples=60, suppress_health_check=list(HealthCheck))
-@given(history=histories(max_turns=4), note=instructions(), provider=st.sampled_from(sorted(PROVIDERS)),
+@given(history=histories(max_turns=4), note=instructions(), provider=st.sampled_from(sorted(PROVIDER_IDS)),
        data=st.data())
 def test_same_problems_on_generated_bodies(history, note, provider, data):
     body = to_payload(history, provider=provider, instructions=note)

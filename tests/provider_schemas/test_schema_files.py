@@ -8,7 +8,7 @@ from importlib import resources
 import pytest
 from jsonschema import Draft202012Validator
 
-from chatconform.provider_schemas import PROVIDERS, UnknownProvider, load_schema, turn_view, validate
+from chatconform.provider_schemas import PROVIDER_IDS, UnknownProvider, load_schema, turn_view, validate
 from chatconform.provider_schemas.catalog import RULES
 from chatconform.provider_schemas.problems import GENERIC_RULE
 
@@ -27,23 +27,23 @@ def _nodes(node):
 
 
 def test_provider_ids_in_order():
-    assert PROVIDERS == ("openai-chat", "qwen-vllm", "glm", "mistral", "anthropic", "gemini", "bedrock-converse")
+    assert PROVIDER_IDS == ("openai-chat", "qwen-vllm", "glm", "mistral", "anthropic", "gemini", "bedrock-converse")
 
 
-@pytest.mark.parametrize("provider", PROVIDERS)
+@pytest.mark.parametrize("provider", PROVIDER_IDS)
 def test_schema_is_valid_draft_2020_12(provider):
     schema = load_schema(provider)
     assert schema["$schema"] == "https://json-schema.org/draft/2020-12/schema"
     Draft202012Validator.check_schema(schema)
 
 
-@pytest.mark.parametrize("provider", PROVIDERS)
+@pytest.mark.parametrize("provider", PROVIDER_IDS)
 def test_schema_ships_as_package_data(provider):
     path = resources.files("chatconform.provider_schemas").joinpath("schemas", f"{provider}.json")
     assert path.is_file()
 
 
-@pytest.mark.parametrize("provider", PROVIDERS)
+@pytest.mark.parametrize("provider", PROVIDER_IDS)
 def test_references_are_local_and_bare(provider):
     schema = load_schema(provider)
     for node in _nodes(schema):
@@ -56,7 +56,7 @@ def test_references_are_local_and_bare(provider):
         assert set(node) - {"$ref"} <= ANNOTATIONS, node
 
 
-@pytest.mark.parametrize("provider", PROVIDERS)
+@pytest.mark.parametrize("provider", PROVIDER_IDS)
 def test_every_tag_is_a_catalogued_rule_with_a_known_template(provider):
     schema = load_schema(provider)
     assert schema["x-rule"] == GENERIC_RULE[provider] and schema["x-error"]
@@ -81,5 +81,5 @@ def test_unknown_provider_lists_the_known_ids(call):
     with pytest.raises(UnknownProvider) as info:
         call("openai")
     assert isinstance(info.value, ValueError)
-    for provider in PROVIDERS:
+    for provider in PROVIDER_IDS:
         assert provider in str(info.value)

@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from chatconform.provider_schemas import PROVIDERS
+from chatconform.provider_schemas import PROVIDER_IDS
 from chatconform.provider_schemas.lint import read_bodies, run_validate
 
 LATE_SYSTEM = '[{"role":"user","content":"hi"},{"role":"system","content":"late"}]'
@@ -72,7 +72,7 @@ def test_unknown_provider_exits_2_listing_the_ids(write):
     code, out, err = run([write("x.json", CLEAN)], "openai")
     assert code == 2 and out == ""
     assert "unknown provider 'openai'" in err
-    assert all(provider in err for provider in PROVIDERS)
+    assert all(provider in err for provider in PROVIDER_IDS)
 
 
 def test_unknown_format_and_missing_file_exit_2(write, tmp_path):

@@ -6,7 +6,7 @@ from __future__ import annotations
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from chatconform.provider_schemas import PROVIDERS, turn_view, validate
+from chatconform.provider_schemas import PROVIDER_IDS, turn_view, validate
 from chatconform.provider_schemas.catalog import RULES
 from chatconform.provider_schemas.problems import sort_problems
 
@@ -41,7 +41,7 @@ FUZZ = settings(max_examples=150, suppress_health_check=list(HealthCheck))
 
 
 @FUZZ
-@given(body=bodies, provider=st.sampled_from(PROVIDERS))
+@given(body=bodies, provider=st.sampled_from(PROVIDER_IDS))
 def test_any_json_gives_problems_not_exceptions(body, provider):
     problems = validate(body, provider)
     for problem in problems:
@@ -65,7 +65,7 @@ def test_deeply_nested_body_is_one_problem():
 
 @FUZZ
 @given(item=messages.flatmap(lambda ms: st.sampled_from(ms) if ms else st.just({"role": "user"})),
-       provider=st.sampled_from(PROVIDERS))
+       provider=st.sampled_from(PROVIDER_IDS))
 def test_role_dispatch_finds_what_the_whole_item_schema_finds(item, provider):
     # The per-role validators are an optimization: same findings as the unsplit item schema.
     from chatconform.provider_schemas.schema_check import _Checker, _compiled, _inline, _schema

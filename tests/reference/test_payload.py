@@ -30,7 +30,7 @@ from chatconform.fakes import payload as fakes
 from chatconform.provider_schemas import turn_view, validate
 from chatconform.reference.payload import (
     NO_REPLY_TEXT,
-    PROVIDERS,
+    PROVIDER_IDS,
     PayloadMapper,
     mistral_tool_call_id,
     to_payload,
@@ -110,13 +110,13 @@ def call(call_id, name="get_weather"):
 
 # -- properties over generated histories -------------------------------------------------------
 def test_providers_in_spec_order():
-    assert PROVIDERS == ("openai-chat", "qwen-vllm", "glm", "mistral", "anthropic", "gemini", "bedrock-converse")
+    assert PROVIDER_IDS == ("openai-chat", "qwen-vllm", "glm", "mistral", "anthropic", "gemini", "bedrock-converse")
 
 
 @settings(max_examples=100)
 @given(histories(), instructions())
 def test_valid_for_every_provider(history, instr):
-    for provider in PROVIDERS:
+    for provider in PROVIDER_IDS:
         body = to_payload(history, provider=provider, instructions=instr)
         assert errors(body, provider) == [], provider
         json.dumps(body)  # JSON-native
@@ -125,7 +125,7 @@ def test_valid_for_every_provider(history, instr):
 @SETTINGS
 @given(histories(dangling_tail=True, ends_with_request=True, max_turns=4), instructions())
 def test_valid_with_a_dangling_tail(history, instr):
-    for provider in PROVIDERS:
+    for provider in PROVIDER_IDS:
         assert errors(to_payload(history, provider=provider, instructions=instr), provider) == [], provider
 
 
@@ -144,7 +144,7 @@ def test_dangling_calls_closed_with_interrupted_results(history):
 @given(histories(ends_with_request=False, max_turns=4))
 def test_ending_in_a_response(history):
     # Only Mistral serving rejects a final assistant message (M2): documented, not "fixed".
-    for provider in PROVIDERS:
+    for provider in PROVIDER_IDS:
         found = {rule for rule, _, _ in errors(to_payload(history, provider=provider), provider)}
         assert found <= ({"M2"} if provider == "mistral" else set()), provider
 
@@ -154,7 +154,7 @@ def test_ending_in_a_response(history):
 def test_one_system_message_first_holding_all_system_content(history, instr):
     expected = [p.content for m in history for p in m.parts if isinstance(p, SystemPromptPart)]
     expected += [instr] if instr and instr.strip() else []  # blank instructions are not sent
-    for provider in PROVIDERS:
+    for provider in PROVIDER_IDS:
         view = turn_view(to_payload(history, provider=provider, instructions=instr), provider)
         systems = [i for i, turn in enumerate(view) if turn.role == "system"]
         assert systems == ([0] if expected else []), provider
@@ -167,7 +167,7 @@ def test_one_system_message_first_holding_all_system_content(history, instr):
 def test_order_preserved_and_nothing_lost(history, instr):
     wanted_texts = history_tags(history)
     results = [p.tool_call_id for m in history for p in m.parts if isinstance(p, ToolReturnPart)]
-    for provider in PROVIDERS:
+    for provider in PROVIDER_IDS:
         body = to_payload(history, provider=provider, instructions=instr)
         view = turn_view(body, provider)
         assert tags(payload_strings(body, provider)) == wanted_texts, provider
@@ -190,7 +190,7 @@ def test_order_preserved_and_nothing_lost(history, instr):
 @settings(max_examples=100)
 @given(histories(max_turns=3))
 def test_user_led(history):
-    for provider in PROVIDERS:
+    for provider in PROVIDER_IDS:
         view = [t for t in turn_view(to_payload(history, provider=provider), provider) if t.role != "system"]
         assert view[0].role == "user", provider
 
@@ -200,7 +200,7 @@ def test_user_led(history):
 def test_input_untouched_and_deterministic(history, instr):
     before = ModelMessagesTypeAdapter.dump_json(history)
     snapshot = copy.deepcopy(history)
-    for provider in PROVIDERS:
+    for provider in PROVIDER_IDS:
         body = to_payload(history, provider=provider, instructions=instr)
         assert body == to_payload(history, provider=provider, instructions=instr)
         # nothing in the body aliases the history: scribbling on it changes nothing
@@ -224,7 +224,7 @@ def _scribble(value):
 @SETTINGS
 @given(histories())
 def test_no_reply_bridge_only_where_required(history):
-    for provider in PROVIDERS:
+    for provider in PROVIDER_IDS:
         body = to_payload(history, provider=provider)
         view = turn_view(body, provider)
         for k, turn in enumerate(view):
@@ -287,7 +287,7 @@ def test_shapes_per_dialect():
     mistral = to_payload(history, provider="mistral")
     assert mistral["messages"][3] == {"role": "tool", "tool_call_id": mistral_tool_call_id("call_5"),
                                       "content": "sunny (r6)", "name": "get_weather"}
-    for provider in PROVIDERS:  # thinking is never sent
+    for provider in PROVIDER_IDS:  # thinking is never sent
         assert "hmm (t3)" not in json.dumps(to_payload(history, provider=provider))
 
 
@@ -300,7 +300,7 @@ def test_results_move_ahead_of_user_text_and_orphans_drop():
     body = to_payload(history, provider="anthropic")
     assert [b["type"] for b in body["messages"][2]["content"]] == ["tool_result", "tool_result", "text"]
     assert "call_zz" not in json.dumps(body)
-    for provider in PROVIDERS:
+    for provider in PROVIDER_IDS:
         assert errors(to_payload(history, provider=provider), provider) == [], provider
 
 
@@ -309,7 +309,7 @@ def test_dangling_call_mid_history_is_closed():
     body = to_payload(history, provider="openai-chat")
     assert body["messages"][2] == {"role": "tool", "tool_call_id": "call_2",
                                    "content": INTERRUPTED_TOOL_RETURN_CONTENT}
-    for provider in PROVIDERS:
+    for provider in PROVIDER_IDS:
         assert errors(to_payload(history, provider=provider), provider) == [], provider
 
 
@@ -324,7 +324,7 @@ def test_summary_is_user_text_and_empty_turns_drop():
     glm = to_payload(history, provider="glm")
     assert [m["role"] for m in glm["messages"]] == ["system", "user", "assistant", "tool"]
     assert glm["messages"][1]["content"] == "Summary (c2)"
-    for provider in PROVIDERS:
+    for provider in PROVIDER_IDS:
         assert errors(to_payload(history, provider=provider), provider) == [], provider
 
 
@@ -462,6 +462,6 @@ def test_every_fake_declares_itself():
     assert len(mine) >= 9
     for cls in mine.values():
         assert cls.name.startswith("fake-") and cls.version == "0"
-        assert cls.providers and cls.providers <= set(PROVIDERS)
+        assert cls.providers and cls.providers <= set(PROVIDER_IDS)
         assert "http" in cls.reproduces and all(v.startswith("payload.") for v in cls.violates)
 

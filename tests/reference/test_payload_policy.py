@@ -32,7 +32,7 @@ from chatconform.reference.payload import (
     GEMINI_THOUGHT_SIGNATURE_PLACEHOLDER,
     NO_REPLY_TEXT,
     OPENAI_STYLE,
-    PROVIDERS,
+    PROVIDER_IDS,
     PayloadMapper,
     mistral_tool_call_id,
     to_payload,
@@ -182,7 +182,7 @@ def test_reused_ids_keep_their_pairing_openai_exact():
     ]
 
 
-@pytest.mark.parametrize("provider", PROVIDERS)
+@pytest.mark.parametrize("provider", PROVIDER_IDS)
 def test_reused_ids_keep_their_pairing_for_every_provider(provider):
     body = to_payload(REUSED, provider=provider)
     view = turn_view(body, provider)
@@ -216,7 +216,7 @@ def test_a_reused_id_gets_a_fresh_id_that_collides_with_none():
 @pytest.mark.parametrize("blank", ["", " ", "  \n", "\t"])
 def test_blank_instructions_are_not_a_system_message(blank):
     history = [req(user("hi (u1)"))]
-    for provider in PROVIDERS:
+    for provider in PROVIDER_IDS:
         assert to_payload(history, provider=provider, instructions=blank) == to_payload(history, provider=provider)
     assert to_payload(history, provider="openai-chat", instructions=blank) == {
         "messages": [{"role": "user", "content": "hi (u1)"}]}
@@ -245,14 +245,14 @@ def test_a_fresh_id_skips_an_id_a_later_call_of_the_history_uses():
 # -- the reference as an implementation, and its constants ---------------------------------------
 def test_the_reference_implementation_maps_payloads_for_every_provider():
     assert ReferenceImplementation.to_payload is to_payload
-    assert ReferenceImplementation.providers == frozenset(PROVIDERS)
+    assert ReferenceImplementation.providers == frozenset(PROVIDER_IDS)
 
 
 def test_the_documented_constants():
     assert GEMINI_THOUGHT_SIGNATURE_PLACEHOLDER == "skip_thought_signature_validator"  # Google's documented value
     assert NO_REPLY_TEXT == "(no reply)"
     history = [req(SystemPromptPart("Be brief. (s1)"), user("hi (u2)"))]
-    assert OPENAI_STYLE == {p for p in PROVIDERS
+    assert OPENAI_STYLE == {p for p in PROVIDER_IDS
                             if to_payload(history, provider=p).get("messages", [{}])[0].get("role") == "system"}
 
 
