@@ -5,8 +5,8 @@ A history is ``list[pydantic_ai.messages.ModelMessage]``. This module writes it 
 smallest JSON that loads back equal (:func:`history_to_json`, :func:`history_from_json`),
 says what a reader of the conversation sees in it (:func:`visible_items`, compared with
 :func:`lost_items` and :func:`out_of_order`), and where its tool calls and results fail to
-pair up (:func:`tool_pairing_problems`). It imports nothing of chatconform's: every other
-layer may import it.
+pair up (:func:`tool_pairing_problems`), and what a stored thread row is (:class:`Row`,
+:data:`UUID_NIL`). It imports nothing of chatconform's: every other layer may import it.
 """
 
 from __future__ import annotations
@@ -16,7 +16,8 @@ import copy as copy_module
 import dataclasses
 from collections import Counter
 from collections.abc import Iterable, Sequence
-from typing import Any, Literal
+from datetime import datetime
+from typing import Any, Literal, Protocol
 
 from pydantic import ValidationError
 from pydantic_ai.messages import (
@@ -396,3 +397,27 @@ def and_more(items: Sequence[Any] | int, noun: str = "") -> str:
 def item_label(item: Item, width: int = 80) -> str:
     """One item as a failure message shows it: its kind and the start of its value."""
     return f"{item.kind}: {item.value[:width]}"
+
+
+# -- thread rows ----------------------------------------------------------------------------------
+
+#: The parent a legacy or Service-API row carries: "the previous row in time" (Dify's
+#: message table, where the thread bugs were found).
+UUID_NIL = "00000000-0000-0000-0000-000000000000"
+
+
+class RowLike(Protocol):
+    """A stored thread row as the thread contract reads it (a Dify ORM row works as it is)."""
+
+    id: str
+    parent_message_id: str | None
+    created_at: Any
+
+
+@dataclasses.dataclass(slots=True)
+class Row:
+    """A stored thread row; any object with these three attributes works the same."""
+
+    id: str
+    parent_message_id: str | None
+    created_at: datetime

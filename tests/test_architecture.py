@@ -125,3 +125,22 @@ def test_the_import_graph_has_no_cycle():
         if node not in state:
             visit(node)
     assert cycles == []
+
+
+#: The leaves: what the reference, the strategies and the adapters may import besides their own package.
+LEAVES = ("chatconform.errors", "chatconform.version", "chatconform.history", "chatconform.providers")
+
+
+def test_the_reference_strategies_and_adapters_import_only_the_leaves_and_their_own_package():
+    modules = _modules()
+    reaching = []
+    for name, path in sorted(modules.items()):
+        package = next((p for p in ("chatconform.reference", "chatconform.strategies", "chatconform.adapters")
+                        if name == p or name.startswith(p + ".")), None)
+        if package is None:
+            continue
+        for target in sorted(_imports(name, path, modules)):
+            allowed = (package, *LEAVES)
+            if not any(target == a or target.startswith(a + ".") for a in allowed):
+                reaching.append(f"{name} imports {target}")
+    assert reaching == []

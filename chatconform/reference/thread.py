@@ -21,29 +21,13 @@ A thread therefore never holds the same id twice, and it is never longer than th
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
-from datetime import datetime
-from typing import Any, Protocol
 
-UUID_NIL = "00000000-0000-0000-0000-000000000000"
+from chatconform.history import UUID_NIL, Row, RowLike
+
+__all__ = ["CONTRACT_METHODS", "UUID_NIL", "Row", "RowLike", "distinct_rows", "extract_thread"]
 
 #: What this module provides to the reference implementation.
 CONTRACT_METHODS = ("extract_thread",)
-
-
-class RowLike(Protocol):
-    id: str
-    parent_message_id: str | None
-    created_at: Any
-
-
-@dataclass(slots=True)
-class Row:
-    """A stored thread row; any object with these three attributes works the same."""
-
-    id: str
-    parent_message_id: str | None
-    created_at: datetime
 
 
 def distinct_rows(rows_newest_first: Sequence[RowLike]) -> list[RowLike]:

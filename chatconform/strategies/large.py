@@ -30,7 +30,7 @@ from pydantic_ai.messages import (
     UserPromptPart,
 )
 
-from chatconform.reference.thread import UUID_NIL, Row
+from chatconform.history import UUID_NIL, Row
 from chatconform.strategies.histories import BLANKS, HISTORY_EPOCH, PHRASES, TAG_LETTER, TOOL_NAMES
 from chatconform.strategies.trees import ROWS_EPOCH, row_id
 

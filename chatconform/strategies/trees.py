@@ -32,7 +32,7 @@ from datetime import datetime, timedelta, timezone
 from hypothesis import strategies as st
 from hypothesis.errors import InvalidArgument
 
-from chatconform.reference.thread import UUID_NIL, Row
+from chatconform.history import UUID_NIL, Row
 from chatconform.strategies.choices import Chooser, DrawChooser, bulk_section
 from chatconform.strategies.validation import check_bool, check_int
 
