@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import shlex
 from pathlib import Path
 from typing import Any
 
@@ -21,8 +22,8 @@ from chatconform.conformance.present import describe, failure_record, regression
 from chatconform.conformance.status import Status
 from chatconform.errors import ConfigError, EngineCaseError
 
-__all__ = ["FAILURES_DIR", "check_case", "failure_record", "load_record", "regression_test", "replay_spec",
-           "save_failure", "save_failures", "saved_cases"]
+__all__ = ["FAILURES_DIR", "check_case", "failure_record", "load_record", "regression_test", "replay_command",
+           "replay_spec", "save_failure", "save_failures", "saved_cases"]
 
 FAILURES_DIR = Path(".chatconform") / "failures"
 
@@ -100,6 +101,18 @@ def load_record(path: str | Path) -> dict[str, Any]:
     return record
 
 
+def replays_by_itself(spec: str) -> bool:
+    """Whether ``replay`` loads a saved case's own implementation ``spec`` without ``--impl``:
+    only the reference and installed entry points, never a path, a module or a command."""
+    return spec == "reference" or spec in discovery.registered()
+
+
+def replay_command(path: str | Path, spec: str) -> str:
+    """The command that replays the case saved at ``path`` for the implementation ``spec``."""
+    command = f"chatconform replay {shlex.quote(str(path))}"
+    return command if replays_by_itself(spec) else f"{command} --impl {shlex.quote(spec)}"
+
+
 def replay_spec(record: dict[str, Any], path: str | Path, override: str | None) -> str:
     """The implementation to replay ``record`` against: ``override`` (``replay --impl``) when
     given, else the record's own only when it names ``reference`` or an installed entry point.
@@ -108,7 +121,7 @@ def replay_spec(record: dict[str, Any], path: str | Path, override: str | None) 
     if override:
         return override
     spec = record["implementation"]
-    if spec == "reference" or spec in discovery.registered():
+    if replays_by_itself(spec):
         return spec
     raise ConfigError(f"{path} names the implementation {spec!r}, which is not an installed one: "
                       "replay loads only what the command line names; to run the case against it, "

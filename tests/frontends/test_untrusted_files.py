@@ -212,3 +212,10 @@ def test_validate_on_absurd_json_is_one_line(text, message, tmp_path, capsys):
     (tmp_path / "body.json").write_text(text)
     assert run("validate", "body.json", "--provider", "openai-chat") == 2
     one_line_error(capsys, "body.json:", message)
+
+
+def test_the_re_run_hint_names_the_impl_replay_will_not_load_by_itself():
+    from chatconform.conformance.repro import replay_command
+
+    assert replay_command("f.json", "reference") == "chatconform replay f.json"
+    assert replay_command("f.json", "exec:prog --x") == "chatconform replay f.json --impl 'exec:prog --x'"
