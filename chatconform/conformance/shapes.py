@@ -203,7 +203,19 @@ def _whole(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-STR = Kind("a string", lambda v: isinstance(v, str))
+def _text(value: Any) -> bool:
+    """A string that can be printed: no lone surrogate (``"\\ud800"`` reads as JSON, but
+    writing it to a UTF-8 terminal raises)."""
+    if not isinstance(value, str):
+        return False
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+STR = Kind("a string of UTF-8 text", _text)
 BOOL = Kind("true or false", lambda v: isinstance(v, bool))
 COUNT = Kind("a whole number >= 0", lambda v: _whole(v) and v >= 0)
 NUMBER = Kind("a number", lambda v: isinstance(v, (int, float)) and not isinstance(v, bool))

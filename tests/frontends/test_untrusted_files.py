@@ -131,6 +131,7 @@ DAMAGED_REPORTS = {
     "deep nesting": (['{"type": "result", "example": ' + DEEP + "}"], 2, "nested"),
     "a huge integer": (['{"type": "result", "examples": ' + HUGE + "}"], 2, "digits"),
     "not JSON": (['{"type": "result", "check": '], 2, "not JSON"),
+    "a lone surrogate": ([result(check="\ud800")], 2, "check"),
 }
 
 
