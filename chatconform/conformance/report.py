@@ -5,10 +5,14 @@ This module holds the format, both ways: the lines (:func:`header`, :func:`resul
 diff the front ends show of them. A run writes its report through
 :class:`chatconform.conformance.reporters.jsonl.JsonlReporter`.
 
-The footer carries the counts, so a truncated report is detected rather than read
-as a shorter, greener run. A shard's report (``run --shard I/N``) also holds one ``search``
-line per search it ran, with everything the verdicts are folded from, so the shards of one
-run merge (:func:`merge`) into the report a single run would have written.
+The footer ends the report, so a truncated report is detected rather than read as a
+shorter, greener run; its counts are not trusted on reading (:func:`counts` recounts them
+from the result lines). Every line read is checked against its shape
+(:mod:`chatconform.conformance.shapes`): a report is data, wherever it came from.
+
+A shard's report (``run --shard I/N``) also holds one ``search`` line per search it ran,
+with everything the verdicts are folded from, so the shards of one run merge
+(:func:`merge`) into the report a single run would have written.
 """
 
 from __future__ import annotations
