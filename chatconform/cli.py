@@ -126,8 +126,10 @@ def _parser() -> argparse.ArgumentParser:
                             description="Re-run saved failures; exit 1 while one still fails.")
     replay.add_argument("files", nargs="+", metavar="FILE|DIR",
                         help="a saved case, or a folder of them (every *.json in it)")
-    replay.add_argument("--impl", default=None, metavar="NAME|module:attr|file.py:attr",
-                        help="run the cases against this implementation instead of the saved one")
+    replay.add_argument("--impl", default=None, metavar="NAME|module:attr|file.py:attr|exec:CMD",
+                        help="run the cases against this implementation; without it, only a case "
+                             "saved for reference or an installed entry point replays (a saved "
+                             "case is data: a path, module or command in it never runs)")
     replay.set_defaults(handler=cmd_replay)
 
     summary = sub.add_parser("summary", help="summarise a JSON-lines report",
@@ -143,11 +145,15 @@ def _parser() -> argparse.ArgumentParser:
     summary.set_defaults(handler=cmd_summary)
 
     diff = sub.add_parser("diff", help="compare two reports by check id",
-                          description="Compare two reports by check id; exit 1 when a check regressed.")
+                          description="Compare two reports by check id; exit 1 when a check regressed "
+                                      "or disappeared.")
     diff.add_argument("old", metavar="OLD.jsonl", help="the baseline report (a folder: its shard reports, merged)")
     diff.add_argument("new", nargs="+", metavar="NEW.jsonl",
                       help="the report to compare with it, or every shard report of one run (files, or a "
                            "folder of them), merged")
+    diff.add_argument("--allow-missing", action="store_true",
+                      help="do not count a check that disappeared (in OLD, not in NEW) as a "
+                           "regression, as when checks or implementations were removed on purpose")
     diff.set_defaults(handler=cmd_diff)
 
     validate = sub.add_parser("validate", help="lint recorded provider request bodies",
@@ -300,8 +306,8 @@ def cmd_replay(args, out: Console, err: Console) -> int:
     files = [case for path in args.files for case in repro.saved_cases(path)]
     records = [(path, repro.load_record(path)) for path in files]  # every file checked before any runs
     status = 0
-    for path, record in records:
-        impl = args.impl or record["implementation"]
+    specs = [repro.replay_spec(record, path, args.impl) for path, record in records]
+    for (path, record), impl in zip(records, specs, strict=True):
         try:
             repro.check_case(impl, record["check"], record["case"], variant=record.get("variant"))
         except AssertionError as exc:
@@ -323,7 +329,7 @@ def cmd_summary(args, out: Console, err: Console) -> int:
         _write(json.dumps(report.summary_json(parsed), indent=2, ensure_ascii=False) + "\n")
     else:
         print_matrix(out, parsed.results)
-        counts = parsed.footer.get("counts", {})
+        counts = report.counts(parsed.results)  # recounted: the footer's are not trusted
         out.print(", ".join(f"{n} {s}" for s, n in counts.items() if n))
     failed = any(report.status_of(r).fails_run for r in parsed.results)
     return 1 if failed and args.fail_on_failure else 0
@@ -345,7 +351,11 @@ def cmd_diff(args, out: Console, err: Console) -> int:
     if not any([result.regressed, result.improved, result.changed, result.appeared,
                 result.disappeared]):
         out.print("no differences")
-    return 1 if result.regressed else 0
+    missing = result.disappeared and not args.allow_missing
+    if missing:
+        out.print(f"{len(result.disappeared)} check(s) of OLD are not in NEW: a regression "
+                  "(--allow-missing if they were removed on purpose)")
+    return 1 if result.regressed or missing else 0
 
 
 def cmd_validate(args, out: Console, err: Console) -> int:

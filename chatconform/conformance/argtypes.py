@@ -74,16 +74,19 @@ def positive_seconds(text: str) -> float:
 
 def read_input(path: str | Path, what: str) -> str:
     """The text of an input file; a one-line ConfigError for a missing file, a folder or bytes
-    that are not UTF-8 text. ``what`` names what the file should be ("a report")."""
+    that are not UTF-8 text (naming the line). ``what`` names what the file should be ("a report")."""
     from chatconform.errors import ConfigError
 
     try:
-        return Path(path).read_text(encoding="utf-8")
+        data = Path(path).read_bytes()
     except FileNotFoundError:
         raise ConfigError(f"{path}: no such file (cannot read {what})") from None
     except IsADirectoryError:
         raise ConfigError(f"{path} is a folder, not {what}") from None
-    except UnicodeDecodeError:
-        raise ConfigError(f"{path}: not {what} (not UTF-8 text)") from None
     except OSError as exc:
         raise ConfigError(f"{path}: cannot read ({exc.strerror or exc})") from None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise ConfigError(f"{path}:{line}: not {what} (not UTF-8 text: byte {exc.start})") from None

@@ -5,10 +5,14 @@ This module holds the format, both ways: the lines (:func:`header`, :func:`resul
 diff the front ends show of them. A run writes its report through
 :class:`chatconform.conformance.reporters.jsonl.JsonlReporter`.
 
-The footer carries the counts, so a truncated report is detected rather than read
-as a shorter, greener run. A shard's report (``run --shard I/N``) also holds one ``search``
-line per search it ran, with everything the verdicts are folded from, so the shards of one
-run merge (:func:`merge`) into the report a single run would have written.
+The footer ends the report, so a truncated report is detected rather than read as a
+shorter, greener run; its counts are not trusted on reading (:func:`counts` recounts them
+from the result lines). Every line read is checked against its shape
+(:mod:`chatconform.conformance.shapes`): a report is data, wherever it came from.
+
+A shard's report (``run --shard I/N``) also holds one ``search`` line per search it ran,
+with everything the verdicts are folded from, so the shards of one run merge
+(:func:`merge`) into the report a single run would have written.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
+from chatconform.conformance import shapes
 from chatconform.conformance.argtypes import read_input
 from chatconform.conformance.contracts import get_contract
 from chatconform.conformance.discovery import Implementation
@@ -152,10 +157,18 @@ def _failure_json(failure: Failure) -> dict:
             "level": failure.level}
 
 
+def _failure(data: dict) -> Failure:
+    """A failure of a search line (checked against its shape), its known fields only."""
+    return Failure(**{k: v for k, v in data.items() if k in _FAILURE_FIELDS})
+
+
+_FAILURE_FIELDS = frozenset(Failure.__dataclass_fields__) - {"saved"}
+
+
 def _search_result(data: dict) -> SearchResult:
     result = SearchResult()
-    result.failures = {f["check"]: Failure(**f) for f in data["failures"]}
-    result.hung = Failure(**data["hung"]) if data.get("hung") else None
+    result.failures = {f["check"]: _failure(f) for f in data["failures"]}
+    result.hung = _failure(data["hung"]) if data.get("hung") else None
     result.broken = dict(data.get("broken") or {})
     result.aborted = data.get("aborted")
     if data.get("engine_error"):
@@ -176,34 +189,36 @@ class Report:
 
 
 def read(path: str | Path) -> Report:
-    """Parse a report; any damage is a ConfigError naming the file and line."""
-    lines = read_input(path, "a chatconform report").splitlines()
+    """Parse a report; any damage (bad JSON, a field of the wrong type, a missing footer) is a
+    ConfigError naming the file, the line and the field."""
     records: list[dict] = []
-    for number, text in enumerate(lines, 1):
+    numbers: list[int] = []
+    for number, text in enumerate(read_input(path, "a chatconform report").split("\n"), 1):
         if not text.strip():
             continue
-        try:
-            record = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise ConfigError(f"{path}:{number}:{exc.colno}: not JSON ({exc.msg})") from None
-        if not isinstance(record, dict) or "type" not in record:
-            raise ConfigError(f"{path}:{number}: not a report line (no \"type\")")
+        record = shapes.parse_json(text, str(path), number)
+        where = f"{path}:{number}"
+        shapes.check(record, shapes.LINE, where)
+        if record["type"] in shapes.REPORT_LINES:
+            shapes.check(record, shapes.REPORT_LINES[record["type"]], f"{where} ({record['type']} line)")
         records.append(record)
+        numbers.append(number)
     if not records:
         raise ConfigError(f"{path}: the file is empty; is this a chatconform report?")
     if records[0]["type"] != "header":
-        raise ConfigError(f"{path}: no header line; is this a chatconform report?")
+        raise ConfigError(f"{path}:{numbers[0]}: no header line; is this a chatconform report?")
     if records[-1]["type"] != "footer":
-        raise ConfigError(f"{path}: no footer line: the report is truncated")
+        raise ConfigError(f"{path}:{numbers[-1]}: no footer line after it: the report is truncated")
     results = [r for r in records[1:-1] if r["type"] == "result"]
     searches = [r for r in records[1:-1] if r["type"] == "search"]
-    known = {str(status) for status in STATUSES}
-    damaged = next((r for r in results if r.get("status") not in known or "check" not in r
-                    or "implementation" not in r), None)
-    if damaged is not None:
-        raise ConfigError(f"{path}: a result line without a known status, check and implementation: "
-                          f"{json.dumps(damaged)[:200]}")
     return Report(records[0], results, records[-1], searches, str(path))
+
+
+def counts(results: list[dict]) -> dict[str, int]:
+    """The count of each status, recounted from the result lines (a footer's counts are
+    never shown: a forged footer must not read greener than its lines)."""
+    tally = Counter(r["status"] for r in results)
+    return {str(s): tally.get(str(s), 0) for s in STATUSES}
 
 
 def read_many(paths: list[str | Path]) -> Report:
@@ -246,6 +261,9 @@ def merge(reports: list[Report]) -> Report:
     owner: dict[tuple, str] = {}
     for r in reports:
         index = r.header["shard"]["index"]
+        if index > shard["count"]:
+            raise ConfigError(f"{r.path}: field shard.index: {index} is more than the shard count "
+                              f"{shard['count']}")
         if index in by_index:
             raise ConfigError(f"shard {index}/{shard['count']} is given twice: {by_index[index].path} and {r.path}")
         by_index[index] = r
@@ -256,22 +274,30 @@ def merge(reports: list[Report]) -> Report:
     missing = [i for i in range(1, shard["count"] + 1) if i not in by_index]
     if missing:
         total = shard["count"]
-        raise ConfigError(f"shard {', '.join(f'{i}/{total}' for i in missing)} missing: the merged "
+        named = ", ".join(f"{i}/{total}" for i in missing[:10]) + (", ..." if len(missing) > 10 else "")
+        raise ConfigError(f"shard {named} missing: the merged "
                           f"report would leave out its searches (given: {', '.join(r.path for r in reports)})")
-    names = list(first.header["implementations"])
+    implementations = first.header.get("implementations", {})
+    names = list(implementations)
     impls = [SimpleNamespace(name=n, spec=info.get("spec", n), expected_failures=info.get("expected_failures", {}))
-             for n, info in first.header["implementations"].items()]
-    lines = {(s["implementation"], s["contract"], s["variant"]): s for r in reports for s in r.searches}
+             for n, info in implementations.items()]
+    lines = {(s["implementation"], s["contract"], s.get("variant")): s for r in reports for s in r.searches}
     planned, results = [], {}
     for key in map(tuple, shard["planned"]):
         line = lines.get(key)
+        where = owner.get(key, first.path)
         if line is None:
-            raise ConfigError(f"{owner.get(key, 'no shard')}: no search line for {_unit_text(key)}; "
-                              "the report is damaged")
+            raise ConfigError(f"{where}: no search line for {_unit_text(key)}; the report is damaged")
+        if key[0] not in names:
+            raise ConfigError(f"{where}: the search {_unit_text(key)} names an implementation the header "
+                              "does not list; the report is damaged")
+        if line.get("skip") is None and line.get("result") is None:
+            raise ConfigError(f"{where}: the search line for {_unit_text(key)} has neither a skip nor a "
+                              "result; the report is damaged")
         try:
             get_contract(key[1])
         except ConfigError as exc:
-            raise ConfigError(f"{owner[key]}: {exc} (written by chatconform {first.header.get('version')})") from None
+            raise ConfigError(f"{where}: {exc} (written by chatconform {first.header.get('version')})") from None
         unit = Unit(names.index(key[0]), key[1], key[2], skip=line.get("skip"))
         planned.append(unit)
         if unit.skip is None:
@@ -335,7 +361,7 @@ def summary_json(report: Report) -> dict:
     return {
         "version": report.header.get("version"),
         "profile": report.header.get("profile"),
-        "counts": report.footer.get("counts", {}),
+        "counts": counts(report.results),
         "matrix": {i: {c: str(cells[(c, i)].status) for c in checks if (c, i) in cells} for i in impls},
         "failures": [{key: r.get(key) for key in ("implementation", "check", "status", "variant", "message")}
                      for r in report.results if status_of(r).fails_run],
@@ -354,6 +380,9 @@ class Diff:
 
 
 def diff(old: Report, new: Report) -> Diff:
+    """What changed from ``old`` to ``new``, by (implementation, check). A gate treats the
+    ``disappeared`` as regressions too (``diff --allow-missing`` lets them pass): a report
+    that lost its checks is not a green one."""
     before = {(r["implementation"], r["check"]): r["status"] for r in old.results}
     after = {(r["implementation"], r["check"]): r["status"] for r in new.results}
     result = Diff([], [], [], [], [])

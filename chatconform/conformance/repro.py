@@ -9,10 +9,11 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import shlex
 from pathlib import Path
 from typing import Any
 
-from chatconform.conformance import discovery
+from chatconform.conformance import discovery, shapes
 from chatconform.conformance.argtypes import read_input
 from chatconform.conformance.contracts import get_check, get_contract
 from chatconform.conformance.engine import Verdict, evaluate_case
@@ -21,8 +22,8 @@ from chatconform.conformance.present import describe, failure_record, regression
 from chatconform.conformance.status import Status
 from chatconform.errors import ConfigError, EngineCaseError
 
-__all__ = ["FAILURES_DIR", "check_case", "failure_record", "load_record", "regression_test", "save_failure",
-           "save_failures", "saved_cases"]
+__all__ = ["FAILURES_DIR", "check_case", "failure_record", "load_record", "regression_test", "replay_command",
+           "replay_spec", "save_failure", "save_failures", "saved_cases"]
 
 FAILURES_DIR = Path(".chatconform") / "failures"
 
@@ -87,27 +88,44 @@ def check_case(implementation: Any, check_id: str, case: Any, *, variant: str | 
 
 
 def load_record(path: str | Path) -> dict[str, Any]:
-    """A saved failure; a ConfigError in one line for anything else.
-
-    A relative file spec in it (``impl.py:X``, as written by hand or by an older
-    chatconform) is read relative to the saved case when it is not found from here.
-    """
+    """A saved failure, every field checked; a ConfigError in one line (naming the file, the
+    line and the field) for anything else. Nothing named in it is loaded here: the record is
+    data, and :func:`replay_spec` says what may run it."""
     path = Path(path)
     text = read_input(path, "a saved chatconform failure")
-    try:
-        record = json.loads(text)
-    except json.JSONDecodeError as exc:
-        empty = " (the file is empty)" if not exc.doc.strip() else ""
-        raise ConfigError(f"{path}:{exc.lineno}:{exc.colno}: not JSON ({exc.msg}){empty}") from None
-    missing = [k for k in ("implementation", "check", "case") if not isinstance(record, dict) or k not in record]
-    if missing:
-        raise ConfigError(f"{path}: not a saved chatconform failure (missing {', '.join(missing)})")
-    spec = record["implementation"]
-    if isinstance(spec, str) and discovery.absolute_spec(spec) != spec:
-        here = discovery.absolute_spec(spec)
-        if not Path(here.rpartition(":")[0]).is_file():
-            record["implementation"] = discovery.absolute_spec(spec, path.resolve().parent)
+    record = shapes.parse_json(text, str(path))
+    if not isinstance(record, dict):
+        raise ConfigError(f"{path}:1: not a saved chatconform failure (expected an object, "
+                          f"got {shapes.describe(record)})")
+    shapes.check_document(record, shapes.SAVED_FAILURE, str(path), text)
     return record
+
+
+def replays_by_itself(spec: str) -> bool:
+    """Whether ``replay`` loads a saved case's own implementation ``spec`` without ``--impl``:
+    only the reference and installed entry points, never a path, a module or a command."""
+    return spec == "reference" or spec in discovery.registered()
+
+
+def replay_command(path: str | Path, spec: str) -> str:
+    """The command that replays the case saved at ``path`` for the implementation ``spec``."""
+    command = f"chatconform replay {shlex.quote(str(path))}"
+    return command if replays_by_itself(spec) else f"{command} --impl {shlex.quote(spec)}"
+
+
+def replay_spec(record: dict[str, Any], path: str | Path, override: str | None) -> str:
+    """The implementation to replay ``record`` against: ``override`` (``replay --impl``) when
+    given, else the record's own only when it names ``reference`` or an installed entry point.
+    A saved case can come from anywhere (a pull request), so a path, a module or a command
+    in it is never imported or run."""
+    if override:
+        return override
+    spec = record["implementation"]
+    if replays_by_itself(spec):
+        return spec
+    raise ConfigError(f"{path} names the implementation {spec!r}, which is not an installed one: "
+                      "replay loads only what the command line names; to run the case against it, "
+                      "pass --impl SPEC")
 
 
 def saved_cases(path: str | Path) -> list[Path]:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sys
 from dataclasses import dataclass, field
 from typing import IO, Any, Iterable, Iterator
@@ -53,6 +54,11 @@ def _parse(text: str, line: int) -> _Body | _BadJSON:
         return _BadJSON(line + exc.lineno - 1, exc.colno, exc.msg)
     except RecursionError:
         return _BadJSON(line, None, "JSON nested too deeply")
+    except ValueError:  # Python's limit on the digits of an integer
+        limit = sys.get_int_max_str_digits()
+        found = re.search(r"\d{%d,}" % (limit + 1), text)
+        offset = text.count("\n", 0, found.start()) if found else 0
+        return _BadJSON(line + offset, None, f"a number with more than {limit} digits")
 
 
 def read_bodies(lines: Iterable[str]) -> Iterator[_Body | _BadJSON]:

@@ -125,7 +125,8 @@ def test_replay_reproduces_a_saved_failure(tmp_path, capsys):
     saved = sorted((tmp_path / ".chatconform" / "failures").glob("*.json"))
     assert saved
     capsys.readouterr()
-    assert run("replay", str(saved[0])) == 1
+    assert run("replay", str(saved[0])) == 2  # a module:attr in a saved case is not loaded unasked
+    assert run("replay", str(saved[0]), "--impl", f"{FAKE}:UnscopedHeadCheck") == 1
     assert "FAIL" in capsys.readouterr().out
     assert run("replay", str(saved[0]), "--impl", "reference") == 0
 

@@ -286,13 +286,15 @@ def test_replay_a_folder_replays_every_saved_case(tmp_path, capsys):
     assert "no saved cases" in capsys.readouterr().err
 
 
-def test_replay_reads_a_relative_file_spec_from_the_saved_case(tmp_path, capsys):
+def test_replay_runs_a_file_spec_only_when_the_command_line_names_it(tmp_path, capsys):
     (tmp_path / "saved").mkdir()
     (tmp_path / "saved" / "impl.py").write_text("from chatconform.reference import ReferenceImplementation as R\n")
     (tmp_path / "saved" / "case.json").write_text(json.dumps({
         "implementation": "impl.py:R", "check": "thread.reaches_root",
         "case": [{"id": "a", "created_at": "2026-01-01T00:00:00"}]}))
-    assert run("replay", "saved") == 0, capsys.readouterr().err
+    assert run("replay", "saved") == 2
+    assert "'impl.py:R'" in capsys.readouterr().err
+    assert run("replay", "saved", "--impl", "saved/impl.py:R") == 0, capsys.readouterr().err
 
 
 # -- 8. the pytest plugin ------------------------------------------------------------------------

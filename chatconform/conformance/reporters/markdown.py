@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from chatconform.conformance.compact import render
 from chatconform.conformance.report import Report, matrix, status_of
+from chatconform.conformance.report import counts as recount
 from chatconform.conformance.status import Status
 
 
@@ -19,7 +20,7 @@ def markdown(report: Report) -> str:
         row = [cells[(check, i)] if (check, i) in cells else None for i in impls]
         lines.append(f"| `{check}` | " + " | ".join(
             "" if c is None else f"**{c.label}**" if c.status.fails_run else c.label for c in row) + " |")
-    counts = report.footer.get("counts", {})
+    counts = recount(report.results)  # never the footer's: it may be forged
     lines += ["", ", ".join(f"{n} {s}" for s, n in counts.items() if n)]
     # Errors first, then warnings (reported; they fail a run only under --strict), then the
     # expected failures (an implementation's known deviations).

@@ -26,6 +26,7 @@ from chatconform.conformance.engine import (
     shard_idle,
 )
 from chatconform.conformance.present import TEST_BANNER, describe, indent
+from chatconform.conformance.repro import replay_command
 from chatconform.conformance.status import Status
 from chatconform.version import __version__
 
@@ -191,7 +192,7 @@ def print_failure(out: Console, verdict, failure, shown_report, shown: dict, ver
         if label == "saved":
             saved = failure.saved or ""
             label, text = ("saved", text) if saved.startswith("not saved") else (
-                "re-run", f"chatconform replay {saved}")
+                "re-run", replay_command(saved, verdict.spec))
         out.print(f"  {label + ':':<9} {text}")
     key = (verdict.spec, shown_report.input_json)
     earlier = shown.get(key)
