@@ -116,6 +116,8 @@ def test_merging_refuses_what_is_not_one_whole_run(runs, tmp_path):
         return tmp_path / name
 
     with pytest.raises(ConfigError, match="shard 2/2 missing"):
+        report.merge([report.read(shard[1])])  # read alone, one shard's report is that shard
+    with pytest.raises(ConfigError, match="field shard.index: 3 is more than the shard count 2"):
         report.read_many([shard[1], variant("third.jsonl", index=3, units=[])])
     with pytest.raises(ConfigError, match="not a shard report"):
         report.read_many([folder / "serial.jsonl", shard[1]])
