@@ -37,7 +37,7 @@ from chatconform.conformance.contract import Example
 from chatconform.conformance.guard import DEFAULT_TIMEOUT, guarded_call
 from chatconform.conformance.history_contract import HistoryContract
 from chatconform.errors import NotApplicable, Violation
-from chatconform.history import history_problem
+from chatconform.history import first_difference, history_problem
 from chatconform.reference.persist import FINISHED, OUTCOMES, check_outcome, persist_run
 from chatconform.strategies.runs import ENDINGS, EPOCH, TOOLS, run_cases
 
@@ -369,8 +369,7 @@ def round_trip(ex: Example) -> None:
         raise Violation(f"the stored history does not round-trip: {type(exc).__name__}: {str(exc)[:300]}",
                         expected="dump_json then validate_json", actual=type(exc).__name__) from None
     if loaded != ex.output:
-        index = next((i for i, (a, b) in enumerate(zip(ex.output, loaded, strict=False)) if a != b),
-                     min(len(loaded), len(ex.output)))
+        index = first_difference(ex.output, loaded)
         raise Violation(f"stored message {index} comes back different from JSON",
                         expected="the same history", actual=f"message {index} changed")
 
@@ -414,8 +413,7 @@ def matches_reference(ex: Example) -> None:
     expected, actual = ex.reference, ex.output
     if expected == actual:
         return
-    index = next((i for i, (a, b) in enumerate(zip(expected, actual, strict=False)) if a != b),
-                 min(len(expected), len(actual)))
+    index = first_difference(expected, actual)
     raise Violation(f"the stored history differs from the reference at message {index}",
                     expected=_describe(expected[index]) if index < len(expected) else "no message",
                     actual=_describe(actual[index]) if index < len(actual) else "no message")

@@ -23,7 +23,7 @@ from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse
 from chatconform.conformance.contract import Example
 from chatconform.conformance.history_contract import HistoryContract, check_same_items, register_pairs_intact
 from chatconform.errors import NotApplicable, Violation
-from chatconform.history import Item, history_problem, item_label, visible_items
+from chatconform.history import Item, first_difference, history_problem, item_label, visible_items
 from chatconform.reference.compaction import standing_system_parts
 from chatconform.reference.trim import USER_VOICED, trim
 from chatconform.strategies import expand_history, trim_cases
@@ -129,8 +129,7 @@ def suffix_only(ex: Example) -> None:
     mismatch = _suffix_mismatch(items, history)
     if mismatch is None:
         return
-    common = next((i for i, (a, b) in enumerate(zip(items, standing, strict=False)) if a != b),
-                  min(len(items), len(standing)))
+    common = first_difference(items, standing)
     if common and _suffix_mismatch(items[common:], history) is None:
         # The standing prompt (or its start) in front of a suffix: allowed where the suffix
         # no longer holds it, else it is there twice.
