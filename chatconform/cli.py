@@ -109,6 +109,10 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--junit-xml", metavar="FILE.xml",
                      help="also write a JUnit XML file, one test case per (implementation, check), for CI "
                           "test reports (checked writable before the run)")
+    run.add_argument("--in-process", action="store_true",
+                     help="load Python implementations in this process, for a debugger's breakpoints "
+                          "(default: each runs in a process of its own, so a crash, hang or exit is a "
+                          "verdict and cannot stop the run or fake a pass)")
     run.add_argument("--strict", action="store_true",
                      help="exit 1 on warning-level findings too (portability hazards, advice)")
     run.add_argument("--verbose", "-v", action="store_true",
@@ -130,6 +134,8 @@ def _parser() -> argparse.ArgumentParser:
                         help="run the cases against this implementation; without it, only a case "
                              "saved for reference or an installed entry point replays (a saved "
                              "case is data: a path, module or command in it never runs)")
+    replay.add_argument("--in-process", action="store_true",
+                        help="load a Python implementation in this process (default: a process of its own)")
     replay.set_defaults(handler=cmd_replay)
 
     summary = sub.add_parser("summary", help="summarise a JSON-lines report",
@@ -207,9 +213,9 @@ def cmd_run(args, out: Console, err: Console) -> int:
         report.check_writable(args.junit_xml, "the JUnit XML")
     selection = engine.select(args.contract, args.check)
     if args.impl:
-        impls = [discovery.load(spec) for spec in args.impl]
+        impls = [discovery.load(spec, in_process=args.in_process) for spec in args.impl]
     else:
-        impls = discovery.load_installed(err.print)
+        impls = discovery.load_installed(err.print, in_process=args.in_process)
     if not impls:
         err.print("nothing to run: no implementation is registered; pass --impl")
         return 3
@@ -238,7 +244,7 @@ def cmd_list(args, out: Console, err: Console) -> int:
     impls = []
     for name, ep in sorted(discovery.registered().items()):
         try:
-            impl = discovery.load(name)
+            impl = discovery.load(name, in_process=True)  # its contracts only: nothing runs
             impls.append({"name": impl.name, "version": impl.version, "loads_from": ep.value,
                           "contracts": impl.contracts(), "error": None})
         except ConfigError as exc:
@@ -309,7 +315,8 @@ def cmd_replay(args, out: Console, err: Console) -> int:
     specs = [repro.replay_spec(record, path, args.impl) for path, record in records]
     for (path, record), impl in zip(records, specs, strict=True):
         try:
-            repro.check_case(impl, record["check"], record["case"], variant=record.get("variant"))
+            repro.check_case(impl, record["check"], record["case"], variant=record.get("variant"),
+                             in_process=args.in_process)
         except AssertionError as exc:
             out.print(Text.assemble(("FAIL", "bold red"), f" {path}: {exc}"))
             status = 1
@@ -376,7 +383,9 @@ def cmd_bench(args, out: Console, err: Console) -> int:
 
         report.check_writable(args.json)
     contracts = engine.select(args.contract, []).contracts
-    impls = [discovery.load(spec) for spec in args.impl] if args.impl else discovery.load_installed(err.print)
+    # Timed here, in this process: a benchmark measures the implementation, not the protocol.
+    impls = ([discovery.load(spec, in_process=True) for spec in args.impl] if args.impl
+             else discovery.load_installed(err.print, in_process=True))
     if not impls:
         err.print("nothing to time: no implementation is registered; pass --impl")
         return 3

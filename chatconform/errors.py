@@ -67,6 +67,11 @@ class ProtocolError(Exception):
     """An ``exec:`` program broke the protocol; it was stopped, and starts again on the next call."""
 
 
+class ProgramHung(ProtocolError):
+    """An ``exec:`` program (or a Python implementation in its own process) gave no answer
+    before the call's deadline; it was stopped. A hang, as a call past its deadline is."""
+
+
 class ProgramError(Exception):
     """An ``exec:`` program answered a call with an error: the implementation raised."""
 

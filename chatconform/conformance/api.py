@@ -21,6 +21,7 @@ def run_conformance(
     examples: int | None = None,
     shrink: bool = True,
     jobs: int = 1,
+    in_process: bool = False,
 ) -> list[engine.Verdict]:
     """Run the selected contracts against one implementation; return its verdicts.
 
@@ -32,9 +33,13 @@ def run_conformance(
     implementation again, so an object must be a class or factory defined at a module's top
     level (an instance cannot be sent), and a script that calls this needs the usual
     ``if __name__ == "__main__":`` guard.
+
+    The implementation runs in a process of its own, so its crash or hang is a verdict
+    (an instance, which exists only in this process, runs here); ``in_process=True`` runs it
+    here, for a debugger's breakpoints, at the cost of that protection.
     """
-    impl = discovery.load(implementation) if isinstance(implementation, str) else \
-        discovery.wrap(implementation)
+    impl = discovery.load(implementation, in_process=in_process) if isinstance(implementation, str) else \
+        discovery.load_object(implementation, in_process=in_process)
     selection = engine.select(contracts, checks)
     return engine.run([impl], selection, get_profile(profile, examples=examples), seed=seed, timeout=timeout,
                       shrink=shrink, jobs=jobs).verdicts

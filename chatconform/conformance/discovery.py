@@ -4,6 +4,11 @@ An implementation is any object with some contract methods (found by presence) a
 ``name`` and ``version``; optional ``expected_failures``, and the settings its contracts
 read (``providers`` for ``to_payload``; each contract declares and validates its own).
 The target may be a class (instantiated), an instance, or a zero-argument factory.
+
+A Python implementation named by a spec is loaded in a process of its own by default
+(:func:`chatconform.conformance.protocol.start_host`): the object here answers its calls
+over the ``exec:`` protocol, so a crash, a hang or a tampered interpreter there is a
+verdict, never the run's end. ``in_process=True`` imports it here instead, for debugging.
 """
 
 from __future__ import annotations
@@ -39,6 +44,9 @@ class Implementation:
     #: The object it was made from when it was given as one rather than by a spec (a worker
     #: process loads it again from its class or factory: :mod:`chatconform.conformance.engine.parallel`).
     target: Any = None
+    #: Whether it runs in a process of its own behind the built-in host (a worker process
+    #: loads it the same way).
+    hosted: bool = False
 
     def select(self, option: str, allowed: set[str] | frozenset[str]) -> None:
         """Narrow the set-valued ``option`` (e.g. ``providers``) to ``allowed`` for this run."""
@@ -64,24 +72,25 @@ def registered_order() -> list[str]:
     return sorted(registered(), key=lambda name: (name != "reference", name))
 
 
-def load_installed(note: Callable[[str], None]) -> list[Implementation]:
+def load_installed(note: Callable[[str], None], *, in_process: bool = False) -> list[Implementation]:
     """Every registered implementation that loads; ``note`` gets one line per one that does not
     (an adapter whose extra is not installed), so a default run goes on without it."""
     loaded = []
     for name in registered_order():
         try:
-            loaded.append(load(name))
+            loaded.append(load(name, in_process=in_process))
         except MissingDependency as exc:
             note(f"skipped {exc}")
     return loaded
 
 
-def load(spec: str) -> Implementation:
+def load(spec: str, *, in_process: bool = False) -> Implementation:
     """Load ``spec``: an entry-point name, ``module:attr``, ``path/to/file.py:attr``, or
     ``exec:COMMAND`` (a program in any language, :mod:`chatconform.conformance.protocol`).
 
-    A file spec is kept with the file's absolute path, so the spec a failure records (and
-    the regression test it prints) loads the same file from any working directory.
+    A Python implementation runs in a process of its own unless ``in_process``. A file
+    spec is kept with the file's absolute path, so the spec a failure records (and the
+    regression test it prints) loads the same file from any working directory.
     """
     if spec.startswith("exec:"):
         from chatconform.conformance.protocol import start
@@ -89,6 +98,15 @@ def load(spec: str) -> Implementation:
         return wrap(start(spec), spec)
     if ":" in spec:
         spec = absolute_spec(spec)
+    if not in_process:
+        from chatconform.conformance.protocol import start_host
+
+        if ":" not in spec and spec not in registered():
+            load(spec, in_process=True)  # the error of an unknown name, said here
+        hosted = wrap(start_host(spec), spec)
+        hosted.hosted = True
+        return hosted
+    if ":" in spec:
         target = _resolve_attr(spec)
     else:
         eps = registered()
@@ -104,6 +122,21 @@ def load(spec: str) -> Implementation:
             raise ConfigError(f"implementation {spec!r} ({eps[spec].value}) failed to import: "
                               f"{type(exc).__name__}: {exc}") from None
     return wrap(target, spec)
+
+
+def load_object(target: Any, *, in_process: bool = False) -> Implementation:
+    """An implementation given as an object (class, instance or factory). It runs in a
+    process of its own when it can be loaded there by a spec (:func:`portable_spec`: a class
+    or factory at a module's top level); an instance, or a class made inside a function,
+    exists in this process alone and runs here, as ``in_process`` asks for any."""
+    impl = wrap(target)
+    if in_process:
+        return impl
+    try:
+        spec = portable_spec(impl)
+    except ConfigError:
+        return impl
+    return load(spec)
 
 
 def absolute_spec(spec: str, base: str | Path | None = None) -> str:
@@ -151,6 +184,39 @@ def wrap(target: Any, spec: str | None = None) -> Implementation:
         expected_failures=expected,
         target=target if spec is None else None,
     )
+
+
+def portable_spec(impl: Implementation) -> str:
+    """A spec a worker process can load the implementation from.
+
+    An implementation named by a spec is loaded from that spec. One given as an object
+    (``run_conformance(MyImpl, jobs=2)``) is named by its module and qualified name when
+    that module can be imported by name, or else by its file (a class in a test module
+    or a script); an instance, or a class defined inside a function, cannot be sent.
+    """
+    if impl.target is None:
+        return impl.spec
+    target = impl.target
+    name, module_name = getattr(target, "__qualname__", None), getattr(target, "__module__", None)
+    if (not (inspect.isclass(target) or inspect.isfunction(target)) or not name or "<locals>" in name
+            or not isinstance(module_name, str)):
+        raise ConfigError(
+            f"{impl.spec}: cannot send {type(target).__name__} {impl.name!r} to worker processes; give a class "
+            "or zero-argument factory defined at a module's top level, or a spec ('module:attr', "
+            "'file.py:attr'), or run with jobs=1")
+    module = sys.modules.get(module_name)
+    if module_name != "__main__":
+        try:
+            findable = importlib.util.find_spec(module_name) is not None
+        except (ImportError, ValueError):
+            findable = False
+        if findable:
+            return f"{module_name}:{name}"
+    path = getattr(module, "__file__", None)
+    if path and Path(path).suffix == ".py":
+        return f"{Path(path).resolve()}:{name}"
+    raise ConfigError(f"{impl.spec}: cannot send {impl.name!r} to worker processes: its module "
+                      f"{module_name!r} cannot be imported there; give a spec, or run with jobs=1")
 
 
 def _instantiate(target: Any, spec: str | None) -> Any:

@@ -20,6 +20,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from chatconform.errors import ProgramError
+
 DEFAULT_TIMEOUT = 10.0
 
 _CALL = threading.local()  # the deadline of the guarded call running on this thread
@@ -34,6 +36,8 @@ class CallOutcome:
     seconds: float = 0.0
 
     def describe_error(self) -> str:
+        if isinstance(self.error, ProgramError):  # its text names what the program raised
+            return str(self.error)
         return f"{type(self.error).__name__}: {self.error}"
 
 
@@ -49,7 +53,7 @@ def guarded_call(fn: Callable[[], Any], timeout: float = DEFAULT_TIMEOUT) -> Cal
             outcome.output = result
         except BaseException as exc:  # noqa: BLE001 - any escape is the implementation's failure
             outcome.error = exc
-            outcome.error_trace = _implementation_frames(exc)
+            outcome.error_trace = implementation_frames(exc)
 
     start = time.perf_counter()
     deadline = time.monotonic() + timeout
@@ -72,7 +76,7 @@ def time_left() -> float | None:
 _ENGINE_DIR = str(Path(__file__).resolve().parent)
 
 
-def _implementation_frames(exc: BaseException, limit: int = 6) -> str:
+def implementation_frames(exc: BaseException, limit: int = 6) -> str:
     """The innermost frames of the implementation: where it failed, not the engine's plumbing."""
     frames = [frame for frame in traceback.extract_tb(exc.__traceback__)
               if not str(Path(frame.filename).resolve()).startswith(_ENGINE_DIR)]

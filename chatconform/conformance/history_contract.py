@@ -19,6 +19,7 @@ from chatconform.conformance.guard import DEFAULT_TIMEOUT, guarded_call
 from chatconform.conformance.wire import (
     HISTORY_SCHEMA,
     WireMethod,
+    history_reply,
     history_result,
     history_result_schema,
     object_schema,
@@ -98,7 +99,7 @@ class HistoryContract(Contract):
     def wire(self) -> tuple[WireMethod, ...]:
         """The method takes the case's fields (``provider`` apart) and returns a history."""
         return (WireMethod(self.method, self.wire_arguments, history_result, self.wire_input(),
-                           history_result_schema(self.result_description)),)
+                           history_result_schema(self.result_description), reply=history_reply),)
 
     def wire_arguments(self, args: tuple, kwargs: dict) -> tuple[Any, str | None]:
         """A call's arguments as the case's JSON, and the provider it names."""

@@ -41,6 +41,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="examples per search instead of the profile's (a quick look, not a gate)")
     group.addoption("--chatconform-timeout", type=positive_seconds, default=None, metavar="SECONDS",
                     help="per-call timeout for the implementation (default: 10)")
+    group.addoption("--chatconform-in-process", action="store_true", default=False,
+                    help="load Python implementations in the test process, for a debugger's breakpoints "
+                         "(default: each runs in a process of its own, so its crash or hang is a verdict)")
     group.addoption("--chatconform-strict", action="store_true", default=False,
                     help="fail on warning-level findings too (default: they pass with a warning)")
 
@@ -58,7 +61,8 @@ def pytest_configure(config: pytest.Config) -> None:
     try:
         selection = engine.select(config.getoption("chatconform_contract") or None,
                                   config.getoption("chatconform_check") or None)
-        impls = {spec: discovery.load(spec) for spec in config.getoption("chatconform_impl")}
+        in_process = config.getoption("chatconform_in_process")
+        impls = {spec: discovery.load(spec, in_process=in_process) for spec in config.getoption("chatconform_impl")}
     except ConfigError as exc:
         raise pytest.UsageError(f"chatconform: {exc}") from None
     config.stash[_LOADED] = (selection, impls)
@@ -134,7 +138,7 @@ class _Session:
             self.impls[spec] = loaded[spec]
         if spec not in self.impls:
             try:
-                self.impls[spec] = discovery.load(spec)
+                self.impls[spec] = discovery.load(spec, in_process=self.config.getoption("chatconform_in_process"))
             except Exception as exc:  # noqa: BLE001 - reported on this implementation's items
                 self.impls[spec] = exc
         impl = self.impls[spec]

@@ -52,15 +52,16 @@ def save_failures(verdicts: list[Verdict], directory: Path = FAILURES_DIR) -> No
 
 
 def check_case(implementation: Any, check_id: str, case: Any, *, variant: str | None = None,
-               timeout: float = DEFAULT_TIMEOUT) -> None:
+               timeout: float = DEFAULT_TIMEOUT, in_process: bool = False) -> None:
     """Assert that one check passes on one input (given as JSON, as a failure prints it).
 
-    ``implementation`` is a spec (entry-point name or ``module:attr``) or the object itself.
+    ``implementation`` is a spec (entry-point name or ``module:attr``) or the object itself;
+    it runs in a process of its own unless ``in_process`` (:func:`discovery.load_object`).
     """
     __tracebackhide__ = True  # pytest shows the caller's line, not chatconform's frames
     try:
-        impl = discovery.load(implementation) if isinstance(implementation, str) else \
-            discovery.wrap(implementation)
+        impl = discovery.load(implementation, in_process=in_process) if isinstance(implementation, str) else \
+            discovery.load_object(implementation, in_process=in_process)
         check = get_check(check_id)
         contract = get_contract(check.contract)
     except ConfigError as exc:

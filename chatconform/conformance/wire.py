@@ -7,6 +7,11 @@ arguments become the call's ``input`` (the case's JSON, as saved failures use it
 reply's ``result`` becomes what the checks read, and the JSON Schema of both: the protocol's
 schemas are filled in from these when they load, so a contract's wire format lives with
 the contract and nowhere else.
+
+The same format serves the other side: the built-in host
+(:mod:`chatconform.conformance.protocol.host`), which runs a Python implementation in a
+process of its own, turns a call back into the method's arguments and its result into the
+reply's JSON with :attr:`WireMethod.receive` and :attr:`WireMethod.reply`.
 """
 
 from __future__ import annotations
@@ -15,7 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from chatconform.history import history_from_json
+from chatconform.history import history_from_json, history_to_json
 
 #: An input field that holds a history: the history schema every call schema shares.
 HISTORY_SCHEMA: dict[str, Any] = {"$ref": "#/$defs/history"}
@@ -30,6 +35,10 @@ class WireMethod:
     naming what is wrong (a ``MalformedResult``). ``input`` and ``result`` are the JSON
     Schemas the call's input and the reply's result follow; ``provider`` says whether the
     call carries a provider id.
+
+    The host's side: ``reply(output)`` gives the JSON of what a Python implementation
+    returned (``decode`` reads it back); ``receive(input)`` gives the ``(args, kwargs)`` of a
+    further method (the contract's own method is called on the case its input loads as).
     """
 
     name: str
@@ -38,6 +47,12 @@ class WireMethod:
     input: dict[str, Any]
     result: dict[str, Any]
     provider: bool = False
+    reply: Callable[[Any], Any] | None = None
+    receive: Callable[[Any], tuple[tuple, dict]] | None = None
+
+    def result_json(self, output: Any) -> Any:
+        """What the host sends for ``output``: :attr:`reply`'s JSON, else the output as it is."""
+        return output if self.reply is None else self.reply(output)
 
 
 def as_is(data: Any) -> Any:
@@ -48,6 +63,11 @@ def as_is(data: Any) -> Any:
 def history_result(data: Any) -> Any:
     """A result that is a history, in the same JSON as an input history."""
     return history_from_json(data, "the result")
+
+
+def history_reply(output: Any) -> Any:
+    """A history result as the host sends it: the JSON :func:`history_result` reads back."""
+    return history_to_json(output)
 
 
 def history_result_schema(description: str) -> dict[str, Any]:

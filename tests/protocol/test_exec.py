@@ -116,8 +116,8 @@ SERDE = textwrap.dedent("""
 
 
 @pytest.mark.parametrize("mode, check, message", [
-    ("bad-dump", "serde.no_crash", "MalformedResult: not a serde result: $: "),
-    ("plain-error", "serde.rejects_malformed", "raised ProgramError: SyntaxError: "),
+    ("bad-dump", "serde.no_crash", "not a serde result: $: "),
+    ("plain-error", "serde.rejects_malformed", "raised SyntaxError: "),
 ])
 def test_a_serde_program_that_breaks_the_rules_fails_the_check(mode, check, message, tmp_path):
     script = tmp_path / "serde.py"
@@ -287,8 +287,8 @@ FAULTS = {
     "out-of-turn": "wrote to stdout out of turn",
     "hang": "gave no answer in time",
     "flood": "more than 1 MiB without ending the line",
-    "error": "ProgramError: KeyError: 'parent'",
-    "malformed": "MalformedResult: not a thread result: $[0]: 'created_at' is a required property",
+    "error": "raised KeyError: 'parent'",
+    "malformed": "not a thread result: $[0]: 'created_at' is a required property",
 }
 
 
@@ -308,6 +308,9 @@ def test_a_fault_is_a_no_crash_failure_and_the_run_goes_on(mode, tmp_path, monke
         assert "stderr: about to misbehave: " + mode in crash["message"]
         assert "started again for the next call" in crash["message"]
     others = [r for (_, check), r in found.items() if check != "thread.no_crash"]
+    if mode == "hang":  # a hang ends the search, as one in a single process does: each costs a deadline
+        assert others and all(r["status"] == "not_evaluated" and "hung" in r["message"] for r in others), others
+        return
     assert others and all(r["status"] == "pass" and r["evaluated"] for r in others), others
 
 

@@ -113,7 +113,7 @@ class PayloadContract(HistoryContract):
     def wire(self):
         """The call names the provider; the result is the request body, read as it came."""
         (own,) = super().wire()
-        return (replace(own, decode=as_is, provider=True, result={
+        return (replace(own, decode=as_is, reply=None, provider=True, result={
             "description": "The result of to_payload: the request body, in the provider's own JSON.",
             "type": "object"}),)
 

@@ -31,6 +31,7 @@ from chatconform.conformance.history_contract import HistoryContract
 from chatconform.conformance.wire import (
     WireMethod,
     as_is,
+    history_reply,
     history_result,
     history_result_schema,
     object_schema,
@@ -96,7 +97,7 @@ class SerdeContract(HistoryContract):
         """``dump`` gets the case's history alone and returns the stored text; ``load``, which
         the checks call, gets that text back and returns a history."""
         (own,) = super().wire()
-        dump = replace(own, decode=as_is, result={
+        dump = replace(own, decode=as_is, reply=_stored_text, result={
             "description": "The result of dump: the stored form, as text (pydantic-ai's message JSON is what "
                            "the serde checks read).",
             "type": "string"})
@@ -105,7 +106,7 @@ class SerdeContract(HistoryContract):
                            "or a malformed copy of it, to be refused.",
             **object_schema({"data": {"type": "string"}}, ["data"])},
             history_result_schema("The result of load: the history read back, in the same JSON as an input "
-                                  "history."))
+                                  "history."), reply=history_reply, receive=lambda data: ((data["data"],), {}))
         return dump, load
 
     def skip_reason(self, impl):
@@ -133,6 +134,11 @@ def _stored(args: tuple, kwargs: dict) -> tuple[Any, None]:
     if not isinstance(data, str):
         raise TypeError(f"load() takes the stored form (bytes or str), not {type(data).__name__}")
     return {"data": data}, None
+
+
+def _stored_text(output: Any) -> str:
+    """What ``dump`` returned, as the text the protocol carries (bytes must be UTF-8)."""
+    return bytes(output).decode("utf-8") if isinstance(output, (bytes, bytearray, memoryview)) else output
 
 
 # -- calling load ------------------------------------------------------------------------------

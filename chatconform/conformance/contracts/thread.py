@@ -164,7 +164,8 @@ class ThreadContract(Contract):
     def wire(self):
         """The rows travel as the case's JSON; the result is rows in that JSON, so it loads
         back as the input does."""
-        return (WireMethod(self.method, self._wire_rows, self.case_from_json, _ROWS, _THREAD_RESULT),)
+        return (WireMethod(self.method, self._wire_rows, self.case_from_json, _ROWS, _THREAD_RESULT,
+                           reply=_rows_reply),)
 
     def _wire_rows(self, args: tuple, kwargs: dict) -> tuple[Any, None]:
         (rows,) = args
@@ -182,6 +183,18 @@ class ThreadContract(Contract):
 
 
 CONTRACT = ThreadContract()
+
+
+def _rows_reply(output: Any) -> list[dict[str, Any]]:
+    """The rows a Python implementation returned, as the host sends them: each row's id, its
+    parent (left out for None) and its ``created_at`` (ISO, or as it is, for the schema to judge)."""
+    rows = []
+    for row in output:
+        stamp = getattr(row, "created_at", None)
+        rows.append({"id": row.id, **({"parent_message_id": row.parent_message_id}
+                                      if row.parent_message_id is not None else {}),
+                     "created_at": stamp.isoformat() if isinstance(stamp, datetime) else stamp})
+    return rows
 
 
 @CONTRACT.check(

@@ -1,8 +1,11 @@
 """Evaluating one case: the implementation called once, then every (selected) check.
 
-The one place a case meets the implementation. A later process boundary (the
-implementation run in a child process) belongs behind :func:`guarded_call` here, and
-judging one drawn case for many implementations means calling this once per implementation.
+The one place a case meets the implementation. A Python implementation in a process of its
+own (the default: :mod:`chatconform.conformance.protocol.host`) is an object here whose
+methods send the case over the ``exec:`` protocol, so the call, its deadline and its
+crashes happen there; what it did to its input comes back with the reply
+(:meth:`~chatconform.conformance.protocol.Program.input_change`). Judging one drawn case
+for many implementations means calling this once per implementation.
 """
 
 from __future__ import annotations
@@ -13,7 +16,8 @@ from chatconform.conformance.contract import Contract, Example
 from chatconform.conformance.discovery import Implementation
 from chatconform.conformance.engine.results import Evaluation, Failure
 from chatconform.conformance.guard import guarded_call
-from chatconform.errors import ERROR, EngineCaseError, NotApplicable, Violation
+from chatconform.conformance.protocol import Program
+from chatconform.errors import ERROR, EngineCaseError, MalformedResult, NotApplicable, ProgramHung, Violation
 
 
 def evaluate_case(impl: Implementation, contract: Contract, case: Any, variant: str | None,
@@ -53,12 +57,16 @@ def evaluate_case(impl: Implementation, contract: Contract, case: Any, variant: 
 
     crash, untouched = contract.check_id("no_crash"), contract.check_id("input_untouched")
     result.evaluated.add(crash)
-    if outcome.timed_out:
+    if outcome.timed_out or isinstance(outcome.error, ProgramHung):
         result.hung, result.judged = True, False
-        fail(crash, f"the call did not return within {timeout:g}s (hung)")
+        stopped = f": {outcome.error}" if outcome.error is not None else ""
+        fail(crash, f"the call did not return within {timeout:g}s (hung){stopped}")
         return result
     problem = None
-    if outcome.error is not None:
+    if isinstance(outcome.error, MalformedResult):  # a result the program could not send, or sent wrong
+        problem = str(outcome.error)
+        fail(crash, problem)
+    elif outcome.error is not None:
         problem = f"raised {outcome.describe_error()}"
         fail(crash, problem, expected="a result",
              actual=outcome.error_trace.strip() or outcome.describe_error())
@@ -67,11 +75,14 @@ def evaluate_case(impl: Implementation, contract: Contract, case: Any, variant: 
     result.judged = problem is None
     if wanted(untouched):
         result.evaluated.add(untouched)
+        reported = impl.obj.input_change() if isinstance(impl.obj, Program) else None
         try:
             mutated, detail = frozen.changed(working), ""
         except Exception as exc:  # noqa: BLE001 - the implementation broke the input's shape
             mutated, detail = True, f" ({type(exc).__name__}: {exc})"
-        if mutated:
+        if reported is not None:
+            fail(untouched, reported)
+        elif mutated:
             fail(untouched, "the implementation changed its input" + detail)
     if not result.judged:
         return result

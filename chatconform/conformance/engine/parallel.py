@@ -17,8 +17,6 @@ was running, with its exit code; the others go on in a new worker.
 
 from __future__ import annotations
 
-import importlib.util
-import inspect
 import multiprocessing
 import os
 import pickle
@@ -31,7 +29,6 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from multiprocessing.connection import wait
-from pathlib import Path
 from typing import Any
 
 from chatconform.conformance import discovery
@@ -50,46 +47,14 @@ class Task:
     spec: str
     selected: dict[str, frozenset[str]]
     settings: SearchSettings
-
-
-def portable_spec(impl: Implementation) -> str:
-    """A spec a worker process can load the implementation from.
-
-    An implementation named by a spec is loaded from that spec. One given as an object
-    (``run_conformance(MyImpl, jobs=2)``) is named by its module and qualified name when
-    that module can be imported by name, or else by its file (a class in a test module
-    or a script); an instance, or a class defined inside a function, cannot be sent.
-    """
-    if impl.target is None:
-        return impl.spec
-    target = impl.target
-    name, module_name = getattr(target, "__qualname__", None), getattr(target, "__module__", None)
-    if (not (inspect.isclass(target) or inspect.isfunction(target)) or not name or "<locals>" in name
-            or not isinstance(module_name, str)):
-        raise ConfigError(
-            f"{impl.spec}: cannot send {type(target).__name__} {impl.name!r} to worker processes; give a class "
-            "or zero-argument factory defined at a module's top level, or a spec ('module:attr', "
-            "'file.py:attr'), or run with jobs=1")
-    module = sys.modules.get(module_name)
-    if module_name != "__main__":
-        try:
-            findable = importlib.util.find_spec(module_name) is not None
-        except (ImportError, ValueError):
-            findable = False
-        if findable:
-            return f"{module_name}:{name}"
-    path = getattr(module, "__file__", None)
-    if path and Path(path).suffix == ".py":
-        return f"{Path(path).resolve()}:{name}"
-    raise ConfigError(f"{impl.spec}: cannot send {impl.name!r} to worker processes: its module "
-                      f"{module_name!r} cannot be imported there; give a spec, or run with jobs=1")
+    hosted: bool = False
 
 
 def run_units(impls: list[Implementation], units: list[Unit], settings: SearchSettings, *, jobs: int,
               handlers: Sequence[Handler] = ()) -> dict[Unit, SearchResult]:
     """Search ``units`` in up to ``jobs`` worker processes; each unit's result."""
-    specs = {index: portable_spec(impls[index]) for index in sorted({u.impl for u in units})}
-    tasks = [Task(u, specs[u.impl], dict(impls[u.impl].selected), settings) for u in units]
+    specs = {index: discovery.portable_spec(impls[index]) for index in sorted({u.impl for u in units})}
+    tasks = [Task(u, specs[u.impl], dict(impls[u.impl].selected), settings, impls[u.impl].hosted) for u in units]
     results: dict[Unit, SearchResult] = {}
     pool = _Pool(min(jobs, len(tasks)))
 
@@ -290,10 +255,10 @@ def _exit_with_the_parent() -> None:
 
 
 def _search(task: Task, loaded: dict, forward: Handler) -> SearchResult:
-    key = (task.spec, tuple(sorted((k, tuple(sorted(v))) for k, v in task.selected.items())))
+    key = (task.spec, task.hosted, tuple(sorted((k, tuple(sorted(v))) for k, v in task.selected.items())))
     if key not in loaded:
         try:
-            impl = discovery.load(task.spec)
+            impl = discovery.load(task.spec, in_process=not task.hosted)
             for option, allowed in task.selected.items():
                 impl.select(option, allowed)
             loaded[key] = impl

@@ -5,8 +5,8 @@ contracts it implements, then answers one JSON request per line. ``docs/protocol
 describes the lifecycle and every message; ``schemas/`` holds a JSON Schema per message.
 """
 
-from chatconform.conformance.protocol.program import PREFIX, PROTOCOL_VERSION, Program, hello, start
+from chatconform.conformance.protocol.program import PREFIX, PROTOCOL_VERSION, Program, hello, start, start_host
 from chatconform.errors import MalformedResult, ProgramError, ProtocolError, RejectedInput
 
 __all__ = ["PREFIX", "PROTOCOL_VERSION", "MalformedResult", "Program", "ProgramError", "ProtocolError",
-           "RejectedInput", "hello", "start"]
+           "RejectedInput", "hello", "start", "start_host"]

@@ -56,22 +56,27 @@ class _Tail:
         self._thread.join(wait)
         return not self._thread.is_alive()
 
-    def lines(self, wait: float = 0.0, count: int = 8) -> list[str]:
-        """The last ``count`` non-blank lines, after waiting up to ``wait`` s for the pipe to close."""
+    def lines(self, wait: float = 0.0, count: int = 8, width: int = 300) -> list[str]:
+        """The last ``count`` non-blank lines (each cut at ``width``), after waiting up to
+        ``wait`` s for the pipe to close."""
         if wait > 0:
             self._thread.join(wait)
         with self._lock:
             text = bytes(self._data[-self.KEEP:]).decode("utf-8", "replace")
         lines = [line.rstrip() for line in text.splitlines() if line.strip()]
-        return [line if len(line) <= 300 else line[:300] + " …" for line in lines[-count:]]
+        return [line if len(line) <= width else line[:width] + " …" for line in lines[-count:]]
 
 
 class Channel:
-    def __init__(self, argv: list[str]):
-        """Start ``argv``; OSError when it cannot be started."""
+    def __init__(self, argv: list[str], env: dict[str, str] | None = None, *, process: Any = None):
+        """Start ``argv`` (with the environment ``env``, else this one's); OSError when it
+        cannot be started. ``process``: one already started, with Popen's ``stdin``,
+        ``stdout``, ``stderr``, ``pid``, ``poll``, ``wait`` and ``kill`` (the built-in host,
+        :mod:`chatconform.conformance.protocol.forked`)."""
         self.argv = argv
-        self.process = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                        stderr=subprocess.PIPE, bufsize=0, start_new_session=True)
+        self.process = process or subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                                   stderr=subprocess.PIPE, bufsize=0, start_new_session=True,
+                                                   env=env)
         self._in = self.process.stdin.fileno()
         self._out = self.process.stdout.fileno()
         os.set_blocking(self._in, False)

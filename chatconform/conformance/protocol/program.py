@@ -32,8 +32,17 @@ from chatconform.conformance.contracts import get_contract
 from chatconform.conformance.guard import DEFAULT_TIMEOUT, time_left
 from chatconform.conformance.protocol import messages
 from chatconform.conformance.protocol.channel import Channel, Fault
+from chatconform.conformance.protocol.forked import LOAD_ERROR, MISSING_LIBRARY, HostProcess
 from chatconform.conformance.wire import WireMethod
-from chatconform.errors import ConfigError, MalformedResult, ProgramError, ProtocolError, RejectedInput
+from chatconform.errors import (
+    ConfigError,
+    MalformedResult,
+    MissingDependency,
+    ProgramError,
+    ProgramHung,
+    ProtocolError,
+    RejectedInput,
+)
 
 PREFIX = "exec:"
 PROTOCOL_VERSION = 1
@@ -69,9 +78,12 @@ def hello() -> dict:
 class Session:
     """The running program of one ``exec:`` spec: calls one at a time, restarts after a fault."""
 
-    def __init__(self, spec: str, argv: list[str]):
-        self.spec, self.argv = spec, argv
+    def __init__(self, spec: str, argv: list[str], launch: Callable[[], Any] | None = None):
+        """``launch``: starts the process another way than running ``argv`` (the built-in host)."""
+        self.spec, self.argv, self.launch = spec, argv, launch
         self.declared: dict | None = None  # the first hello-reply
+        #: How the program last ended (its exit status, None if unknown) and its last stderr lines.
+        self.ended: tuple[int | None, list[str]] = (None, [])
         self._channel: Channel | None = None
         self._ids = itertools.count(1)
         self._answered = 0  # the id of the last call answered
@@ -82,7 +94,7 @@ class Session:
         start, ProtocolError when the hello fails."""
         deadline = time.monotonic() + START_TIMEOUT
         with self._lock:
-            self._channel = Channel(self.argv)
+            self._channel = self._new_channel()
             try:
                 self.declared = self._greet(deadline)
             except Fault as fault:
@@ -124,6 +136,9 @@ class Session:
             channel.close(goodbye={"type": "stop"})
 
     # -- steps -----------------------------------------------------------------------------
+    def _new_channel(self) -> Channel:
+        return Channel(self.argv, process=self.launch() if self.launch is not None else None)
+
     def _greet(self, deadline: float) -> dict:
         self._channel.send(hello(), deadline)
         line = self._channel.receive(deadline, MAX_LINE_BYTES)
@@ -136,7 +151,7 @@ class Session:
 
     def _restart(self, deadline: float) -> None:
         try:
-            self._channel = Channel(self.argv)
+            self._channel = self._new_channel()
         except OSError as exc:
             raise Fault("start", f"could not be started again: {exc.strerror or exc}") from None
         declared = self._greet(deadline)
@@ -170,12 +185,13 @@ class Session:
                 what += f"; it exited with {_status(status)}"
             channel.kill()
             tail = channel.stderr.lines(wait=min(0.5, spare))
+            self.ended = (status, channel.stderr.lines(count=4, width=4000))
             channel.close(grace=min(0.5, spare))
         if restarting:
             what += "; it is started again for the next call"
         if channel is not None:
             what += "; stderr: " + (" | ".join(tail) if tail else "(empty)")
-        return ProtocolError(what)
+        return (ProgramHung if fault.kind == "hung" else ProtocolError)(what)
 
 
 def _parse(line: bytes, label: str) -> Any:
@@ -215,11 +231,17 @@ class Program:
         self.providers = declared.get("providers")  # None: not declared (the contract's default)
         self.models = declared.get("models")
         self.expected_failures = dict(declared.get("expected_failures") or {})
+        self._input_change: str | None = None
         self._closer = weakref.finalize(self, session.close)  # also at exit
 
     def close(self) -> None:
         """Stop the program (it is stopped anyway when this object goes, or at exit)."""
         self._closer()
+
+    def input_change(self) -> str | None:
+        """What the program said it did to the input of the last call of a contract's own
+        method (the reply's ``input_changed``), or None: it said nothing."""
+        return self._input_change
 
     def _call(self, name: str, method: str, args: tuple, kwargs: dict) -> Any:
         contract, wire = get_contract(name), _wire(name)[method]
@@ -227,12 +249,19 @@ class Program:
         request = {"contract": name, "method": method, "input": data}
         if provider is not None:
             request["provider"] = provider
+        own = method == contract.method
+        if own:
+            self._input_change = None
         reply = self._session.call(request)
         if "error" in reply:
+            if reply["error"].get("type") == "MalformedResult":  # the host's word for a result of the wrong kind
+                raise MalformedResult(reply["error"]["message"])
             error = RejectedInput if reply["error"].get("invalid_input") else ProgramError
             raise error(_error_text(reply["error"]))
+        if own:
+            self._input_change = reply.get("input_changed")
         # The result's schema: the contract's own method's, or "<contract>.<method>".
-        kind = name if method == contract.method else f"{name}.{method}"
+        kind = name if own else f"{name}.{method}"
         problem = messages.problem(reply["result"], "call-reply", kind)
         if problem is not None:
             raise MalformedResult(f"not a {kind} result: {problem}")
@@ -292,6 +321,27 @@ def start(spec: str) -> Program:
         raise ConfigError(f"{spec}: cannot start {argv[0]!r}: {exc.strerror or exc}") from None
     except ProtocolError as exc:
         raise ConfigError(f"{spec}: the hello failed: {exc}") from None
+    return _program(spec, session, declared)
+
+
+def start_host(spec: str) -> Program:
+    """Load the Python implementation ``spec`` in a process of its own, behind the built-in
+    host (:mod:`chatconform.conformance.protocol.host`). The errors of loading it are the
+    ones loading it here would give: ConfigError (MissingDependency for a missing library)."""
+    session = Session(spec, ["chatconform-host", spec], lambda: HostProcess(spec))
+    try:
+        declared = session.open()
+    except (OSError, ProtocolError) as exc:
+        status, tail = session.ended
+        said = next((line[len(LOAD_ERROR):] for line in reversed(tail) if line.startswith(LOAD_ERROR)), None)
+        if said is not None:
+            raise (MissingDependency if status == MISSING_LIBRARY else ConfigError)(said) from None
+        raise ConfigError(f"{spec}: the process that runs it did not start: {exc}") from None
+    return _program(spec, session, declared)
+
+
+def _program(spec: str, session: Session, declared: dict) -> Program:
+    """The implementation object of a session that said hello, once what it declares is checked."""
     greeting = hello()
     offered = greeting["contracts"]
     unknown = [name for name in declared["contracts"] if name not in offered]
