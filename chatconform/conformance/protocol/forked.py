@@ -51,8 +51,8 @@ class _Server:
         root = str(Path(__file__).resolve().parents[3])  # the folder that holds this chatconform
         env = dict(os.environ)
         env["PYTHONPATH"] = os.pathsep.join([root, *filter(None, [env.get("PYTHONPATH")])])
-        self.process = subprocess.Popen([sys.executable, "-c", f"from {__name__} import main; main()"], stdin=theirs, env=env,
-                                        start_new_session=True, close_fds=True)
+        command = [sys.executable, "-c", f"from {__name__} import main; main()"]
+        self.process = subprocess.Popen(command, stdin=theirs, env=env, start_new_session=True, close_fds=True)
         theirs.close()
         self.socket = ours
         self.lock = threading.Lock()
