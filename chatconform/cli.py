@@ -13,8 +13,10 @@ selected to run.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import sys
+from pathlib import Path
 
 from rich.console import Console
 from rich.table import Table
@@ -105,10 +107,10 @@ def _parser() -> argparse.ArgumentParser:
                      help="run only the I-th of N equal shares of the searches (a CI matrix); "
                           "summary and diff merge the N reports")
     run.add_argument("--report", metavar="FILE.jsonl",
-                     help="write a JSON-lines report (checked writable before the run)")
+                     help="write a JSON-lines report (checked and locked at the start, written atomically at the end)")
     run.add_argument("--junit-xml", metavar="FILE.xml",
                      help="also write a JUnit XML file, one test case per (implementation, check), for CI "
-                          "test reports (checked writable before the run)")
+                          "test reports (checked and locked at the start, written atomically at the end)")
     run.add_argument("--in-process", action="store_true",
                      help="load Python implementations in this process, for a debugger's breakpoints "
                           "(default: each runs in a process of its own, so a crash, hang or exit is a "
@@ -200,17 +202,33 @@ def _parser() -> argparse.ArgumentParser:
 # -- run ---------------------------------------------------------------------------------------
 
 def cmd_run(args, out: Console, err: Console) -> int:
+    """Claim the files the run writes for the whole run (:func:`outputs.claim`: resolved, checked
+    and locked now, so a long run is not lost to a bad path, a chdir or a second run)."""
+    from chatconform.conformance import outputs
+
+    if args.report and args.junit_xml and outputs.target(args.report) == outputs.target(args.junit_xml):
+        raise ConfigError(f"--report and --junit-xml name the same file {args.report}; give each its own")
+    with contextlib.ExitStack() as held:
+        report = held.enter_context(outputs.claim(args.report))
+        junit = held.enter_context(outputs.claim(args.junit_xml, "the JUnit XML", "--junit-xml"))
+        return _run(args, out, err, report, junit)
+
+
+def _run(args, out: Console, err: Console, report: Path | None, junit: Path | None) -> int:
     """Load the implementations, run the engine with the reporters the options ask for."""
-    from chatconform.conformance import discovery, engine, report
+    from chatconform.conformance import discovery, engine
     from chatconform.conformance.guard import DEFAULT_TIMEOUT
     from chatconform.conformance.profiles import get_profile
     from chatconform.conformance.reporters import JsonlReporter, JunitReporter, SavedFailures, TerminalReporter
 
     profile = get_profile(args.profile, examples=args.examples)
-    if args.report:
-        report.check_writable(args.report)  # fail now, not after a long run
-    if args.junit_xml:
-        report.check_writable(args.junit_xml, "the JUnit XML")
+    # The files last: they are written after the results are shown, so a late write error loses
+    # nothing. Made before the implementations load, as loading one may chdir.
+    handlers = [SavedFailures(), TerminalReporter(out, err, verbose=args.verbose, providers=args.provider)]
+    if junit is not None:
+        handlers.append(JunitReporter(junit, strict=args.strict))
+    if report is not None:
+        handlers.append(JsonlReporter(report, version=_version(), providers=args.provider))
     selection = engine.select(args.contract, args.check)
     if args.impl:
         impls = [discovery.load(spec, in_process=args.in_process) for spec in args.impl]
@@ -221,15 +239,9 @@ def cmd_run(args, out: Console, err: Console) -> int:
         return 3
     for impl in impls if args.provider else ():
         impl.select("providers", set(args.provider))
-    # The files last: they are written after the results are shown, so a late write error loses nothing.
-    handlers = [SavedFailures(), TerminalReporter(out, err, verbose=args.verbose, providers=args.provider)]
-    if args.junit_xml:
-        handlers.append(JunitReporter(args.junit_xml, strict=args.strict))
-    if args.report:
-        handlers.append(JsonlReporter(args.report, version=_version(), providers=args.provider))
     outcome = engine.run(impls, selection, profile, seed=args.seed, timeout=args.timeout or DEFAULT_TIMEOUT,
                          jobs=args.jobs, shard=args.shard, handlers=handlers)
-    if args.report and not engine.nothing_ran(outcome.verdicts):
+    if report is not None and not engine.nothing_ran(outcome.verdicts):
         out.print(f"report: {args.report}")
     return engine.run_exit_code(outcome, strict=args.strict)
 
@@ -374,14 +386,18 @@ def cmd_validate(args, out: Console, err: Console) -> int:
 # -- bench ------------------------------------------------------------------------------------
 
 def cmd_bench(args, out: Console, err: Console) -> int:
-    from chatconform.conformance import bench, discovery, engine
+    """Claim the timings file for the whole run (as ``run`` does its report), then time."""
+    from chatconform.conformance import outputs
+
+    with outputs.claim(args.json, "the timings", "--json") as timings:
+        return _bench(args, out, err, timings)
+
+
+def _bench(args, out: Console, err: Console, timings: Path | None) -> int:
+    from chatconform.conformance import bench, discovery, engine, outputs
     from chatconform.conformance.reporters import BenchProgress
     from chatconform.conformance.reporters.terminal import seconds_text
 
-    if args.json:
-        from chatconform.conformance import report
-
-        report.check_writable(args.json)
     contracts = engine.select(args.contract, []).contracts
     # Timed here, in this process: a benchmark measures the implementation, not the protocol.
     impls = ([discovery.load(spec, in_process=True) for spec in args.impl] if args.impl
@@ -422,9 +438,9 @@ def cmd_bench(args, out: Console, err: Console) -> int:
         out.print(table)
     for line in result.notes:
         out.print(line)
-    if args.json:
-        with open(args.json, "w", encoding="utf-8") as handle:
-            json.dump(result.to_json(sizes=sizes, seed=args.seed), handle, indent=1)
+    if timings is not None:
+        outputs.write_atomic(timings, json.dumps(result.to_json(sizes=sizes, seed=args.seed), indent=1),
+                             "the timings")
         out.print(f"timings: {args.json}")
     return 0
 

@@ -107,24 +107,6 @@ def footer(verdicts: list[Verdict], seconds: float) -> dict:
             "seconds": round(seconds, 3)}
 
 
-def check_writable(path: str | Path, what: str = "the report") -> None:
-    """Fail before a run, not after it, when the report (or another file, ``what``) cannot be written."""
-    target = Path(path)
-    folder = target.resolve().parent
-    if target.is_dir():
-        raise ConfigError(f"cannot write {what} {path}: it is a folder")
-    if not folder.is_dir():
-        raise ConfigError(f"cannot write {what} {path}: no folder {folder}")
-    existed = target.exists()
-    try:
-        with open(target, "a"):
-            pass
-    except OSError as exc:
-        raise ConfigError(f"cannot write {what} {path}: {exc.strerror or exc}") from None
-    if not existed:
-        target.unlink(missing_ok=True)
-
-
 def search_line(name: str, unit: Unit, result: SearchResult | None) -> dict:
     """One search of a shard (or the reason its (implementation, contract) did not run)."""
     line: dict[str, Any] = {"type": "search", "implementation": name, "contract": unit.contract,

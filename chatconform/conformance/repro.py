@@ -13,7 +13,7 @@ import shlex
 from pathlib import Path
 from typing import Any
 
-from chatconform.conformance import discovery, shapes
+from chatconform.conformance import discovery, outputs, shapes
 from chatconform.conformance.argtypes import read_input
 from chatconform.conformance.contracts import get_check, get_contract
 from chatconform.conformance.engine import Verdict, evaluate_case
@@ -29,26 +29,32 @@ FAILURES_DIR = Path(".chatconform") / "failures"
 
 
 def save_failure(record: dict[str, Any], directory: Path = FAILURES_DIR) -> Path:
+    """Save one failure, atomically (a failed write leaves no half a case); its file's path."""
     directory.mkdir(parents=True, exist_ok=True)
     digest = hashlib.sha256(json.dumps(record["case"], sort_keys=True).encode()).hexdigest()[:10]
     variant = f"--{record['variant']}" if record.get("variant") else ""
     label = re.split(r"[\\/]", record["implementation"])[-1]  # a file spec: its file name and attribute
     slug = re.sub(r"[^A-Za-z0-9_.-]+", "_", f"{label}--{record['check']}{variant}")
     path = directory / f"{slug}--{digest}.json"
-    path.write_text(json.dumps(record, indent=2) + "\n")
+    outputs.write_atomic(path, json.dumps(record, indent=2) + "\n", "the saved failure")
     return path
 
 
-def save_failures(verdicts: list[Verdict], directory: Path = FAILURES_DIR) -> None:
-    """Save every failure of a run, recording on each where it went (or why it could not)."""
+def save_failures(verdicts: list[Verdict], directory: Path = FAILURES_DIR, *, shown: Path | None = None) -> None:
+    """Save every failure of a run, recording on each where it went (or why it could not);
+    ``shown``: the folder as the record names it (``directory`` itself by default)."""
     for verdict in verdicts:
         if verdict.status != Status.FAIL:
             continue
         for failure in verdict.failures:
             try:
-                failure.saved = f"{save_failure(failure_record(verdict, failure), directory)}"
+                path = save_failure(failure_record(verdict, failure), directory)
             except OSError as exc:
                 failure.saved = f"not saved ({exc.strerror or exc})"
+            except ConfigError as exc:
+                failure.saved = f"not saved ({exc})"
+            else:
+                failure.saved = str(path if shown is None else shown / path.name)
 
 
 def check_case(implementation: Any, check_id: str, case: Any, *, variant: str | None = None,

@@ -1,5 +1,5 @@
-"""The JSON-lines report of a run (``chatconform run --report FILE``), written when the run
-finishes; the lines themselves are :mod:`chatconform.conformance.report`'s."""
+"""The JSON-lines report of a run (``chatconform run --report FILE``), written atomically when
+the run finishes; the lines themselves are :mod:`chatconform.conformance.report`'s."""
 
 from __future__ import annotations
 
@@ -8,9 +8,8 @@ from collections.abc import Sequence
 from datetime import datetime, timezone
 from pathlib import Path
 
-from chatconform.conformance import report
+from chatconform.conformance import outputs, report
 from chatconform.conformance.engine import Event, RunFinished, RunStarted
-from chatconform.errors import ConfigError
 
 
 class JsonlReporter:
@@ -18,11 +17,12 @@ class JsonlReporter:
     lines, one result line per verdict, and the footer with the counts.
 
     ``providers``: the providers the run was narrowed to (``--provider``), which the header
-    records, in the order given.
+    records, in the order given. ``path`` is made absolute here, at the start, so a chdir
+    during the run does not move the report.
     """
 
     def __init__(self, path: str | Path, *, version: str, providers: Sequence[str] = ()) -> None:
-        self.path, self.version, self.providers = path, version, list(providers)
+        self.path, self.version, self.providers = Path(path).absolute(), version, list(providers)
         self.started: RunStarted | None = None
         self.started_at = datetime.now(timezone.utc)
 
@@ -49,9 +49,4 @@ class JsonlReporter:
             searches = [report.search_line(names[u.impl], u, outcome.results.get(u)) for u in outcome.units]
         lines = [head, *searches, *map(report.result_line, outcome.verdicts),
                  report.footer(outcome.verdicts, finished.seconds)]
-        try:
-            with open(self.path, "w") as out:
-                for line in lines:
-                    out.write(json.dumps(line, default=str) + "\n")
-        except OSError as exc:
-            raise ConfigError(f"cannot write the report {self.path}: {exc.strerror}") from None
+        outputs.write_atomic(self.path, "".join(json.dumps(line, default=str) + "\n" for line in lines))

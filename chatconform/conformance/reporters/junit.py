@@ -16,10 +16,10 @@ import xml.etree.ElementTree as ET
 from collections import Counter
 from pathlib import Path
 
+from chatconform.conformance import outputs
 from chatconform.conformance.engine import Event, RunFinished, SearchFinished, Verdict
 from chatconform.conformance.present import describe
 from chatconform.conformance.status import Status
-from chatconform.errors import ConfigError
 
 #: Characters XML 1.0 cannot hold, even escaped (a case may contain any of them).
 _NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
@@ -30,10 +30,11 @@ def _xml_text(text: str) -> str:
 
 
 class JunitReporter:
-    """Writes the file when the run finishes; ``strict`` as ``run --strict`` (warnings fail)."""
+    """Writes the file atomically when the run finishes; ``strict`` as ``run --strict`` (warnings
+    fail). ``path`` is made absolute at the start, so a chdir during the run does not move it."""
 
     def __init__(self, path: str | Path, *, strict: bool = False) -> None:
-        self.path, self.strict = path, strict
+        self.path, self.strict = Path(path).absolute(), strict
         self.seconds: Counter[str] = Counter()  # implementation -> seconds its searches took
 
     def __call__(self, event: Event) -> None:
@@ -79,7 +80,5 @@ class JunitReporter:
 
     def write(self, document: ET.ElementTree) -> None:
         ET.indent(document)
-        try:
-            document.write(self.path, encoding="utf-8", xml_declaration=True)
-        except OSError as exc:
-            raise ConfigError(f"cannot write the JUnit XML {self.path}: {exc.strerror}") from None
+        text = ET.tostring(document.getroot(), encoding="utf-8", xml_declaration=True)
+        outputs.write_atomic(self.path, text, "the JUnit XML")
