@@ -101,13 +101,14 @@ def _defaults(cls: type) -> dict[str, Any]:
     return _DEFAULTS[cls]
 
 
-def _slim(obj: dict[str, Any], inherited_time: Any) -> dict[str, Any]:
-    """``obj`` without the fields loading would fill in anyway, its tag first."""
+def _slim(obj: dict[str, Any], inherited_time: Any, skip: tuple[str, ...] = ()) -> dict[str, Any]:
+    """``obj`` without the fields loading would fill in anyway, its tag first; the keys in
+    ``skip`` left for the caller."""
     cls = next((_KINDS.get(f"{tag}:{obj.get(tag)}") for tag in _TAGS if tag in obj), None)
     defaults = _defaults(cls) if cls else {}
     out = {tag: obj[tag] for tag in _TAGS if tag in obj}
     for key, value in obj.items():
-        if key in _TAGS:
+        if key in _TAGS or key in skip:
             continue
         if key == "timestamp":
             if value != inherited_time:
@@ -148,12 +149,13 @@ def history_to_json(history: Sequence[ModelMessage]) -> list[Any]:
     previous = DEFAULT_TIMESTAMP
     for message in ModelMessagesTypeAdapter.dump_python(list(history), mode="json"):
         stamp = message.get("timestamp")
-        slim = _slim(message, previous)
+        slim = _slim(message, previous, skip=("parts",))
         if stamp is not None:
             previous = stamp
         elif "timestamp" in message:  # a request without a time: say so, or it would inherit one
             slim["timestamp"] = None
-        slim["parts"] = [_slim(part, previous) for part in message.get("parts", [])]
+        if "parts" in message:
+            slim["parts"] = [_slim(part, previous) for part in message["parts"]]
         out.append(slim)
     return out
 

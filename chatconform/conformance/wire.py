@@ -20,7 +20,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from chatconform.history import history_from_json, history_to_json
+from pydantic_ai.messages import ModelMessagesTypeAdapter
+
+from chatconform.history import history_from_json
 
 #: An input field that holds a history: the history schema every call schema shares.
 HISTORY_SCHEMA: dict[str, Any] = {"$ref": "#/$defs/history"}
@@ -66,8 +68,10 @@ def history_result(data: Any) -> Any:
 
 
 def history_reply(output: Any) -> Any:
-    """A history result as the host sends it: the JSON :func:`history_result` reads back."""
-    return history_to_json(output)
+    """A history result as the host sends it: pydantic-ai's own JSON, every field written
+    (which :func:`history_result` reads back as it reads the slim form, and several times
+    faster to write than :func:`~chatconform.history.history_to_json`)."""
+    return ModelMessagesTypeAdapter.dump_python(list(output), mode="json")
 
 
 def history_result_schema(description: str) -> dict[str, Any]:

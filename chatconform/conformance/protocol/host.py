@@ -25,13 +25,16 @@ last line of stderr, which the parent turns into its one-line error.
 from __future__ import annotations
 
 import asyncio
+import base64
 import inspect
 import json
 import os
+import pickle
 import sys
 from typing import Any, BinaryIO
 
 from chatconform.conformance.protocol.forked import LOAD_ERROR, LOAD_FAILED, MISSING_LIBRARY
+from chatconform.conformance.snapshot import Frozen
 
 #: The memory a host may map, in MiB, unless the run sets another (``--memory-limit``).
 DEFAULT_MEMORY_MIB = 4096
@@ -107,7 +110,18 @@ class _Host:
         wire = {method.name: method for method in contract.wire()}[call["method"]]
         changed: str | None = None
         try:
-            if call["method"] == contract.method:
+            if "arguments" in call:  # the parent's own objects (the built-in host's calls)
+                received = pickle.loads(base64.b64decode(call["arguments"]))
+                own = call["method"] == contract.method
+                frozen = Frozen(received) if own else None
+                args, kwargs = frozen.copy() if frozen is not None else received
+                output = _settled(getattr(self.impl.obj, call["method"])(*args, **kwargs))
+                problem = contract.output_problem(output, args) if own else None
+                if problem is not None:
+                    return {"id": call["id"], "error": {"type": "MalformedResult", "message": problem}}
+                if frozen is not None:
+                    changed = _changed(frozen, (args, kwargs))
+            elif call["method"] == contract.method:
                 case = contract.case_from_json(call["input"])
                 frozen = contract.freeze(case)
                 working = frozen.copy()
@@ -115,11 +129,7 @@ class _Host:
                 problem = contract.output_problem(output, case)
                 if problem is not None:
                     return {"id": call["id"], "error": {"type": "MalformedResult", "message": problem}}
-                try:
-                    if frozen.changed(working):
-                        changed = "the implementation changed its input"
-                except Exception as exc:  # noqa: BLE001 - it broke the input's shape
-                    changed = f"the implementation changed its input ({type(exc).__name__}: {exc})"
+                changed = _changed(frozen, working)
             else:
                 args, kwargs = wire.receive(call["input"]) if wire.receive else ((call["input"],), {})
                 output = _settled(getattr(self.impl.obj, call["method"])(*args, **kwargs))
@@ -136,6 +146,14 @@ class _Host:
         if changed is not None:
             reply["input_changed"] = changed
         return reply
+
+
+def _changed(frozen: Frozen, working: Any) -> str | None:
+    """How the implementation changed its input, or None."""
+    try:
+        return "the implementation changed its input" if frozen.changed(working) else None
+    except Exception as exc:  # noqa: BLE001 - it broke the input's shape
+        return f"the implementation changed its input ({type(exc).__name__}: {exc})"
 
 
 def _settled(value: Any) -> Any:

@@ -17,8 +17,10 @@ lines of stderr; the program is stopped and started again for the next call.
 
 from __future__ import annotations
 
+import base64
 import itertools
 import json
+import pickle
 import shlex
 import threading
 import time
@@ -245,11 +247,16 @@ class Program:
 
     def _call(self, name: str, method: str, args: tuple, kwargs: dict) -> Any:
         contract, wire = get_contract(name), _wire(name)[method]
-        data, provider = wire.encode(args, kwargs)
-        request = {"contract": name, "method": method, "input": data}
-        if provider is not None:
-            request["provider"] = provider
         own = method == contract.method
+        if self._session.launch is not None and (pickled := _pickled(args, kwargs)) is not None:
+            # The built-in host gets the very objects an in-process call would (this side's
+            # data, so unpickling it there is safe); only what comes back must be plain JSON.
+            request = {"contract": name, "method": method, "arguments": pickled}
+        else:
+            data, provider = wire.encode(args, kwargs)
+            request = {"contract": name, "method": method, "input": data}
+            if provider is not None:
+                request["provider"] = provider
         if own:
             self._input_change = None
         reply = self._session.call(request)
@@ -269,6 +276,14 @@ class Program:
             return wire.decode(reply["result"])
         except ValueError as exc:
             raise MalformedResult(f"not a {kind} result: {exc}") from None
+
+
+def _pickled(args: tuple, kwargs: dict) -> str | None:
+    """A call's arguments for the built-in host, or None where they do not pickle."""
+    try:
+        return base64.b64encode(pickle.dumps((args, kwargs), protocol=pickle.HIGHEST_PROTOCOL)).decode("ascii")
+    except Exception:  # noqa: BLE001 - then they travel as JSON
+        return None
 
 
 def _error_text(error: dict) -> str:
