@@ -116,6 +116,14 @@ class Frozen:
         except (pickle.PicklingError, TypeError, AttributeError):
             self._blob = None
 
+    @classmethod
+    def from_pickle(cls, blob: bytes) -> Frozen:
+        """A case that arrived as a pickle (the built-in host's call): the pickle is the
+        source of the copy, and the case itself is loaded only if a comparison needs it."""
+        frozen = cls.__new__(cls)
+        frozen._case, frozen._blob, frozen._baseline = _UNLOADED, blob, None
+        return frozen
+
     def copy(self) -> Any:
         """A fresh copy of the case, sharing nothing with it."""
         if self._blob is None:
@@ -135,7 +143,12 @@ class Frozen:
             except (pickle.PicklingError, TypeError, AttributeError):
                 pass  # something unpicklable was put into the input: the walk decides
         # Different bytes may still be equal values rebound in place: compare by value.
+        if self._case is _UNLOADED:
+            self._case = pickle.loads(self._blob)
         return snapshot(working) != snapshot(self._case)
+
+
+_UNLOADED = object()
 
 
 def _pickled(value: Any) -> bytes:

@@ -32,9 +32,12 @@ def evaluate_case(impl: Implementation, contract: Contract, case: Any, variant: 
     def wanted(check_id: str) -> bool:
         return only is None or check_id in only
 
+    # A program gets the case serialized: it cannot touch this copy, and says what it did to
+    # its own (Program.input_change). One in this process gets a private copy, compared after.
+    program = impl.obj if isinstance(impl.obj, Program) else None
     try:
-        frozen = contract.freeze(case)
-        working = frozen.copy()
+        frozen = contract.freeze(case) if program is None else None
+        working = frozen.copy() if frozen is not None else case
     except Exception as exc:  # noqa: BLE001 - the engine's own failure, reported as such
         raise EngineCaseError("copy or fingerprint", exc, case) from exc
     fn = impl.method(contract)
@@ -75,15 +78,17 @@ def evaluate_case(impl: Implementation, contract: Contract, case: Any, variant: 
     result.judged = problem is None
     if wanted(untouched):
         result.evaluated.add(untouched)
-        reported = impl.obj.input_change() if isinstance(impl.obj, Program) else None
-        try:
-            mutated, detail = frozen.changed(working), ""
-        except Exception as exc:  # noqa: BLE001 - the implementation broke the input's shape
-            mutated, detail = True, f" ({type(exc).__name__}: {exc})"
-        if reported is not None:
-            fail(untouched, reported)
-        elif mutated:
-            fail(untouched, "the implementation changed its input" + detail)
+        if program is not None or frozen is None:
+            reported = program.input_change() if program is not None else None
+            if reported is not None:
+                fail(untouched, reported)
+        else:
+            try:
+                mutated, detail = frozen.changed(working), ""
+            except Exception as exc:  # noqa: BLE001 - the implementation broke the input's shape
+                mutated, detail = True, f" ({type(exc).__name__}: {exc})"
+            if mutated:
+                fail(untouched, "the implementation changed its input" + detail)
     if not result.judged:
         return result
     example = Example(contract, case, outcome.output, variant, impl=impl)

@@ -33,6 +33,7 @@ import pickle
 import sys
 from typing import Any, BinaryIO
 
+from chatconform.conformance.protocol import datapickle
 from chatconform.conformance.protocol.forked import LOAD_ERROR, LOAD_FAILED, MISSING_LIBRARY
 from chatconform.conformance.snapshot import Frozen
 
@@ -111,10 +112,10 @@ class _Host:
         changed: str | None = None
         try:
             if "arguments" in call:  # the parent's own objects (the built-in host's calls)
-                received = pickle.loads(base64.b64decode(call["arguments"]))
+                blob = base64.b64decode(call["arguments"])
                 own = call["method"] == contract.method
-                frozen = Frozen(received) if own else None
-                args, kwargs = frozen.copy() if frozen is not None else received
+                frozen = Frozen.from_pickle(blob) if own else None
+                args, kwargs = frozen.copy() if frozen is not None else pickle.loads(blob)
                 output = _settled(getattr(self.impl.obj, call["method"])(*args, **kwargs))
                 problem = contract.output_problem(output, args) if own else None
                 if problem is not None:
@@ -135,14 +136,18 @@ class _Host:
                 output = _settled(getattr(self.impl.obj, call["method"])(*args, **kwargs))
         except BaseException as exc:  # noqa: BLE001 - whatever the implementation raised is its answer
             return {"id": call["id"], "error": _error(exc)}
-        try:
-            result = wire.result_json(output)
-            json.dumps(result)  # fails here, as the implementation's, not in send
-        except Exception as exc:  # noqa: BLE001 - a result that cannot travel is malformed
-            return {"id": call["id"], "error": {
-                "type": "MalformedResult",
-                "message": f"the result cannot be sent as JSON ({type(exc).__name__}: {exc})"}}
-        reply: dict[str, Any] = {"id": call["id"], "result": result}
+        reply: dict[str, Any] = {"id": call["id"]}
+        pickled = datapickle.dumps(output)
+        if pickled is not None:  # the objects as they are, where they are data
+            reply["pickled"] = pickled
+        else:
+            try:
+                reply["result"] = wire.result_json(output)
+                json.dumps(reply["result"])  # fails here, as the implementation's, not in send
+            except Exception as exc:  # noqa: BLE001 - a result that cannot travel is malformed
+                return {"id": call["id"], "error": {
+                    "type": "MalformedResult",
+                    "message": f"the result cannot be sent as JSON ({type(exc).__name__}: {exc})"}}
         if changed is not None:
             reply["input_changed"] = changed
         return reply

@@ -32,7 +32,7 @@ from typing import Any
 from chatconform.conformance.contract import Contract
 from chatconform.conformance.contracts import get_contract
 from chatconform.conformance.guard import DEFAULT_TIMEOUT, time_left
-from chatconform.conformance.protocol import messages
+from chatconform.conformance.protocol import datapickle, messages
 from chatconform.conformance.protocol.channel import Channel, Fault
 from chatconform.conformance.protocol.forked import LOAD_ERROR, MISSING_LIBRARY, HostProcess
 from chatconform.conformance.wire import WireMethod
@@ -267,8 +267,13 @@ class Program:
             raise error(_error_text(reply["error"]))
         if own:
             self._input_change = reply.get("input_changed")
-        # The result's schema: the contract's own method's, or "<contract>.<method>".
         kind = name if own else f"{name}.{method}"
+        if "pickled" in reply:
+            try:
+                return datapickle.loads(reply["pickled"])
+            except ValueError as exc:
+                raise MalformedResult(f"not a {kind} result: {exc}") from None
+        # The result's schema: the contract's own method's, or "<contract>.<method>".
         problem = messages.problem(reply["result"], "call-reply", kind)
         if problem is not None:
             raise MalformedResult(f"not a {kind} result: {problem}")
