@@ -45,7 +45,7 @@ def main() -> None:
     args = parser.parse_args()
     contract = get_contract("thread")
     cases = draw(contract, args.cases)
-    impls = {"in-process": discovery.load(f"{EXAMPLE}:InProcessThreads"),
+    impls = {"in-process": discovery.load(f"{EXAMPLE}:InProcessThreads", in_process=True),
              "exec:": discovery.load(f"exec:{sys.executable} {EXAMPLE}")}
     seconds = dict.fromkeys(impls, 0.0)
     for _ in range(args.rounds):

@@ -41,6 +41,8 @@ def evaluate_case(impl: Implementation, contract: Contract, case: Any, variant: 
     except Exception as exc:  # noqa: BLE001 - the engine's own failure, reported as such
         raise EngineCaseError("copy or fingerprint", exc, case) from exc
     fn = impl.method(contract)
+    if program is not None:
+        program.watch_input()
     outcome = guarded_call(lambda: contract.call(fn, working, variant), timeout)
     result = Evaluation()
     as_json: list[Any] = []  # the case as JSON, made only when something fails

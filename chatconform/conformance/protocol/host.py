@@ -13,10 +13,13 @@ What the host adds to a plain program: each call of a contract's own method load
 case from the call's input, snapshots it (:meth:`~chatconform.conformance.contract.Contract.freeze`),
 calls the implementation on a private copy, and says in the reply whether the copy changed
 (``input_changed``, so ``input_untouched`` judges a Python implementation as it did in one
-process). A result that is not the contract's kind is an error of type ``MalformedResult``
-with the contract's own words. The protocol's stdin and stdout are moved to private file
-descriptors before the implementation loads: what it prints goes to stderr, and closing or
-reading fd 0 and 1 cannot cut the session.
+process); a call from the parent, which sends the very objects pickled, is snapshotted
+when it asks (``"watch": true``: the engine's own call of each case). A result comes
+back as a data pickle (:mod:`~chatconform.conformance.protocol.datapickle`) where it holds
+only data classes, else as the contract's JSON; one that is not the contract's kind is an
+error of type ``MalformedResult`` with the contract's own words. The protocol's stdin and
+stdout are moved to private file descriptors before the implementation loads: what it
+prints goes to stderr, and closing or reading fd 0 and 1 cannot cut the session.
 
 Loading fails with exit status 2 (3: a library is not installed) and the reason as the
 last line of stderr, which the parent turns into its one-line error.
@@ -114,7 +117,7 @@ class _Host:
             if "arguments" in call:  # the parent's own objects (the built-in host's calls)
                 blob = base64.b64decode(call["arguments"])
                 own = call["method"] == contract.method
-                frozen = Frozen.from_pickle(blob) if own else None
+                frozen = Frozen.from_pickle(blob) if own and call.get("watch") else None
                 args, kwargs = frozen.copy() if frozen is not None else pickle.loads(blob)
                 output = _settled(getattr(self.impl.obj, call["method"])(*args, **kwargs))
                 problem = contract.output_problem(output, args) if own else None

@@ -234,11 +234,18 @@ class Program:
         self.models = declared.get("models")
         self.expected_failures = dict(declared.get("expected_failures") or {})
         self._input_change: str | None = None
+        self._watch = False
         self._closer = weakref.finalize(self, session.close)  # also at exit
 
     def close(self) -> None:
         """Stop the program (it is stopped anyway when this object goes, or at exit)."""
         self._closer()
+
+    def watch_input(self) -> None:
+        """Ask the next call of a contract's own method to report what became of its input
+        (the engine's call of each case; the checks' further calls are not watched, which
+        spares the snapshot of a long history each time)."""
+        self._watch = True
 
     def input_change(self) -> str | None:
         """What the program said it did to the input of the last call of a contract's own
@@ -248,10 +255,13 @@ class Program:
     def _call(self, name: str, method: str, args: tuple, kwargs: dict) -> Any:
         contract, wire = get_contract(name), _wire(name)[method]
         own = method == contract.method
+        watch, self._watch = self._watch, self._watch and not own
         if self._session.launch is not None and (pickled := _pickled(args, kwargs)) is not None:
             # The built-in host gets the very objects an in-process call would (this side's
             # data, so unpickling it there is safe); only what comes back must be plain JSON.
             request = {"contract": name, "method": method, "arguments": pickled}
+            if own and watch:
+                request["watch"] = True
         else:
             data, provider = wire.encode(args, kwargs)
             request = {"contract": name, "method": method, "input": data}
