@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -115,6 +116,9 @@ def _parser() -> argparse.ArgumentParser:
                      help="load Python implementations in this process, for a debugger's breakpoints "
                           "(default: each runs in a process of its own, so a crash, hang or exit is a "
                           "verdict and cannot stop the run or fake a pass)")
+    run.add_argument("--memory-limit", type=int, default=None, metavar="MIB",
+                     help="the address space each implementation's process may map, in MiB (default 4096; "
+                          "0: no cap): past it, an allocation fails there, as a no_crash verdict")
     run.add_argument("--strict", action="store_true",
                      help="exit 1 on warning-level findings too (portability hazards, advice)")
     run.add_argument("--verbose", "-v", action="store_true",
@@ -230,6 +234,12 @@ def _run(args, out: Console, err: Console, report: Path | None, junit: Path | No
     if report is not None:
         handlers.append(JsonlReporter(report, version=_version(), providers=args.provider))
     selection = engine.select(args.contract, args.check)
+    if args.memory_limit is not None:
+        if args.memory_limit < 0:
+            raise ConfigError(f"--memory-limit {args.memory_limit}: give MiB (0: no cap)")
+        from chatconform.conformance.protocol.forked import MEMORY_VARIABLE
+
+        os.environ[MEMORY_VARIABLE] = str(args.memory_limit)  # what each host process reads
     if args.impl:
         impls = [discovery.load(spec, in_process=args.in_process) for spec in args.impl]
     else:

@@ -146,3 +146,12 @@ class MutateLater(_Thread):
 
         threading.Thread(target=later, daemon=True).start()
         return extract_thread(rows)
+
+
+class AllocateTooMuch(_Thread):
+    """Asks for 8 GiB at once."""
+
+    name = "allocate-too-much"
+
+    def attack(self, rows):
+        return [bytearray(8 * 2**30)]

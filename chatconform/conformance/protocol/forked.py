@@ -38,6 +38,10 @@ HOST_MODULE = "chatconform.conformance.protocol.host"
 #: the start of its stderr line that says why.
 LOAD_FAILED, MISSING_LIBRARY = 2, 3
 LOAD_ERROR = "chatconform host: "
+#: The memory a host may map, in MiB, unless the run sets another (``run --memory-limit``,
+#: which sets this variable; 0: no cap).
+DEFAULT_MEMORY_MIB = 4096
+MEMORY_VARIABLE = "CHATCONFORM_HOST_MEMORY_MIB"
 _MESSAGE_BYTES = 1 << 20  # a request holds the environment
 
 

@@ -37,12 +37,15 @@ import sys
 from typing import Any, BinaryIO
 
 from chatconform.conformance.protocol import datapickle
-from chatconform.conformance.protocol.forked import LOAD_ERROR, LOAD_FAILED, MISSING_LIBRARY
+from chatconform.conformance.protocol.forked import (
+    DEFAULT_MEMORY_MIB,
+    LOAD_ERROR,
+    LOAD_FAILED,
+    MEMORY_VARIABLE,
+    MISSING_LIBRARY,
+)
 from chatconform.conformance.snapshot import Frozen
 
-#: The memory a host may map, in MiB, unless the run sets another (``--memory-limit``).
-DEFAULT_MEMORY_MIB = 4096
-MEMORY_VARIABLE = "CHATCONFORM_HOST_MEMORY_MIB"
 
 
 def _take_stdio() -> tuple[BinaryIO, int]:

@@ -1,0 +1,97 @@
+"""A Python implementation that attacks its own process cannot take the run down, hang it,
+or fake a pass: it runs in a process of its own (the built-in host), so each attack is a
+verdict, the run ends in bounded time, and the report is written where it was asked for.
+
+Each run is a real ``chatconform run`` in a subprocess, so an attack that escaped would
+show as this test's failure, not as the test process's end. The implementations are in
+``hostile.py`` beside this file.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+HOSTILE = Path(__file__).resolve().parent / "hostile.py"
+ROOT = Path(__file__).resolve().parents[2]
+#: Seconds a run may take: start, a few examples, one deadline of 2 s, the report.
+BOUND = 40
+
+# name: (the check that fails, what its message says)
+ATTACKS = {
+    "ExitZero": ("thread.no_crash", "exited with status 0"),
+    "ExitOne": ("thread.no_crash", "exited with status 1"),
+    "KillSelf": ("thread.no_crash", "exited with signal 9"),
+    "HoldTheGil": ("thread.no_crash", "did not return within 2s (hung)"),
+    "HangWhenIterated": ("thread.no_crash", "did not return within 2s (hung)"),
+    "HangWhenRead": ("thread.no_crash", "did not return within 2s (hung)"),
+    "RaiseWhenRead": ("thread.no_crash", "raised RuntimeError: no id today"),
+    "CloseStdio": ("thread.starts_at_newest", ""),
+    "RewireTheEngine": ("thread.starts_at_newest", ""),
+}
+
+
+def _run(tmp_path: Path, name: str, *more: str, env: dict | None = None) -> tuple[subprocess.CompletedProcess, float]:
+    command = [sys.executable, "-m", "chatconform", "run", "--impl", f"{HOSTILE}:{name}", "--contract", "thread",
+               "--examples", "8", "--timeout", "2", "--report", "out/report.jsonl", *more]
+    (tmp_path / "out").mkdir(exist_ok=True)
+    started = time.monotonic()
+    done = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, timeout=BOUND * 3,
+                          env={**os.environ, "PYTHONPATH": str(ROOT), **(env or {})})
+    return done, time.monotonic() - started
+
+
+def _results(path: Path) -> dict[str, dict]:
+    lines = [json.loads(line) for line in path.read_text().splitlines()]
+    return {line["check"]: line for line in lines if line.get("type") == "result"}
+
+
+@pytest.mark.parametrize("name", list(ATTACKS))
+def test_an_attack_on_its_own_process_is_a_failing_verdict(tmp_path, name):
+    check, said = ATTACKS[name]
+    done, seconds = _run(tmp_path, name, "--check", check)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert seconds < BOUND, f"{name} took {seconds:.0f}s"
+    assert "Traceback" not in done.stderr
+    results = _results(tmp_path / "out" / "report.jsonl")
+    assert results[check]["status"] == "fail", results[check]
+    assert said in results[check]["message"], results[check]["message"]
+    assert f"FAIL {check}" in done.stdout
+
+
+def test_a_rewired_engine_in_the_implementations_process_fakes_nothing(tmp_path):
+    done, _ = _run(tmp_path, "RewireTheEngine", "--check", "thread.starts_at_newest", "--check",
+                   "thread.matches_reference", "--check", "thread.no_crash")
+    results = _results(tmp_path / "out" / "report.jsonl")
+    assert {c: r["status"] for c, r in results.items()} == {
+        "thread.starts_at_newest": "fail", "thread.matches_reference": "fail", "thread.no_crash": "pass"}
+    assert done.returncode == 1
+
+
+def test_a_folder_change_in_the_implementation_moves_no_file(tmp_path):
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    done, _ = _run(tmp_path, "ChangeFolder", env={"HOSTILE_FOLDER": str(elsewhere)})
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert all(r["status"] == "pass" for r in _results(tmp_path / "out" / "report.jsonl").values())
+    assert list(elsewhere.iterdir()) == []
+
+
+def test_in_process_is_the_old_way_and_says_so(tmp_path):
+    # The same attack in this process: the run itself ends, with the implementation's status.
+    done, _ = _run(tmp_path, "ExitZero", "--in-process", "--check", "thread.no_crash")
+    assert done.returncode == 0 and not (tmp_path / "out" / "report.jsonl").exists()
+
+
+def test_an_allocation_past_the_memory_cap_is_a_verdict(tmp_path):
+    done, seconds = _run(tmp_path, "AllocateTooMuch", "--memory-limit", "1024", "--check", "thread.no_crash")
+    assert done.returncode == 1, done.stdout + done.stderr
+    crash = _results(tmp_path / "out" / "report.jsonl")["thread.no_crash"]
+    assert crash["status"] == "fail" and "MemoryError" in crash["message"], crash
+    assert seconds < BOUND
