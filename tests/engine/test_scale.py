@@ -20,7 +20,6 @@ import pytest
 
 from chatconform.cli import main
 from chatconform.conformance import api, discovery, engine, report
-from chatconform.conformance.engine import parallel
 from chatconform.conformance.status import Status
 from chatconform.errors import ConfigError
 
@@ -183,13 +182,13 @@ class TopLevel:
 @pytest.mark.slow
 def test_objects_are_sent_by_where_they_are_defined():
     impl = discovery.wrap(TopLevel)
-    spec = parallel.portable_spec(impl)  # by module name where a worker can import it, else by file
+    spec = discovery.portable_spec(impl)  # by module name where a worker can import it, else by file
     assert spec.endswith("test_scale.py:TopLevel") or spec.endswith("test_scale:TopLevel")
     verdicts = api.run_conformance(TopLevel, contracts=["payload"], examples=3, shrink=False, jobs=2)
     assert {v.status for v in verdicts} <= {Status.PASS, Status.NOT_EVALUATED}
     assert [v for v in verdicts if v.check == "payload.no_crash"][0].status == Status.PASS
     with pytest.raises(ConfigError, match="cannot send TopLevel"):
-        parallel.portable_spec(discovery.wrap(TopLevel()))
+        discovery.portable_spec(discovery.wrap(TopLevel()))
 
     class Local(TopLevel):
         pass
