@@ -47,7 +47,6 @@ from chatconform.conformance.protocol.forked import (
 from chatconform.conformance.snapshot import Frozen
 
 
-
 def _take_stdio() -> tuple[BinaryIO, int]:
     """The protocol's own copies of stdin and stdout; fd 0 becomes /dev/null and fd 1 stderr."""
     reader = os.fdopen(os.dup(0), "rb", buffering=1 << 16)
