@@ -98,10 +98,10 @@ def test_an_allocation_past_the_memory_cap_is_a_verdict(tmp_path):
 
 
 def test_the_pytest_plugin_gets_a_failing_item_not_a_dead_session(tmp_path):
-    done = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--pyargs",
-                           "chatconform.conformance", "--chatconform-impl", f"{HOSTILE}:ExitZero", "--chatconform-check", "thread.no_crash",
-                           "--chatconform-check", "thread.reaches_root", "--chatconform-examples", "5"],
-                          cwd=tmp_path, capture_output=True, text=True, timeout=BOUND * 3,
+    command = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--pyargs", "chatconform.conformance",
+               "--chatconform-impl", f"{HOSTILE}:ExitZero", "--chatconform-check", "thread.no_crash",
+               "--chatconform-check", "thread.reaches_root", "--chatconform-examples", "5"]
+    done = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, timeout=BOUND * 3,
                           env={**os.environ, "PYTHONPATH": str(ROOT)})
     assert done.returncode == 1, done.stdout[-2000:]
     # no_crash fails, and reaches_root, never evaluated, fails as not evaluated
