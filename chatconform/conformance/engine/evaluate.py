@@ -20,6 +20,13 @@ from chatconform.conformance.protocol import Program
 from chatconform.errors import ERROR, EngineCaseError, MalformedResult, NotApplicable, ProgramHung, Violation
 
 
+def transport_allowance(timeout: float) -> float:
+    """The time added to a program's deadline for moving the case and the result through
+    the pipe: a program is killed this much later, and the time its process measured for
+    the implementation itself decides whether the call hung (``Program.watch_input``)."""
+    return 2.0 + timeout / 2
+
+
 def evaluate_case(impl: Implementation, contract: Contract, case: Any, variant: str | None,
                   *, timeout: float, only: frozenset[str] | None = None) -> Evaluation:
     """Run one case through the implementation and every (selected) check.
@@ -41,9 +48,12 @@ def evaluate_case(impl: Implementation, contract: Contract, case: Any, variant: 
     except Exception as exc:  # noqa: BLE001 - the engine's own failure, reported as such
         raise EngineCaseError("copy or fingerprint", exc, case) from exc
     fn = impl.method(contract)
+    limit = timeout
     if program is not None:
-        program.watch_input()
-    outcome = guarded_call(lambda: contract.call(fn, working, variant), timeout)
+        program.watch_input(timeout)
+        if program.hosted:
+            limit = timeout + transport_allowance(timeout)
+    outcome = guarded_call(lambda: contract.call(fn, working, variant), limit)
     result = Evaluation()
     as_json: list[Any] = []  # the case as JSON, made only when something fails
 

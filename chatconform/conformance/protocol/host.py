@@ -34,6 +34,7 @@ import json
 import os
 import pickle
 import sys
+import time
 from typing import Any, BinaryIO
 
 from chatconform.conformance.protocol import datapickle
@@ -115,6 +116,7 @@ class _Host:
         contract = self.contract(call["contract"])
         wire = {method.name: method for method in contract.wire()}[call["method"]]
         changed: str | None = None
+        started = time.perf_counter()
         try:
             if "arguments" in call:  # the parent's own objects (the built-in host's calls)
                 blob = base64.b64decode(call["arguments"])
@@ -140,8 +142,8 @@ class _Host:
                 args, kwargs = wire.receive(call["input"]) if wire.receive else ((call["input"],), {})
                 output = _settled(getattr(self.impl.obj, call["method"])(*args, **kwargs))
         except BaseException as exc:  # noqa: BLE001 - whatever the implementation raised is its answer
-            return {"id": call["id"], "error": _error(exc)}
-        reply: dict[str, Any] = {"id": call["id"]}
+            return {"id": call["id"], "error": _error(exc), "seconds": time.perf_counter() - started}
+        reply: dict[str, Any] = {"id": call["id"], "seconds": time.perf_counter() - started}
         pickled = datapickle.dumps(output)
         if pickled is not None:  # the objects as they are, where they are data
             reply["pickled"] = pickled

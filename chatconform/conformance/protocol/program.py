@@ -235,17 +235,26 @@ class Program:
         self.expected_failures = dict(declared.get("expected_failures") or {})
         self._input_change: str | None = None
         self._watch = False
+        self._deadline: float | None = None
         self._closer = weakref.finalize(self, session.close)  # also at exit
 
     def close(self) -> None:
         """Stop the program (it is stopped anyway when this object goes, or at exit)."""
         self._closer()
 
-    def watch_input(self) -> None:
+    @property
+    def hosted(self) -> bool:
+        """Whether this is a Python implementation behind the built-in host."""
+        return self._session.launch is not None
+
+    def watch_input(self, timeout: float | None = None) -> None:
         """Ask the next call of a contract's own method to report what became of its input
         (the engine's call of each case; the checks' further calls are not watched, which
-        spares the snapshot of a long history each time)."""
-        self._watch = True
+        spares the snapshot of a long history each time), and to count as hung when the
+        implementation itself took more than ``timeout`` seconds (the time the built-in
+        host measured, so that moving a long history through the pipe is not held
+        against it)."""
+        self._watch, self._deadline = True, timeout
 
     def input_change(self) -> str | None:
         """What the program said it did to the input of the last call of a contract's own
@@ -256,6 +265,7 @@ class Program:
         contract, wire = get_contract(name), _wire(name)[method]
         own = method == contract.method
         watch, self._watch = self._watch, self._watch and not own
+        deadline = self._deadline if own and watch else None
         if self._session.launch is not None and (pickled := _pickled(args, kwargs)) is not None:
             # The built-in host gets the very objects an in-process call would (this side's
             # data, so unpickling it there is safe); only what comes back must be plain JSON.
@@ -270,6 +280,9 @@ class Program:
         if own:
             self._input_change = None
         reply = self._session.call(request)
+        took = reply.get("seconds")
+        if deadline is not None and isinstance(took, (int, float)) and took > deadline:
+            raise ProgramHung(f"the implementation took {took:.1f}s")
         if "error" in reply:
             if reply["error"].get("type") == "MalformedResult":  # the host's word for a result of the wrong kind
                 raise MalformedResult(reply["error"]["message"])
