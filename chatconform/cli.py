@@ -7,7 +7,8 @@ and times the contract functions on large inputs.
 
 Exit codes: 0 pass (expected failures included), 1 a check failed or was not evaluated
 (summary only with --fail-on-failure), 2 usage or configuration error, 3 nothing was
-selected to run.
+selected to run, 130 and 143 a run stopped by SIGINT (Ctrl-C) and SIGTERM, after writing
+a partial report.
 """
 
 from __future__ import annotations
@@ -80,7 +81,8 @@ def _parser() -> argparse.ArgumentParser:
 
     run = sub.add_parser("run", help="run the conformance checks against implementations",
                          description="Run the conformance checks against implementations; exit 0 when "
-                                     "every check passes, 1 when one fails.")
+                                     "every check passes, 1 when one fails; SIGINT (Ctrl-C) and SIGTERM "
+                                     "stop it within seconds with a partial report, exit 130 and 143.")
     run.add_argument("--impl", action="append", default=[], metavar="NAME|module:attr|file.py:attr|exec:CMD",
                      help="implementation to test (repeatable; default: every registered one); "
                           "exec:'COMMAND ARGS' runs a program in any language (docs/protocol.md)")
@@ -153,12 +155,13 @@ def _parser() -> argparse.ArgumentParser:
     summary.add_argument("--format", default="pretty", choices=["pretty", "markdown", "json"],
                          help="pretty (default), markdown (for a CI step summary) or json")
     summary.add_argument("--fail-on-failure", action="store_true",
-                         help="exit 1 when the report holds a failing check (a gate on a stored report)")
+                         help="exit 1 when the report holds a failing check or is the partial report "
+                              "of an interrupted run (a gate on a stored report)")
     summary.set_defaults(handler=cmd_summary)
 
     diff = sub.add_parser("diff", help="compare two reports by check id",
                           description="Compare two reports by check id; exit 1 when a check regressed "
-                                      "or disappeared.")
+                                      "or disappeared, or NEW is the partial report of an interrupted run.")
     diff.add_argument("old", metavar="OLD.jsonl", help="the baseline report (a folder: its shard reports, merged)")
     diff.add_argument("new", nargs="+", metavar="NEW.jsonl",
                       help="the report to compare with it, or every shard report of one run (files, or a "
@@ -206,6 +209,23 @@ def _parser() -> argparse.ArgumentParser:
 # -- run ---------------------------------------------------------------------------------------
 
 def cmd_run(args, out: Console, err: Console) -> int:
+    """:func:`_claimed`, stopped by SIGINT or SIGTERM between two steps (never mid-step), so
+    that what finished is reported and every program the run started is killed."""
+    from chatconform.conformance import stop
+    from chatconform.errors import Interrupted
+
+    with stop.handling():  # before the heavy imports of _run: a signal meanwhile is noted too
+        try:
+            return _claimed(args, out, err)
+        except Interrupted as exc:  # while loading the implementations: nothing ran
+            from chatconform.conformance.protocol import channel
+
+            channel.kill_all()
+            err.print(f"interrupted by {exc.signal} before the run started")
+            return stop.exit_code(exc.signal)
+
+
+def _claimed(args, out: Console, err: Console) -> int:
     """Claim the files the run writes for the whole run (:func:`outputs.claim`: resolved, checked
     and locked now, so a long run is not lost to a bad path, a chdir or a second run)."""
     from chatconform.conformance import outputs
@@ -220,7 +240,8 @@ def cmd_run(args, out: Console, err: Console) -> int:
 
 def _run(args, out: Console, err: Console, report: Path | None, junit: Path | None) -> int:
     """Load the implementations, run the engine with the reporters the options ask for."""
-    from chatconform.conformance import discovery, engine
+    from chatconform.conformance import discovery, engine, stop
+    from chatconform.conformance import report as reports
     from chatconform.conformance.guard import DEFAULT_TIMEOUT
     from chatconform.conformance.profiles import get_profile
     from chatconform.conformance.reporters import JsonlReporter, JunitReporter, SavedFailures, TerminalReporter
@@ -251,8 +272,16 @@ def _run(args, out: Console, err: Console, report: Path | None, junit: Path | No
         impl.select("providers", set(args.provider))
     outcome = engine.run(impls, selection, profile, seed=args.seed, timeout=args.timeout or DEFAULT_TIMEOUT,
                          jobs=args.jobs, shard=args.shard, handlers=handlers)
+    if outcome.interrupted:
+        err.print(reports.interrupted_text(outcome.interrupted, outcome.searched, outcome.searches)
+                  + (f"; partial report: {args.report}" if report is not None else ""))
+        return stop.exit_code(outcome.interrupted)
     if report is not None and not engine.nothing_ran(outcome.verdicts):
         out.print(f"report: {args.report}")
+    late = stop.requested()
+    if late:  # once every search had finished: the output above is whole
+        err.print(f"interrupted by {late} after the searches had finished")
+        return stop.exit_code(late)
     return engine.run_exit_code(outcome, strict=args.strict)
 
 
@@ -352,22 +381,26 @@ def cmd_summary(args, out: Console, err: Console) -> int:
     from chatconform.conformance.reporters import markdown, print_matrix
 
     parsed = report.read_many(args.report)
+    stopped = report.interruption(parsed)
     if args.format == "markdown":
         _write(markdown(parsed))
     elif args.format == "json":
         _write(json.dumps(report.summary_json(parsed), indent=2, ensure_ascii=False) + "\n")
     else:
+        if stopped:
+            out.print(f"{stopped}: {report.PARTIAL}")
         print_matrix(out, parsed.results)
         counts = report.counts(parsed.results)  # recounted: the footer's are not trusted
         out.print(", ".join(f"{n} {s}" for s, n in counts.items() if n))
-    failed = any(report.status_of(r).fails_run for r in parsed.results)
+    failed = stopped is not None or any(report.status_of(r).fails_run for r in parsed.results)
     return 1 if failed and args.fail_on_failure else 0
 
 
 def cmd_diff(args, out: Console, err: Console) -> int:
     from chatconform.conformance import report
 
-    result = report.diff(report.read_many([args.old]), report.read_many(args.new))
+    base, head = report.read_many([args.old]), report.read_many(args.new)
+    result = report.diff(base, head)
     sections = [("regressed", result.regressed), ("improved", result.improved),
                 ("changed", result.changed)]
     for title, rows in sections:
@@ -384,7 +417,11 @@ def cmd_diff(args, out: Console, err: Console) -> int:
     if missing:
         out.print(f"{len(result.disappeared)} check(s) of OLD are not in NEW: a regression "
                   "(--allow-missing if they were removed on purpose)")
-    return 1 if result.regressed or missing else 0
+    if (stopped := report.interruption(base)) is not None:
+        out.print(f"warning: OLD was {stopped}: {report.PARTIAL}")
+    if (cut := report.interruption(head)) is not None:
+        out.print(f"NEW was {cut}: a partial report passes no gate")
+    return 1 if result.regressed or missing or cut else 0
 
 
 def cmd_validate(args, out: Console, err: Console) -> int:

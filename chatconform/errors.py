@@ -108,3 +108,13 @@ class EngineCaseError(Exception):
 
     def __reduce__(self):
         return (EngineCaseError.restore, (str(self), self.case_text))
+
+
+class Interrupted(KeyboardInterrupt):
+    """The run was asked to stop (``signal``: ``"SIGINT"`` or ``"SIGTERM"``), raised where the
+    engine looks for a stop, never from a signal handler. A KeyboardInterrupt, so that
+    Hypothesis treats it as one: it stops at once and neither retries nor saves the case."""
+
+    def __init__(self, signal: str):
+        super().__init__(signal)
+        self.signal = signal

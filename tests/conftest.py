@@ -62,3 +62,21 @@ def short_run(tmp_path, monkeypatch):
         return by_check
 
     return run
+
+
+@pytest.fixture
+def start_run(tmp_path):
+    """Start ``chatconform run ARGS`` in ``tmp_path`` as a terminal would
+    (:func:`tests.processes.start_chatconform`); whatever is left of each run's process group
+    is killed at teardown."""
+    from tests.processes import kill_group, start_chatconform
+
+    started = []
+
+    def start(*args: str):
+        started.append(start_chatconform(tmp_path, "run", *args))
+        return started[-1]
+
+    yield start
+    for process in started:
+        kill_group(process)

@@ -2,10 +2,13 @@
 
 Each call runs on a daemon thread with a deadline: an exception is captured, a call
 past the deadline is abandoned (the thread may block forever without keeping the
-process alive), and the suite goes on. A coroutine result (an ``async def`` contract
-method, as pydantic-ai's own mappers are) is run to completion on that thread. Code on
-that thread can ask :func:`time_left` how long it has (a program behind the ``exec:``
-protocol is stopped before the deadline, so its hang is reported with its stderr).
+process alive), and the suite goes on. Once a stop is asked for (SIGINT, SIGTERM:
+:mod:`chatconform.conformance.stop`) the call is given up at once and raises
+:class:`~chatconform.errors.Interrupted`: what it did then is no verdict. A coroutine
+result (an ``async def`` contract method, as pydantic-ai's own mappers are) is run to
+completion on that thread. Code on that thread can ask :func:`time_left` how long it has
+(a program behind the ``exec:`` protocol is stopped before the deadline, so its hang is
+reported with its stderr).
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from chatconform.conformance import stop
 from chatconform.errors import ProgramError
 
 DEFAULT_TIMEOUT = 10.0
@@ -59,11 +63,18 @@ def guarded_call(fn: Callable[[], Any], timeout: float = DEFAULT_TIMEOUT) -> Cal
     deadline = time.monotonic() + timeout
     worker = threading.Thread(target=target, name="chatconform-call", daemon=True)
     worker.start()
-    worker.join(timeout)
+    while worker.is_alive() and (left := deadline - time.monotonic()) > 0:
+        worker.join(min(left, _STOP_POLL))  # a signal does not cut a join short: look for a stop
+        stop.check()
+    stop.check()
     outcome.seconds = time.perf_counter() - start
     if worker.is_alive():
         outcome.timed_out = True
     return outcome
+
+
+#: How often a guarded call still running looks for a stop, in seconds.
+_STOP_POLL = 0.05
 
 
 def time_left() -> float | None:

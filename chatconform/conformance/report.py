@@ -10,6 +10,11 @@ shorter, greener run; its counts are not trusted on reading (:func:`counts` reco
 from the result lines). Every line read is checked against its shape
 (:mod:`chatconform.conformance.shapes`): a report is data, wherever it came from.
 
+A run stopped by a signal writes a partial report: the verdicts of the searches that
+finished, the others' checks ``skip``, and a footer that says so (``interrupted``: the
+signal; ``searched`` of ``searches``). :func:`interruption` reads it back; ``summary`` says
+it, ``diff`` does not pass it, and :func:`merge` refuses such a shard.
+
 A shard's report (``run --shard I/N``) also holds one ``search`` line per search it ran,
 with everything the verdicts are folded from, so the shards of one run merge
 (:func:`merge`) into the report a single run would have written.
@@ -101,10 +106,33 @@ def result_line(verdict: Verdict) -> dict:
     }
 
 
-def footer(verdicts: list[Verdict], seconds: float) -> dict:
+def footer(verdicts: list[Verdict], seconds: float, *, interrupted: str | None = None, searched: int = 0,
+           searches: int = 0) -> dict:
+    """The last line; ``interrupted``: the signal that stopped the run after ``searched`` of its
+    ``searches``."""
     counts = Counter(v.status for v in verdicts)
-    return {"type": "footer", "counts": {str(s): counts.get(s, 0) for s in STATUSES},
+    line = {"type": "footer", "counts": {str(s): counts.get(s, 0) for s in STATUSES},
             "seconds": round(seconds, 3)}
+    if interrupted:
+        line |= {"interrupted": interrupted, "searched": searched, "searches": searches}
+    return line
+
+
+def interrupted_text(signal: str, searched: int, searches: int) -> str:
+    """How a stopped run is described, by the run and by ``summary`` and ``diff`` alike."""
+    return f"interrupted by {signal} after {searched} of {searches} searches"
+
+
+#: What a front end adds when it shows a partial report.
+PARTIAL = "a partial report (the checks of the searches it did not finish are skip)"
+
+
+def interruption(report: Report) -> str | None:
+    """What stopped the run of ``report`` (see :func:`interrupted_text`), or None when it ran to its end."""
+    foot = report.footer
+    if "interrupted" not in foot:
+        return None
+    return interrupted_text(foot["interrupted"], foot.get("searched", 0), foot.get("searches", 0))
 
 
 def search_line(name: str, unit: Unit, result: SearchResult | None) -> dict:
@@ -229,6 +257,9 @@ def merge(reports: list[Report]) -> Report:
     settings, implementations or plan differ), a shard given twice or overlapping another,
     and a run with a shard missing.
     """
+    for r in reports:
+        if (stopped := interruption(r)) is not None:
+            raise ConfigError(f"{r.path}: the shard was {stopped}, so its report is partial; run the shard again")
     plain = [r.path for r in reports if "shard" not in r.header]
     if plain:
         raise ConfigError(f"{plain[0]} is not a shard report (run --shard I/N); only the shards of one run "
@@ -344,6 +375,7 @@ def summary_json(report: Report) -> dict:
         "version": report.header.get("version"),
         "profile": report.header.get("profile"),
         "counts": counts(report.results),
+        "interrupted": interruption(report),
         "matrix": {i: {c: str(cells[(c, i)].status) for c in checks if (c, i) in cells} for i in impls},
         "failures": [{key: r.get(key) for key in ("implementation", "check", "status", "variant", "message")}
                      for r in report.results if status_of(r).fails_run],

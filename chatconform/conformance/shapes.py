@@ -258,7 +258,9 @@ SEARCH = Record({"implementation": STR, "contract": STR}, {
     }),
 })
 
-FOOTER = Record({"counts": MapOf(COUNT)}, {"seconds": NUMBER})
+#: ``interrupted``, ``searched`` and ``searches``: a run stopped by a signal (a partial report).
+FOOTER = Record({"counts": MapOf(COUNT)}, {"seconds": NUMBER, "interrupted": STR, "searched": COUNT,
+                                           "searches": COUNT})
 
 #: The shape of each report line by its ``type``; a line of another type is not read.
 REPORT_LINES = {"header": HEADER, "result": RESULT, "search": SEARCH, "footer": FOOTER}

@@ -150,6 +150,8 @@ def test_a_damaged_report_is_one_line_naming_file_line_and_field(name, command, 
     ({"type": "footer", "counts": {"pass": "2"}}, "counts.pass"),
     ({"type": "footer", "counts": [2]}, "counts"),
     ({"type": "footer"}, "counts"),
+    ({"type": "footer", "counts": {}, "interrupted": 2}, "interrupted"),
+    ({"type": "footer", "counts": {}, "interrupted": "SIGINT", "searched": -1}, "searched"),
 ])
 def test_a_damaged_footer_is_one_line(footer_line, field, tmp_path, capsys):
     (tmp_path / "r.jsonl").write_text(lines_text([HEADER, result(), footer_line]))

@@ -26,7 +26,7 @@ def skip_verdicts(impl: Any, contract: Contract, checks: frozenset[str] | None, 
 
 def fold_contract(impl: Any, contract: Contract, checks: frozenset[str] | None,
                   results: list[tuple[str | None, SearchResult]], *, partial: bool = False,
-                  cut_short: int | None = None) -> list[Verdict]:
+                  cut_short: int | None = None, cut_off: str | None = None) -> list[Verdict]:
     """The verdicts of one (implementation, contract) from its searches, one per selected check.
 
     ``impl`` needs ``name``, ``spec`` and ``expected_failures``. ``partial``: the searches are
@@ -34,6 +34,8 @@ def fold_contract(impl: Any, contract: Contract, checks: frozenset[str] | None,
     an expected failure that held on all of them, is undecided here (``skip``, saying so),
     as the other shards' searches may decide it. ``cut_short``: the profile's budget a search,
     when ``--examples`` asked for fewer: those two are undecided in such a quick look too.
+    ``cut_off``: the run was stopped before the contract's other searches, which nothing will
+    fold in later: only a failure stands, anything else is a ``skip`` with this message.
     """
     selected = [c for c in contract.ordered_checks() if checks is None or c.id in checks]
     examples = sum(r.examples for _, r in results)
@@ -48,6 +50,8 @@ def fold_contract(impl: Any, contract: Contract, checks: frozenset[str] | None,
             searched = ", ".join(str(v) for v, _ in results)
             _undecided(verdict, impl, f"undecided in this shard ({searched})", "an expected failure that held here",
                        "the merged report decides", any_gap=True)
+        if cut_off and verdict.status in (Status.PASS, Status.NOT_EVALUATED):
+            verdict.status, verdict.message = Status.SKIP, cut_off
         if cut_short:
             # Only a gap for want of an applicable case is the budget's doing; a crash on every case is not.
             _undecided(verdict, impl, f"undecided in a quick look (--examples; the profile searches {cut_short} "
@@ -124,8 +128,13 @@ def _apply_expectation(impl: Any, verdict: Verdict) -> Verdict:
 
 
 def fold_units(impls: list[Any], selection: Selection, units: list[Unit], planned: list[Unit],
-               results: dict[Unit, SearchResult], profile: Profile | None = None) -> list[Verdict]:
-    """The verdicts of ``units`` (of the run ``planned``, searched under ``profile``), in plan order."""
+               results: dict[Unit, SearchResult], profile: Profile | None = None, *,
+               interrupted: str | None = None) -> list[Verdict]:
+    """The verdicts of ``units`` (of the run ``planned``, searched under ``profile``), in plan order.
+
+    ``interrupted``: the signal that stopped the run, so that some units have no result; their
+    checks are ``skip``, saying so (a contract with some of its searches done keeps its failures).
+    """
     verdicts: list[Verdict] = []
     for index, name in dict.fromkeys((u.impl, u.contract) for u in units):
         contract = get_contract(name)
@@ -134,9 +143,19 @@ def fold_units(impls: list[Any], selection: Selection, units: list[Unit], planne
         if mine[0].skip is not None:
             verdicts.extend(skip_verdicts(impls[index], contract, selection.checks, mine[0].skip))
             continue
+        done = [u for u in mine if u in results] if interrupted else mine
+        cut_off = None
+        if len(done) < len(mine):
+            if not done:
+                verdicts.extend(skip_verdicts(impls[index], contract, selection.checks,
+                                              f"not run: the run was interrupted by {interrupted} first"))
+                continue
+            cut_off = (f"undecided: the run was interrupted by {interrupted} before the rest of its searches "
+                       f"(done: {', '.join(str(u.variant) for u in done)})")
         verdicts.extend(fold_contract(impls[index], contract, selection.checks,
-                                      [(u.variant, results[u]) for u in mine], partial=len(mine) < len(whole),
-                                      cut_short=profile.cut_short(contract.examples_scale) if profile else None))
+                                      [(u.variant, results[u]) for u in done], partial=len(mine) < len(whole),
+                                      cut_short=profile.cut_short(contract.examples_scale) if profile else None,
+                                      cut_off=cut_off))
     return verdicts
 
 

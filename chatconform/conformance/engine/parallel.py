@@ -10,9 +10,13 @@ in plan order. A worker forwards its search's events (:class:`ExampleRan`) to th
 which gives them to the run's handlers with the :class:`SearchStarted` and
 :class:`SearchFinished` of each unit, so progress reads as in a serial run.
 
-A worker ignores Ctrl-C: the parent, on Ctrl-C, ends every worker and raises. A worker
-that dies (a crash in native code, the out-of-memory killer) is an error of the search it
-was running, with its exit code; the others go on in a new worker.
+A worker ignores Ctrl-C from its start (a terminal sends it to the whole process group):
+the parent decides. On a stop (:mod:`chatconform.conformance.stop`) the parent stops waiting
+and ends its workers with SIGTERM, on which a worker kills the ``exec:`` programs it started
+and ends; one that has not ended within a few seconds is killed. A worker also ends, with
+its programs, as soon as its parent does, however the parent ended. A worker that dies (a
+crash in native code, the out-of-memory killer) is an error of the search it was running,
+with its exit code; the others go on in a new worker.
 """
 
 from __future__ import annotations
@@ -31,12 +35,13 @@ from dataclasses import dataclass
 from multiprocessing.connection import wait
 from typing import Any
 
-from chatconform.conformance import discovery
+from chatconform.conformance import discovery, stop
 from chatconform.conformance.discovery import Implementation
 from chatconform.conformance.engine.events import Event, Handler, SearchFinished, SearchStarted, emit
 from chatconform.conformance.engine.results import Failure, SearchResult, SearchSettings, Unit
 from chatconform.conformance.engine.search import search_unit
-from chatconform.errors import ConfigError
+from chatconform.conformance.protocol import channel
+from chatconform.errors import ConfigError, Interrupted
 
 
 @dataclass(frozen=True)
@@ -52,7 +57,8 @@ class Task:
 
 def run_units(impls: list[Implementation], units: list[Unit], settings: SearchSettings, *, jobs: int,
               handlers: Sequence[Handler] = ()) -> dict[Unit, SearchResult]:
-    """Search ``units`` in up to ``jobs`` worker processes; each unit's result."""
+    """Search ``units`` in up to ``jobs`` worker processes; each unit's result (on a stop, of
+    the units that finished)."""
     specs = {index: discovery.portable_spec(impls[index]) for index in sorted({u.impl for u in units})}
     tasks = [Task(u, specs[u.impl], dict(impls[u.impl].selected), settings, impls[u.impl].hosted) for u in units]
     results: dict[Unit, SearchResult] = {}
@@ -76,7 +82,7 @@ class _Worker:
         self.conn, child = context.Pipe()
         self.process = context.Process(target=_serve, args=(child,), daemon=True,
                                        name="chatconform-worker")
-        with _main_left_out():
+        with _main_left_out(), _ctrl_c_ignored_at_birth():
             self.process.start()
         child.close()
         self.task: Task | None = None
@@ -92,7 +98,8 @@ class _Pool:
         self.workers: list[_Worker] = []
 
     def run(self, tasks: list[Task], started: Callable[[Task], None], forward: Callable[[Event], None]):
-        """Yield (task, result, seconds) as each search ends; give the workers' events to ``forward``."""
+        """Yield (task, result, seconds) as each search ends, until a stop; give the workers'
+        events to ``forward``."""
         pending = deque(tasks)
 
         def feed(worker: _Worker) -> None:
@@ -107,7 +114,9 @@ class _Pool:
             self.workers.append(_Worker(self.context))
             feed(self.workers[-1])
         while busy := [w for w in self.workers if w.task is not None]:
-            ready = wait([w.conn for w in busy] + [w.process.sentinel for w in busy])
+            ready = wait([w.conn for w in busy] + [w.process.sentinel for w in busy] + [stop.wakeup_fd()])
+            if stop.requested():
+                return
             for worker in busy:
                 if worker.conn not in ready and worker.process.sentinel not in ready:
                     continue
@@ -147,7 +156,7 @@ class _Pool:
         self.workers.remove(worker)
 
     def close(self) -> None:
-        """Stop every worker: politely when idle, at once when still searching (Ctrl-C)."""
+        """Stop every worker: politely when idle, with SIGTERM when still searching (a stop)."""
         for worker in self.workers:
             try:
                 if worker.task is None:
@@ -191,6 +200,25 @@ def _main_left_out() -> Iterator[None]:
             setattr(main, name, value)
 
 
+@contextmanager
+def _ctrl_c_ignored_at_birth() -> Iterator[None]:
+    """Start a worker that ignores SIGINT from its first instruction, before it could raise a
+    KeyboardInterrupt (and print its traceback) while still importing: an ignored signal is
+    the one disposition a new program inherits. Meanwhile the parent holds a SIGINT back
+    rather than dropping it: it arrives when the parent's own handler is back.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    held = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, signal.SIG_DFL if previous is None else previous)
+        signal.pthread_sigmask(signal.SIG_SETMASK, held)
+
+
 def _exit_text(code: int | None) -> str:
     if code is None:
         return "no exit code"
@@ -209,9 +237,22 @@ _STILL_SEARCHING = object()
 # -- the worker side ---------------------------------------------------------------------------
 
 def _serve(conn) -> None:
-    """A worker's loop: load, search, answer; until told to stop (None) or the pipe closes."""
+    """A worker's loop: load, search, answer; until told to stop (None) or the pipe closes.
+
+    SIGTERM (the parent's stop, or anyone's) stops the search under way: the worker kills
+    the programs it started and ends by that signal, answering nothing.
+    """
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides what Ctrl-C stops
     _exit_with_the_parent()
+    try:
+        with stop.handling((signal.SIGTERM,)):
+            _answer_tasks(conn)
+    except Interrupted:
+        channel.kill_all()
+        os.kill(os.getpid(), signal.SIGTERM)  # its own handler is gone: the worker ends by SIGTERM
+
+
+def _answer_tasks(conn) -> None:
     loaded: dict[tuple[str, tuple], Any] = {}
     while True:
         try:
@@ -249,6 +290,7 @@ def _exit_with_the_parent() -> None:
 
     def watch() -> None:
         wait([parent.sentinel])
+        channel.kill_all()  # os._exit runs no clean-up: the programs this worker started go now
         os._exit(1)
 
     threading.Thread(target=watch, name="chatconform-parent-watch", daemon=True).start()

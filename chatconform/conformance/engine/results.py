@@ -117,10 +117,22 @@ class Selection:
 @dataclass
 class RunOutcome:
     """What a run found: its verdicts, the units it searched (a shard's, or all) and every
-    unit of the run, each search's result, and which shard it was (None: the whole run)."""
+    unit of the run, each search's result, which shard it was (None: the whole run), and
+    the signal that stopped it before its searches were done (None: it was not stopped)."""
 
     verdicts: list[Verdict]
     units: list[Unit]
     planned: list[Unit]
     results: dict[Unit, SearchResult]
     shard: tuple[int, int] | None = None
+    interrupted: str | None = None
+
+    @property
+    def searched(self) -> int:
+        """The searches that finished."""
+        return len(self.results)
+
+    @property
+    def searches(self) -> int:
+        """The searches this run (or shard) was to run."""
+        return sum(u.skip is None for u in self.units)

@@ -14,6 +14,7 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 
+from chatconform.conformance import stop
 from chatconform.conformance.discovery import Implementation
 from chatconform.conformance.engine.events import Handler, RunFinished, RunStarted, SearchFinished, SearchStarted, emit
 from chatconform.conformance.engine.fold import fold_units
@@ -23,6 +24,8 @@ from chatconform.conformance.engine.results import RunOutcome, SearchResult, Sea
 from chatconform.conformance.engine.search import new_stream, search_unit
 from chatconform.conformance.guard import DEFAULT_TIMEOUT
 from chatconform.conformance.profiles import Profile, get_profile
+from chatconform.conformance.protocol import channel
+from chatconform.errors import Interrupted
 
 
 def run(impls: list[Implementation], selection: Selection, profile: str | Profile = "ci", *,
@@ -30,7 +33,11 @@ def run(impls: list[Implementation], selection: Selection, profile: str | Profil
         shard: tuple[int, int] | None = None, handlers: Sequence[Handler] = ()) -> RunOutcome:
     """Plan the run, search its units (``jobs`` > 1: in that many worker processes; ``shard``
     ``(I, N)``: the I-th of N shards only) and fold the verdicts, emitting the
-    :mod:`~chatconform.conformance.engine.events` to ``handlers`` in order."""
+    :mod:`~chatconform.conformance.engine.events` to ``handlers`` in order.
+
+    A stop asked for meanwhile (:mod:`chatconform.conformance.stop`; only where a front end
+    installed its handlers) ends the searching: the outcome holds the verdicts of the searches
+    that finished, and names the signal (``interrupted``)."""
     started = time.perf_counter()
     prof = get_profile(profile) if isinstance(profile, str) else profile
     planned = plan(impls, selection, run_stream=new_stream(prof, seed))
@@ -39,11 +46,21 @@ def run(impls: list[Implementation], selection: Selection, profile: str | Profil
     emit(handlers, RunStarted(impls, selection, prof, seed, jobs, shard, len(searches),
                               sum(u.skip is None for u in planned)))
     settings = SearchSettings(prof, seed, timeout, selection.checks, shrink)
-    if jobs > 1 and len(searches) > 1:
-        results = run_units(impls, searches, settings, jobs=jobs, handlers=handlers)
-    else:
-        results = {u: _search_here(impls[u.impl], u, settings, handlers) for u in searches}
-    outcome = RunOutcome(fold_units(impls, selection, units, planned, results, prof), units, planned, results, shard)
+    results: dict[Unit, SearchResult] = {}
+    try:
+        if jobs > 1 and len(searches) > 1:
+            results = run_units(impls, searches, settings, jobs=jobs, handlers=handlers)
+        else:
+            for unit in searches:
+                stop.check()
+                results[unit] = _search_here(impls[unit.impl], unit, settings, handlers)
+    except Interrupted:
+        pass  # the search under way is dropped; the finished ones are folded below
+    interrupted = stop.requested()
+    if interrupted:
+        channel.kill_all()  # a program stuck in a call, or idle: nothing is asked of it again
+    outcome = RunOutcome(fold_units(impls, selection, units, planned, results, prof, interrupted=interrupted),
+                         units, planned, results, shard, interrupted)
     emit(handlers, RunFinished(outcome, time.perf_counter() - started))
     return outcome
 

@@ -21,6 +21,7 @@ import hypothesis
 from hypothesis import given
 from hypothesis.errors import HypothesisException
 
+from chatconform.conformance import stop
 from chatconform.conformance.contract import Contract
 from chatconform.conformance.contracts import get_contract
 from chatconform.conformance.discovery import Implementation
@@ -67,6 +68,7 @@ class _Pass:
         self.observed: dict[str, Failure] = {}
 
     def test(self, case: Any) -> None:
+        stop.check()  # a stop (SIGINT, SIGTERM) ends the search here, between two examples
         if self.result.hung is not None or self.result.engine_error is not None:
             return  # an abandoned call may still run: calling again would pile up threads
         if self.done_when_all_seen and self.selected is not None and self.selected <= self.observed.keys():
@@ -134,9 +136,11 @@ class _Pass:
                 with no_local_constants():
                     wrapped()
         except BaseException as exc:  # noqa: BLE001 - sorted out below
+            stop.check()  # Hypothesis may have reported an Interrupted as a failure, or in a group
             if isinstance(exc, KeyboardInterrupt):
                 raise
             self._collect(exc)
+        stop.check()
         return self.result
 
     def _collect(self, exc: BaseException) -> None:

@@ -3,7 +3,10 @@
 Every read and write has a deadline (``select`` on the pipes, so this needs a POSIX
 system). A line longer than the limit is a flood, end of file is an exit, and output that
 arrives when no request is waiting for it is reported by :meth:`Channel.stray`. The
-program runs in a session of its own, so stopping it stops what it started too.
+program runs in a session of its own, so stopping it stops what it started too: at close,
+and for every live program at once on a stop (:func:`kill_all`). A wait also ends when a
+stop is asked for (:mod:`chatconform.conformance.stop`), raising
+:class:`~chatconform.errors.Interrupted`.
 """
 
 from __future__ import annotations
@@ -16,6 +19,8 @@ import subprocess
 import threading
 import time
 from typing import Any
+
+from chatconform.conformance import stop
 
 
 class Fault(Exception):
@@ -83,6 +88,7 @@ class Channel:
         self._buffer = bytearray()
         self._scanned = 0  # how much of the buffer is known to hold no newline
         self.stderr = _Tail(self.process.stderr)
+        _LIVE[id(self)] = self
 
     # -- framing -------------------------------------------------------------------------
     def send(self, message: Any, deadline: float) -> None:
@@ -99,7 +105,7 @@ class Channel:
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:
                     raise Fault("hung", "stopped reading its stdin")
-                select.select([], [self._in], [], remaining)
+                self._wait([], [self._in], remaining)
 
     def receive(self, deadline: float, limit: int) -> bytes:
         """The next line the program writes (without its newline)."""
@@ -116,12 +122,18 @@ class Channel:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 raise Fault("hung", "gave no answer in time")
-            readable, _, _ = select.select([self._out], [], [], remaining)
-            if readable:
+            if self._wait([self._out], [], remaining):
                 chunk = os.read(self._out, 1 << 20)
                 if not chunk:
                     raise Fault("exited", "closed its stdout")
                 self._buffer += chunk
+
+    def _wait(self, read: list[int], write: list[int], timeout: float) -> bool:
+        """``select`` for up to ``timeout`` s, ended early by a stop; whether a pipe is ready."""
+        wake = stop.wakeup_fd()
+        readable, writable, _ = select.select([*read, wake], write, [], timeout)
+        stop.check()
+        return bool([fd for fd in readable if fd != wake] or writable)
 
     def stray(self) -> tuple[bytes, bool]:
         """Output no request asked for, as far as it has arrived, and whether stdout is closed."""
@@ -139,11 +151,15 @@ class Channel:
             return None
 
     def kill(self) -> None:
-        """Stop the program (and whatever it started) now; do not wait for it."""
-        if self.process.poll() is None:
-            try:
-                os.killpg(self.process.pid, signal.SIGKILL)
-            except OSError:
+        """Stop the program and whatever it started, its whole process group, now; do not wait.
+
+        Also once the program itself has exited, as a child it forked may still run (the
+        group's id is not given to another while any process is left in the group).
+        """
+        try:
+            os.killpg(self.process.pid, signal.SIGKILL)
+        except OSError:
+            if self.process.poll() is None:
                 self.process.kill()
 
     def close(self, goodbye: Any = None, grace: float = 2.0) -> None:
@@ -158,12 +174,24 @@ class Channel:
             self.process.stdin.close()
         except OSError:
             pass
-        if self.exit_status(grace) is None:
-            self.kill()
         self.exit_status(grace)
+        self.kill()  # what is left: the program, or a child it forked when it exited by itself
+        self.exit_status(grace)
+        _LIVE.pop(id(self), None)
         self.process.stdout.close()
         if self.stderr.finished(wait=0.5):  # never close a pipe a thread still reads
             self.process.stderr.close()
+
+
+#: Every channel not yet closed, by id (a program stuck in a call included).
+_LIVE: dict[int, Channel] = {}
+
+
+def kill_all() -> None:
+    """Kill the process group of every program still running: on a stop, or when the process
+    ends before it could close them. Safe from any thread, and without a lock."""
+    for channel in list(_LIVE.values()):
+        channel.kill()
 
 
 def _size(limit: int) -> str:

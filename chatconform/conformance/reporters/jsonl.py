@@ -14,7 +14,8 @@ from chatconform.conformance.engine import Event, RunFinished, RunStarted
 
 class JsonlReporter:
     """Writes the report: the header (the run's settings, when it started), a shard's search
-    lines, one result line per verdict, and the footer with the counts.
+    lines, one result line per verdict, and the footer with the counts (and, for a run
+    stopped by a signal, which signal after how many searches).
 
     ``providers``: the providers the run was narrowed to (``--provider``), which the header
     records, in the order given. ``path`` is made absolute here, at the start, so a chdir
@@ -46,7 +47,9 @@ class JsonlReporter:
         if outcome.shard:
             names = [impl.name for impl in run.implementations]
             report.add_shard(head, *outcome.shard, outcome.units, outcome.planned, names)
-            searches = [report.search_line(names[u.impl], u, outcome.results.get(u)) for u in outcome.units]
+            searches = [report.search_line(names[u.impl], u, outcome.results.get(u)) for u in outcome.units
+                        if u.skip is not None or u in outcome.results]  # an interrupted search left none
         lines = [head, *searches, *map(report.result_line, outcome.verdicts),
-                 report.footer(outcome.verdicts, finished.seconds)]
+                 report.footer(outcome.verdicts, finished.seconds, interrupted=outcome.interrupted,
+                               searched=outcome.searched, searches=outcome.searches)]
         outputs.write_atomic(self.path, "".join(json.dumps(line, default=str) + "\n" for line in lines))

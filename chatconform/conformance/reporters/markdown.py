@@ -4,7 +4,7 @@ then the errors, warnings and expected failures with their cases, for a CI step 
 from __future__ import annotations
 
 from chatconform.conformance.compact import render
-from chatconform.conformance.report import Report, matrix, status_of
+from chatconform.conformance.report import PARTIAL, Report, interruption, matrix, status_of
 from chatconform.conformance.report import counts as recount
 from chatconform.conformance.status import Status
 
@@ -16,6 +16,9 @@ def markdown(report: Report) -> str:
              f"(profile {report.header.get('profile', '?')})", "",
              "| check | " + " | ".join(impls) + " |",
              "|---|" + "---|" * len(impls)]
+    stopped = interruption(report)
+    if stopped:
+        lines[1:1] = ["", f"**{stopped}**: {PARTIAL}"]
     for check in checks:
         row = [cells[(check, i)] if (check, i) in cells else None for i in impls]
         lines.append(f"| `{check}` | " + " | ".join(

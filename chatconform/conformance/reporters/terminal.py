@@ -83,6 +83,10 @@ class TerminalReporter:
 
     def finished(self, event: RunFinished) -> None:
         outcome, verdicts, seconds = event.outcome, event.outcome.verdicts, event.seconds
+        if outcome.interrupted:  # the front end says it in one line; the partial verdicts are in the report
+            self.running.clear()
+            self._show()
+            return
         if shard_idle(outcome):
             index, count = outcome.shard or (0, 0)
             self.err.print(f"shard {index}/{count}: nothing to search here ({len(outcome.units)} of the run's "
