@@ -159,12 +159,18 @@ class Crashes:
 def test_a_worker_that_dies_is_an_error_of_its_search_and_the_run_goes_on(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     (tmp_path / "crashing.py").write_text(CRASHING)
+    # In-process, the exit takes the worker with it; isolated (the default), only the
+    # implementation's own process goes, which is a verdict on the case.
     verdicts = api.run_conformance("crashing.py:Crashes", contracts=["thread", "payload"], examples=3,
-                                   shrink=False, jobs=2)
+                                   shrink=False, jobs=2, in_process=True)
     by_check = {v.check: v for v in verdicts}
     assert by_check["thread.no_crash"].status == Status.PASS
     died = by_check["payload.no_crash"]
     assert died.status == Status.ERROR and "worker process searching it died (exit code 3)" in died.message
+    isolated = {v.check: v for v in api.run_conformance("crashing.py:Crashes", contracts=["payload"], examples=3,
+                                                         shrink=False, jobs=2)}
+    assert isolated["payload.no_crash"].status == Status.FAIL
+    assert "exited with status 3" in isolated["payload.no_crash"].message
 
 
 class TopLevel:
