@@ -16,7 +16,7 @@ import sys
 import time
 from pathlib import Path
 
-from hypothesis import HealthCheck, given, settings
+from isolation import draw  # this folder's: the same drawn cases
 
 from chatconform.conformance import discovery
 from chatconform.conformance.contracts import get_contract
@@ -25,26 +25,13 @@ from chatconform.conformance.engine import evaluate_case
 EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "python" / "impl.py"
 
 
-def draw(contract, count: int) -> list:
-    cases: list = []
-
-    @settings(max_examples=count, derandomize=True, database=None, deadline=None,
-              suppress_health_check=list(HealthCheck))
-    @given(contract.cases(None))
-    def collect(case):
-        cases.append(case)
-
-    collect()
-    return cases
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--cases", type=int, default=400)
     parser.add_argument("--rounds", type=int, default=3)
     args = parser.parse_args()
     contract = get_contract("thread")
-    cases = draw(contract, args.cases)
+    cases = draw(contract, None, args.cases)
     impls = {"in-process": discovery.load(f"{EXAMPLE}:InProcessThreads", in_process=True),
              "exec:": discovery.load(f"exec:{sys.executable} {EXAMPLE}")}
     seconds = dict.fromkeys(impls, 0.0)
