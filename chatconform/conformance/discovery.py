@@ -20,7 +20,7 @@ import os
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from importlib.metadata import entry_points
+from importlib.metadata import EntryPoint, entry_points
 from pathlib import Path
 from typing import Any
 
@@ -84,13 +84,15 @@ def load_installed(note: Callable[[str], None], *, in_process: bool = False) -> 
     return loaded
 
 
-def load(spec: str, *, in_process: bool = False) -> Implementation:
+def load(spec: str, *, in_process: bool = False, entry_value: str | None = None) -> Implementation:
     """Load ``spec``: an entry-point name, ``module:attr``, ``path/to/file.py:attr``, or
     ``exec:COMMAND`` (a program in any language, :mod:`chatconform.conformance.protocol`).
 
     A Python implementation runs in a process of its own unless ``in_process``. A file
     spec is kept with the file's absolute path, so the spec a failure records (and the
-    regression test it prints) loads the same file from any working directory.
+    regression test it prints) loads the same file from any working directory. An
+    entry-point name is resolved here (``entry_value``: its ``module:attr``, as this process
+    resolved it for the one that loads it).
     """
     if spec.startswith("exec:"):
         from chatconform.conformance.protocol import start
@@ -101,15 +103,19 @@ def load(spec: str, *, in_process: bool = False) -> Implementation:
     if not in_process:
         from chatconform.conformance.protocol import start_host
 
-        if ":" not in spec and spec not in registered():
-            load(spec, in_process=True)  # the error of an unknown name, said here
-        hosted = wrap(start_host(spec), spec)
+        entry = None
+        if ":" not in spec:
+            eps = registered()
+            if spec not in eps:
+                load(spec, in_process=True)  # the error of an unknown name, said here
+            entry = eps[spec].value
+        hosted = wrap(start_host(spec, entry), spec)
         hosted.hosted = True
         return hosted
     if ":" in spec:
         target = _resolve_attr(spec)
     else:
-        eps = registered()
+        eps = registered() if entry_value is None else {spec: EntryPoint(spec, entry_value, GROUP)}
         if spec not in eps:
             known = ", ".join(sorted(eps)) or "none installed"
             raise ConfigError(f"no implementation named {spec!r} (registered: {known}); "

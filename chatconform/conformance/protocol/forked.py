@@ -85,8 +85,8 @@ class _Server:
                     self.reply.append(message)
                 self.changed.notify_all()
 
-    def fork(self, spec: str, fds: list[int]) -> int:
-        request = json.dumps({"spec": spec, "cwd": os.getcwd(), "env": dict(os.environ)}).encode()
+    def fork(self, spec: str, entry: str | None, fds: list[int]) -> int:
+        request = json.dumps({"spec": spec, "entry": entry, "cwd": os.getcwd(), "env": dict(os.environ)}).encode()
         with self.lock:
             socket.send_fds(self.socket, [request], fds)
             with self.changed:
@@ -122,12 +122,12 @@ class HostProcess:
     of its own, as a started program does, so killing its group stops what it started.
     OSError when it cannot be started."""
 
-    def __init__(self, spec: str) -> None:
+    def __init__(self, spec: str, entry: str | None = None) -> None:
         pipes = [os.pipe() for _ in range(3)]  # stdin, stdout, stderr: (read, write) each
         theirs = [pipes[0][0], pipes[1][1], pipes[2][1]]
         self.server = _server()
         try:
-            self.pid = self.server.fork(spec, theirs)
+            self.pid = self.server.fork(spec, entry, theirs)
         except OSError:
             for fd in (*theirs, pipes[0][1], pipes[1][0], pipes[2][0]):
                 os.close(fd)
@@ -229,7 +229,7 @@ def _become_host(host: Any, request: dict, fds: list[int]) -> None:
         os.chdir(request["cwd"])
         os.environ.clear()
         os.environ.update(request["env"])
-        code = host.serve(request["spec"])
+        code = host.serve(request["spec"], request.get("entry"))
     except SystemExit as exc:
         code = exc.code if isinstance(exc.code, int) else 1
     except BaseException:  # noqa: BLE001 - the host's own failure, on its stderr

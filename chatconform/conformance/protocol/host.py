@@ -194,14 +194,16 @@ def warm() -> None:
         messages.schema(name)
 
 
-def serve(spec: str) -> int:
+def serve(spec: str, entry: str | None = None) -> int:
+    """Load ``spec`` (an entry-point name with ``entry``, its ``module:attr``) and answer the
+    protocol on stdio until the parent stops it or goes."""
     reader, writer = _take_stdio()
     _limit_memory()
     from chatconform.conformance import discovery
     from chatconform.errors import ConfigError, MissingDependency
 
     try:
-        impl = discovery.load(spec, in_process=True)
+        impl = discovery.load(spec, in_process=True, entry_value=entry)
     except MissingDependency as exc:
         print(LOAD_ERROR + str(exc), file=sys.stderr, flush=True)
         return MISSING_LIBRARY

@@ -367,11 +367,12 @@ def start(spec: str) -> Program:
     return _program(spec, session, declared)
 
 
-def start_host(spec: str) -> Program:
+def start_host(spec: str, entry: str | None = None) -> Program:
     """Load the Python implementation ``spec`` in a process of its own, behind the built-in
     host (:mod:`chatconform.conformance.protocol.host`). The errors of loading it are the
-    ones loading it here would give: ConfigError (MissingDependency for a missing library)."""
-    session = Session(spec, ["chatconform-host", spec], lambda: HostProcess(spec))
+    ones loading it here would give: ConfigError (MissingDependency for a missing library).
+    ``entry``: the ``module:attr`` of an entry-point name, as this process resolved it."""
+    session = Session(spec, ["chatconform-host", spec], lambda: HostProcess(spec, entry))
     try:
         declared = session.open()
     except (OSError, ProtocolError) as exc:
