@@ -32,12 +32,31 @@ def test_fake_is_caught_by_the_checks_it_names(spec):
     # one of them (a search stops as soon as each check it names has failed). Other contracts
     # take the profile's count: the first hundred persist cases of ci hold no deferred run.
     examples = 60 if ".payload:" in spec else None
+    # In this process, to keep the suite fast: test_isolated_verdicts_are_the_in_process_ones
+    # shows the fakes judged alike in a process of their own.
     verdicts = {v.check: v for v in run_conformance(spec, checks=fake.violates + warns, profile="ci",
-                                                    timeout=2, shrink=False, examples=examples)}
+                                                    timeout=2, shrink=False, examples=examples, in_process=True)}
     missed = [c for c in fake.violates if verdicts[c].status != "fail"]
     assert missed == [], f"{fake.name} was not caught by {missed}"
     unwarned = [(c, str(verdicts[c].status)) for c in warns if verdicts[c].status != "warn"]
     assert unwarned == [], f"{fake.name} was not reported as a warning by {unwarned}"
+
+
+#: One fake per contract that edits its input, and one that cannot be written as JSON: what
+#: crossing to a process of its own could change.
+CROSSING = sorted({spec.split(":")[0]: spec for spec, fake in FAKES.items()
+                   if any(c.endswith(".input_untouched") for c in fake.violates)}.values()) + [
+    "chatconform.fakes.persist:StoresTheError"]
+
+
+@pytest.mark.parametrize("spec", CROSSING)
+def test_isolated_verdicts_are_the_in_process_ones(spec):
+    fake = FAKES[spec]
+    runs = [{v.check: (v.status, v.evaluated) for v in run_conformance(
+        spec, checks=fake.violates, profile="ci", examples=30, shrink=False, in_process=in_process)}
+        for in_process in (True, False)]
+    assert runs[0] == runs[1]
+    assert all(status == "fail" for status, _ in runs[1].values()), runs[1]
 
 
 def test_every_check_is_violated_by_some_fake():
