@@ -85,6 +85,11 @@ class MalformedResult(Exception):
     """The program answered with a result that is not the contract's kind of result."""
 
 
+class UnsendableCase(Exception):
+    """chatconform could not send a case to the implementation's own process (neither as a
+    pickle nor as JSON): the engine's failure, raised as an :class:`EngineCaseError`."""
+
+
 class EngineCaseError(Exception):
     """chatconform itself could not copy, fingerprint or serialise a case: our bug, not the
     implementation's. Carries a readable (possibly shortened) form of the case."""

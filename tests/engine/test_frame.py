@@ -274,10 +274,15 @@ def test_a_case_the_engine_cannot_copy_is_the_engines_error(monkeypatch):
 
     payload = all_contracts()["payload"]
     monkeypatch.setattr(payload, "cases", lambda variant: st.builds(deeply_nested_arguments))
-    verdicts = run_conformance("reference", contracts=["payload"], examples=1)
+    verdicts = run_conformance("reference", contracts=["payload"], examples=1, in_process=True)
     assert {v.status for v in verdicts} == {Status.ERROR}
     message = verdicts[0].message
     assert "the engine could not copy or fingerprint a generated case" in message and "chatconform bug" in message
+    # In a process of its own, the same case cannot be sent to it: the engine's error again.
+    verdicts = run_conformance("reference", contracts=["payload"], examples=1)
+    assert {v.status for v in verdicts} == {Status.ERROR}
+    message = verdicts[0].message
+    assert "the engine could not send a generated case" in message and "chatconform bug" in message
 
 
 def test_status_values_and_which_fail_a_run():

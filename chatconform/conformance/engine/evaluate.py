@@ -17,7 +17,15 @@ from chatconform.conformance.discovery import Implementation
 from chatconform.conformance.engine.results import Evaluation, Failure
 from chatconform.conformance.guard import guarded_call
 from chatconform.conformance.protocol import Program
-from chatconform.errors import ERROR, EngineCaseError, MalformedResult, NotApplicable, ProgramHung, Violation
+from chatconform.errors import (
+    ERROR,
+    EngineCaseError,
+    MalformedResult,
+    NotApplicable,
+    ProgramHung,
+    UnsendableCase,
+    Violation,
+)
 
 
 def transport_allowance(timeout: float) -> float:
@@ -54,6 +62,8 @@ def evaluate_case(impl: Implementation, contract: Contract, case: Any, variant: 
         if program.hosted:
             limit = timeout + transport_allowance(timeout)
     outcome = guarded_call(lambda: contract.call(fn, working, variant), limit)
+    if isinstance(outcome.error, UnsendableCase):
+        raise EngineCaseError("send", outcome.error, case)  # to the implementation's process
     result = Evaluation()
     as_json: list[Any] = []  # the case as JSON, made only when something fails
 

@@ -44,6 +44,7 @@ from chatconform.errors import (
     ProgramHung,
     ProtocolError,
     RejectedInput,
+    UnsendableCase,
 )
 
 PREFIX = "exec:"
@@ -266,14 +267,20 @@ class Program:
         own = method == contract.method
         watch, self._watch = self._watch, self._watch and not own
         deadline = self._deadline if own and watch else None
-        if self._session.launch is not None and (pickled := _pickled(args, kwargs)) is not None:
+        pickled = _pickled(args, kwargs) if self._session.launch is not None else None
+        if pickled is not None:
             # The built-in host gets the very objects an in-process call would (this side's
             # data, so unpickling it there is safe); only what comes back must be plain JSON.
             request = {"contract": name, "method": method, "arguments": pickled}
             if own and watch:
                 request["watch"] = True
         else:
-            data, provider = wire.encode(args, kwargs)
+            try:
+                data, provider = wire.encode(args, kwargs)
+            except Exception as exc:
+                if self._session.launch is None:  # a program's own refusal of what it cannot take
+                    raise
+                raise UnsendableCase(f"{type(exc).__name__}: {exc}") from exc
             request = {"contract": name, "method": method, "input": data}
             if provider is not None:
                 request["provider"] = provider
