@@ -169,8 +169,9 @@ def test_a_chdir_during_the_run_does_not_move_the_report_junit_or_failures(tmp_p
     away = tmp_path / "away"
     away.mkdir()
     (tmp_path / "wander.py").write_text(textwrap.dedent(WANDERER.format(away=str(away))))
+    # In this process, where its chdir moves the run (in a process of its own it cannot).
     code = main(["run", "--impl", "wander.py:Wanderer", "--check", "thread.starts_at_newest", "--examples", "5",
-                 "--report", "r.jsonl", "--junit-xml", "j.xml"])
+                 "--report", "r.jsonl", "--junit-xml", "j.xml", "--in-process"])
     assert code == 1 and os.getcwd() == str(away)  # it did move
     lines = [json.loads(line) for line in (tmp_path / "r.jsonl").read_text().splitlines()]
     assert lines[0]["type"] == "header" and lines[-1]["type"] == "footer"
