@@ -28,7 +28,10 @@ from chatconform.reference.thread import extract_thread
 
 @pytest.fixture
 def fresh_registry(monkeypatch):
-    """Contracts and checks registered inside a test are forgotten after it."""
+    """Contracts and checks registered inside a test are forgotten after it. The catalog is
+    loaded first: a contract module imported only under the patch would register its checks
+    in the throwaway registry, and never again in the real one."""
+    all_contracts()
     monkeypatch.setattr(registry, "_CHECKS", dict(registry._CHECKS))
     monkeypatch.setattr(contracts_package, "_CONTRACTS", {})
     yield
