@@ -242,5 +242,9 @@ def _become_host(host: Any, request: dict, fds: list[int]) -> None:
 
 
 def main() -> None:
-    """The fork server's process: its stdin is its end of the socket pair."""
-    _serve_forks(socket.socket(fileno=os.dup(0)))
+    """The fork server's process: its stdin is its end of the socket pair. It ends quietly
+    when the process it serves has gone (the socket closed under a send or a read)."""
+    try:
+        _serve_forks(socket.socket(fileno=os.dup(0)))
+    except OSError:
+        pass
