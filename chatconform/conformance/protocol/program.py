@@ -267,7 +267,7 @@ class Program:
         own = method == contract.method
         watch, self._watch = self._watch, self._watch and not own
         deadline = self._deadline if own and watch else None
-        pickled = _pickled(args, kwargs) if self._session.launch is not None else None
+        pickled = _pickled(args, kwargs) if self.hosted else None
         if pickled is not None:
             # The built-in host gets the very objects an in-process call would (this side's
             # data, so unpickling it there is safe); only what comes back must be plain JSON.
@@ -278,7 +278,7 @@ class Program:
             try:
                 data, provider = wire.encode(args, kwargs)
             except Exception as exc:
-                if self._session.launch is None:  # a program's own refusal of what it cannot take
+                if not self.hosted:  # a program's own refusal of what it cannot take
                     raise
                 raise UnsendableCase(f"{type(exc).__name__}: {exc}") from exc
             request = {"contract": name, "method": method, "input": data}
