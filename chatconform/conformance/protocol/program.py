@@ -270,7 +270,7 @@ class Program:
         pickled = _pickled(args, kwargs) if self.hosted else None
         if pickled is not None:
             # The built-in host gets the very objects an in-process call would (this side's
-            # data, so unpickling it there is safe); only what comes back must be plain JSON.
+            # data, so unpickling it there is safe); what comes back is read as data only.
             request = {"contract": name, "method": method, "arguments": pickled}
             if own and watch:
                 request["watch"] = True
