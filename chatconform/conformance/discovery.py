@@ -29,6 +29,9 @@ from chatconform.conformance.contracts import all_contracts, get_check
 from chatconform.errors import ConfigError, MissingDependency
 
 GROUP = "chatconform.implementations"
+#: The bundled reference: chatconform's own code, which defines the expected behaviour. It
+#: runs in the searching process; isolation guards the run against the code under test.
+REFERENCE_TARGET = "chatconform.reference:ReferenceImplementation"
 
 
 @dataclass
@@ -88,7 +91,8 @@ def load(spec: str, *, in_process: bool = False, entry_value: str | None = None)
     """Load ``spec``: an entry-point name, ``module:attr``, ``path/to/file.py:attr``, or
     ``exec:COMMAND`` (a program in any language, :mod:`chatconform.conformance.protocol`).
 
-    A Python implementation runs in a process of its own unless ``in_process``. A file
+    A Python implementation runs in a process of its own unless ``in_process`` (or it is
+    the bundled reference, :data:`REFERENCE_TARGET`). A file
     spec is kept with the file's absolute path, so the spec a failure records (and the
     regression test it prints) loads the same file from any working directory. An
     entry-point name is resolved here (``entry_value``: its ``module:attr``, as this process
@@ -109,6 +113,8 @@ def load(spec: str, *, in_process: bool = False, entry_value: str | None = None)
             if spec not in eps:
                 load(spec, in_process=True)  # the error of an unknown name, said here
             entry = eps[spec].value
+        if REFERENCE_TARGET in (spec, entry):
+            return load(spec, in_process=True)
         hosted = wrap(start_host(spec, entry), spec)
         hosted.hosted = True
         return hosted

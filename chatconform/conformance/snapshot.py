@@ -26,6 +26,8 @@ from enum import Enum
 from typing import Any
 from uuid import UUID
 
+from chatconform.conformance import collector
+
 _ATOMS = (str, bytes, int, bool, type(None), datetime, date, time, timedelta, Decimal, UUID, Enum, complex)
 _NAMES_CACHE: dict[type, tuple[str, ...]] = {}
 
@@ -128,7 +130,7 @@ class Frozen:
         """A fresh copy of the case, sharing nothing with it."""
         if self._blob is None:
             return copy.deepcopy(self._case)
-        working = pickle.loads(self._blob)
+        working = collector.loads(self._blob)
         # Pickle records which objects are shared, equal strings included, and a copy
         # shares them differently from the case: the copy is its own baseline.
         self._baseline = _pickled(working)
@@ -144,7 +146,7 @@ class Frozen:
                 pass  # something unpicklable was put into the input: the walk decides
         # Different bytes may still be equal values rebound in place: compare by value.
         if self._case is _UNLOADED:
-            self._case = pickle.loads(self._blob)
+            self._case = collector.loads(self._blob)
         return snapshot(working) != snapshot(self._case)
 
 

@@ -106,3 +106,16 @@ def test_the_pytest_plugin_gets_a_failing_item_not_a_dead_session(tmp_path):
     assert done.returncode == 1, done.stdout[-2000:]
     # no_crash fails, and reaches_root, never evaluated, fails as not evaluated
     assert "2 failed" in done.stdout and "exited with status 0" in done.stdout
+
+
+def test_only_the_bundled_reference_runs_in_the_searching_process():
+    """The reference is the suite's own code, so it is not isolated; any other spec is."""
+    from chatconform.conformance import discovery
+    from chatconform.conformance.protocol import Program
+    from chatconform.reference import ReferenceImplementation
+
+    for spec in ("reference", discovery.REFERENCE_TARGET):
+        reference = discovery.load(spec)
+        assert isinstance(reference.obj, ReferenceImplementation) and not reference.hosted
+    fake = discovery.load(f"{HOSTILE}:ExitZero")
+    assert isinstance(fake.obj, Program) and fake.hosted

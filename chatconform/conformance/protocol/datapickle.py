@@ -20,6 +20,8 @@ import io
 import pickle
 from typing import Any
 
+from chatconform.conformance import collector
+
 #: The modules whose classes a result may hold (each class defined in that module).
 DATA_MODULES = frozenset({
     "pydantic_ai.messages", "pydantic_ai.usage", "chatconform.history", "datetime", "decimal", "uuid",
@@ -45,7 +47,8 @@ class _DataUnpickler(pickle.Unpickler):
 def loads(text: str) -> Any:
     """The value of a data pickle (base64 text); ValueError naming what it holds otherwise."""
     try:
-        return _DataUnpickler(io.BytesIO(base64.b64decode(text, validate=True))).load()
+        with collector.paused():
+            return _DataUnpickler(io.BytesIO(base64.b64decode(text, validate=True))).load()
     except Exception as exc:  # noqa: BLE001 - whatever is wrong with it, it is not read
         raise ValueError(f"not a data pickle: {exc}") from None
 
@@ -54,7 +57,8 @@ def dumps(value: Any) -> str | None:
     """``value`` as a data pickle (base64 text), or None where it holds anything else."""
     try:
         data = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
-        _DataUnpickler(io.BytesIO(data)).load()
+        with collector.paused():
+            _DataUnpickler(io.BytesIO(data)).load()
     except Exception:  # noqa: BLE001 - then it goes as JSON
         return None
     return base64.b64encode(data).decode("ascii")

@@ -32,11 +32,11 @@ import base64
 import inspect
 import json
 import os
-import pickle
 import sys
 import time
 from typing import Any, BinaryIO
 
+from chatconform.conformance import collector
 from chatconform.conformance.protocol import datapickle
 from chatconform.conformance.protocol.forked import (
     DEFAULT_MEMORY_MIB,
@@ -122,7 +122,7 @@ class _Host:
                 blob = base64.b64decode(call["arguments"])
                 own = call["method"] == contract.method
                 frozen = Frozen.from_pickle(blob) if own and call.get("watch") else None
-                args, kwargs = frozen.copy() if frozen is not None else pickle.loads(blob)
+                args, kwargs = frozen.copy() if frozen is not None else collector.loads(blob)
                 output = _settled(getattr(self.impl.obj, call["method"])(*args, **kwargs))
                 problem = contract.output_problem(output, args) if own else None
                 if problem is not None:
