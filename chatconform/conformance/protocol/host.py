@@ -36,7 +36,6 @@ import sys
 import time
 from typing import Any, BinaryIO
 
-from chatconform.conformance import collector
 from chatconform.conformance.protocol import datapickle
 from chatconform.conformance.protocol.forked import (
     DEFAULT_MEMORY_MIB,
@@ -45,6 +44,7 @@ from chatconform.conformance.protocol.forked import (
     MEMORY_VARIABLE,
     MISSING_LIBRARY,
 )
+from chatconform.conformance.protocol.kept import Kept, KeptMissing
 from chatconform.conformance.snapshot import Frozen
 
 
@@ -86,6 +86,7 @@ class _Host:
         from chatconform.conformance.contracts import get_contract
 
         self.impl, self.writer, self.contract = impl, writer, get_contract
+        self.kept = Kept()
 
     def send(self, message: dict) -> None:
         data = memoryview(json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode() + b"\n")
@@ -116,13 +117,18 @@ class _Host:
         contract = self.contract(call["contract"])
         wire = {method.name: method for method in contract.wire()}[call["method"]]
         changed: str | None = None
+        if call.get("fresh"):
+            self.kept.clear()
         started = time.perf_counter()
         try:
             if "arguments" in call:  # the parent's own objects (the built-in host's calls)
                 blob = base64.b64decode(call["arguments"])
                 own = call["method"] == contract.method
                 frozen = Frozen.from_pickle(blob) if own and call.get("watch") else None
-                args, kwargs = frozen.copy() if frozen is not None else collector.loads(blob)
+                try:
+                    args, kwargs = frozen.copy() if frozen is not None else self.kept.loads(blob)
+                except KeptMissing as exc:  # the run's error, not the implementation's
+                    return {"id": call["id"], "error": {"type": "KeptMissing", "message": str(exc)}}
                 output = _settled(getattr(self.impl.obj, call["method"])(*args, **kwargs))
                 problem = contract.output_problem(output, args) if own else None
                 if problem is not None:
@@ -147,6 +153,8 @@ class _Host:
         pickled = datapickle.dumps(output)
         if pickled is not None:  # the objects as they are, where they are data
             reply["pickled"] = pickled
+            if "keep" in call:  # the checks may give them back (protocol.kept)
+                self.kept.keep(call["keep"], output)
         else:
             try:
                 reply["result"] = wire.result_json(output)

@@ -20,7 +20,6 @@ from __future__ import annotations
 import base64
 import itertools
 import json
-import pickle
 import shlex
 import threading
 import time
@@ -32,7 +31,7 @@ from typing import Any
 from chatconform.conformance.contract import Contract
 from chatconform.conformance.contracts import get_contract
 from chatconform.conformance.guard import DEFAULT_TIMEOUT, time_left
-from chatconform.conformance.protocol import datapickle, messages
+from chatconform.conformance.protocol import datapickle, kept, messages
 from chatconform.conformance.protocol.channel import Channel, Fault
 from chatconform.conformance.protocol.forked import LOAD_ERROR, MISSING_LIBRARY, HostProcess
 from chatconform.conformance.wire import WireMethod
@@ -131,6 +130,11 @@ class Session:
             return reply
         finally:
             self._lock.release()
+
+    @property
+    def live(self) -> bool:
+        """Whether the program is running (else the next call starts it)."""
+        return self._channel is not None
 
     def close(self) -> None:
         with self._lock:
@@ -237,6 +241,7 @@ class Program:
         self._input_change: str | None = None
         self._watch = False
         self._deadline: float | None = None
+        self._sent = kept.Sent()  # what the built-in host keeps of this case's results
         self._closer = weakref.finalize(self, session.close)  # also at exit
 
     def close(self) -> None:
@@ -262,18 +267,33 @@ class Program:
         method (the reply's ``input_changed``), or None: it said nothing."""
         return self._input_change
 
+    def _pickled(self, args: tuple, kwargs: dict) -> str | None:
+        """A call's arguments for the built-in host (the results it kept named by key), or
+        None where they do not pickle."""
+        try:
+            return base64.b64encode(self._sent.dumps((args, kwargs))).decode("ascii")
+        except Exception:  # noqa: BLE001 - then they travel as JSON
+            return None
+
     def _call(self, name: str, method: str, args: tuple, kwargs: dict) -> Any:
         contract, wire = get_contract(name), _wire(name)[method]
         own = method == contract.method
         watch, self._watch = self._watch, self._watch and not own
         deadline = self._deadline if own and watch else None
-        pickled = _pickled(args, kwargs) if self.hosted else None
+        fresh = self.hosted and ((own and watch) or not self._session.live or self._sent.full())
+        if fresh:  # a new case, or a new host: nothing is kept
+            self._sent.clear()
+        pickled = self._pickled(args, kwargs) if self.hosted else None
+        keep: str | None = None
         if pickled is not None:
             # The built-in host gets the very objects an in-process call would (this side's
             # data, so unpickling it there is safe); what comes back is read as data only.
-            request = {"contract": name, "method": method, "arguments": pickled}
+            keep = self._sent.prefix()
+            request: dict[str, Any] = {"contract": name, "method": method, "arguments": pickled, "keep": keep}
             if own and watch:
                 request["watch"] = True
+            if fresh:
+                request["fresh"] = True
         else:
             try:
                 data, provider = wire.encode(args, kwargs)
@@ -291,6 +311,9 @@ class Program:
         if deadline is not None and isinstance(took, (int, float)) and took > deadline:
             raise ProgramHung(f"the implementation took {took:.1f}s")
         if "error" in reply:
+            if reply["error"].get("type") == "KeptMissing":  # the host and this side out of step
+                self._sent.clear()
+                raise UnsendableCase(reply["error"]["message"])
             if reply["error"].get("type") == "MalformedResult":  # the host's word for a result of the wrong kind
                 raise MalformedResult(reply["error"]["message"])
             error = RejectedInput if reply["error"].get("invalid_input") else ProgramError
@@ -300,9 +323,12 @@ class Program:
         kind = name if own else f"{name}.{method}"
         if "pickled" in reply:
             try:
-                return datapickle.loads(reply["pickled"])
+                result = datapickle.loads(reply["pickled"])
             except ValueError as exc:
                 raise MalformedResult(f"not a {kind} result: {exc}") from None
+            if keep is not None:
+                self._sent.remember(keep, result)
+            return result
         # The result's schema: the contract's own method's, or "<contract>.<method>".
         problem = messages.problem(reply["result"], "call-reply", kind)
         if problem is not None:
@@ -311,14 +337,6 @@ class Program:
             return wire.decode(reply["result"])
         except ValueError as exc:
             raise MalformedResult(f"not a {kind} result: {exc}") from None
-
-
-def _pickled(args: tuple, kwargs: dict) -> str | None:
-    """A call's arguments for the built-in host, or None where they do not pickle."""
-    try:
-        return base64.b64encode(pickle.dumps((args, kwargs), protocol=pickle.HIGHEST_PROTOCOL)).decode("ascii")
-    except Exception:  # noqa: BLE001 - then they travel as JSON
-        return None
 
 
 def _error_text(error: dict) -> str:
