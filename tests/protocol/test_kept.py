@@ -26,7 +26,7 @@ class RemembersItsResults:
         return self.returned
 
     def to_payload(self, history, *, provider, instructions=None):
-        same = len(history) == len(self.returned) and all(a is b for a, b in zip(history, self.returned))
+        same = len(history) == len(self.returned) and all(a is b for a, b in zip(history, self.returned, strict=False))
         return {"messages": [], "same": same}
 
 
