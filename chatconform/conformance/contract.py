@@ -19,7 +19,13 @@ from typing import Any, ClassVar
 from chatconform.conformance.registry import Check, register
 from chatconform.conformance.snapshot import Frozen
 from chatconform.conformance.wire import WireMethod
-from chatconform.errors import ERROR, LEVELS
+from chatconform.errors import ERROR, LEVELS, WARNING
+
+#: Why ``<contract>.slow`` is there: a mapper that walks a long history slowly holds up every
+#: request it builds, but time depends on the machine, so it warns and never fails the run.
+SLOW_RATIONALE = ("a request transform walking a long conversation with the GIL held stalls every request it "
+                  "builds (NousResearch/hermes-agent#111723; openai/openai-python#3616): slow is not hung, so a "
+                  "warning; `chatconform bench` measures how the time grows")
 
 
 @dataclass(frozen=True)
@@ -106,6 +112,8 @@ class Contract(ABC):
                        self.crash_rationale, None)
         self._register("input_untouched", "leaves its input, and everything reachable from it, unchanged",
                        self.mutation_rationale, None)
+        self._register("slow", "returns within a fifth of its deadline, which grows with the input",
+                       SLOW_RATIONALE, None, level=WARNING, shrinks=False)
 
     # -- checks -------------------------------------------------------------------
     def check_id(self, short: str) -> str:

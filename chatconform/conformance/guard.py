@@ -27,6 +27,23 @@ from chatconform.conformance import stop
 from chatconform.errors import ProgramError
 
 DEFAULT_TIMEOUT = 10.0
+#: Items of input (rows, messages) per ``--timeout`` of a call's deadline: real mappers take
+#: seconds on histories of thousands of messages (the openai SDK's request transform walks the
+#: whole body: openai/openai-python#3616, BerriAI/litellm#29769), which is slow, not hung.
+ITEMS_PER_TIMEOUT = 1000
+#: The share of its deadline after which a call that returns is slow (``<contract>.slow``).
+SLOW_SHARE = 0.2
+
+
+def call_deadline(timeout: float, size: int) -> float:
+    """The hard deadline of one call on an input of ``size`` items: ``timeout``, and
+    ``timeout`` more for each whole :data:`ITEMS_PER_TIMEOUT` items."""
+    return timeout * (1 + max(size, 0) // ITEMS_PER_TIMEOUT)
+
+
+def slow_limit(deadline: float) -> float:
+    """The time after which a call that returned within ``deadline`` counts as slow."""
+    return deadline * SLOW_SHARE
 
 _CALL = threading.local()  # the deadline of the guarded call running on this thread
 

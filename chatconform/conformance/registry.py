@@ -25,6 +25,8 @@ class Check:
     levels: tuple[tuple[str, str], ...] = ()
     #: Why a level is what it is: the evidence a user can follow.
     level_note: str = ""
+    #: Whether its failures are shrunk (a time depends on the machine, so ``slow`` is not).
+    shrinks: bool = True
 
     def level_for(self, variant: str | None) -> str:
         return dict(self.levels).get(variant, self.level) if variant is not None else self.level

@@ -149,7 +149,7 @@ def search_line(name: str, unit: Unit, result: SearchResult | None) -> dict:
         "aborted": result.aborted,
         "engine_error": [str(result.engine_error), result.engine_error.case_text] if result.engine_error else None,
         "examples": result.examples, "unjudged": result.unjudged, "replayed": result.replayed,
-        "evaluated": dict(result.evaluated),
+        "hangs": result.hangs, "evaluated": dict(result.evaluated),
     }
     return line
 
@@ -185,6 +185,7 @@ def _search_result(data: dict) -> SearchResult:
         result.engine_error = EngineCaseError.restore(*data["engine_error"])
     result.examples, result.unjudged = data["examples"], data["unjudged"]
     result.replayed = data.get("replayed", 0)
+    result.hangs = data.get("hangs", 0)
     result.evaluated = Counter(data["evaluated"])
     return result
 

@@ -254,7 +254,7 @@ SEARCH = Record({"implementation": STR, "contract": STR}, {
     "result": Record({"failures": ListOf(FAILURE), "examples": COUNT, "unjudged": COUNT,
                       "evaluated": MapOf(COUNT)}, {
         "hung": Nullable(FAILURE), "broken": Nullable(MapOf(STR)), "aborted": Nullable(STR),
-        "engine_error": Nullable(Pair((STR, STR))), "replayed": COUNT,
+        "engine_error": Nullable(Pair((STR, STR))), "replayed": COUNT, "hangs": COUNT,
     }),
 })
 

@@ -15,10 +15,11 @@ from typing import Any
 from chatconform.conformance.contract import Contract, Example
 from chatconform.conformance.discovery import Implementation
 from chatconform.conformance.engine.results import Evaluation, Failure
-from chatconform.conformance.guard import guarded_call
+from chatconform.conformance.guard import call_deadline, guarded_call, slow_limit
 from chatconform.conformance.protocol import Program
 from chatconform.errors import (
     ERROR,
+    WARNING,
     EngineCaseError,
     MalformedResult,
     NotApplicable,
@@ -28,11 +29,12 @@ from chatconform.errors import (
 )
 
 
-def transport_allowance(timeout: float) -> float:
+def transport_allowance(deadline: float) -> float:
     """The time added to a program's deadline for moving the case and the result through
     the pipe: a program is killed this much later, and the time its process measured for
-    the implementation itself decides whether the call hung (``Program.watch_input``)."""
-    return 2.0 + timeout / 2
+    the implementation itself decides whether the call hung (``Program.watch_input``). The
+    deadline already grows with the input (:func:`~chatconform.conformance.guard.call_deadline`)."""
+    return 1.0 + deadline / 10
 
 
 def evaluate_case(impl: Implementation, contract: Contract, case: Any, variant: str | None,
@@ -55,12 +57,17 @@ def evaluate_case(impl: Implementation, contract: Contract, case: Any, variant: 
         working = frozen.copy() if frozen is not None else case
     except Exception as exc:  # noqa: BLE001 - the engine's own failure, reported as such
         raise EngineCaseError("copy or fingerprint", exc, case) from exc
+    try:
+        size = contract.size(case)
+    except Exception as exc:  # noqa: BLE001 - the engine's own failure, reported as such
+        raise EngineCaseError("measure", exc, case) from exc
     fn = impl.method(contract)
-    limit = timeout
+    deadline = call_deadline(timeout, size)
+    limit = deadline
     if program is not None:
-        program.watch_input(timeout)
+        program.watch_input(deadline)
         if program.hosted:
-            limit = timeout + transport_allowance(timeout)
+            limit = deadline + transport_allowance(deadline)
     outcome = guarded_call(lambda: contract.call(fn, working, variant), limit)
     if isinstance(outcome.error, UnsendableCase):
         raise EngineCaseError("send", outcome.error, case)  # to the implementation's process
@@ -85,8 +92,18 @@ def evaluate_case(impl: Implementation, contract: Contract, case: Any, variant: 
     if outcome.timed_out or isinstance(outcome.error, ProgramHung):
         result.hung, result.judged = True, False
         stopped = f": {outcome.error}" if outcome.error is not None else ""
-        fail(crash, f"the call did not return within {timeout:g}s (hung){stopped}")
+        grown = f", the deadline for an input of {size} items" if deadline > timeout else ""
+        fail(crash, f"the call did not return within {deadline:g}s (hung{grown}){stopped}")
         return result
+    slow = contract.check_id("slow")
+    if wanted(slow):
+        result.evaluated.add(slow)
+        took = program.took() if program is not None else None
+        took = outcome.seconds if took is None else took
+        if took > slow_limit(deadline):
+            fail(slow, f"took {took:.1f}s on an input of {size} items: slow, past {slow_limit(deadline):g}s "
+                       f"(a fifth of its {deadline:g}s deadline); `chatconform bench` shows how its time grows",
+                 level=WARNING)
     problem = None
     if isinstance(outcome.error, MalformedResult):  # a result the program could not send, or sent wrong
         problem = str(outcome.error)

@@ -106,7 +106,8 @@ NO_CASE_APPLIES = "not evaluated: no generated case was one this check applies t
 
 def _why_not_evaluated(contract: Contract, results) -> str:
     crash = contract.check_id("no_crash")
-    if any(r.hung is not None for _, r in results) and not any(r.examples - r.unjudged for _, r in results):
+    if any(r.hung is not None or r.hangs for _, r in results) and not any(r.examples - r.unjudged
+                                                                         for _, r in results):
         return f"not evaluated: the implementation hung before returning any result (see {crash})"
     if any(r.unjudged for _, r in results) and not any(r.examples - r.unjudged for _, r in results):
         return (f"not evaluated: the implementation raised or returned a malformed result on every "

@@ -74,6 +74,7 @@ class SearchResult:
     unjudged: int = 0  # of those, cases whose output could not be judged
     evaluated: Counter = field(default_factory=Counter)  # check id -> cases evaluated on
     replayed: int = 0  # cases the shrinking passes ran
+    hangs: int = 0  # cases of the exploring pass the implementation hung on (and the search went on)
 
     @classmethod
     def stopped(cls, reason: str) -> SearchResult:

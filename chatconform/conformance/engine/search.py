@@ -11,6 +11,7 @@ process runs it, and in whatever order.
 from __future__ import annotations
 
 import hashlib
+import json
 import random
 import warnings
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -23,13 +24,14 @@ from hypothesis.errors import HypothesisException
 
 from chatconform.conformance import stop
 from chatconform.conformance.contract import Contract
-from chatconform.conformance.contracts import get_contract
+from chatconform.conformance.contracts import get_check, get_contract
 from chatconform.conformance.discovery import Implementation
 from chatconform.conformance.engine.evaluate import evaluate_case
 from chatconform.conformance.engine.events import ExampleRan, Handler, emit
 from chatconform.conformance.engine.results import Failure, SearchResult, SearchSettings, Unit
 from chatconform.conformance.guard import DEFAULT_TIMEOUT
 from chatconform.conformance.profiles import Profile
+from chatconform.conformance.protocol import Program
 from chatconform.errors import ERROR, WARNING, EngineCaseError
 
 
@@ -66,11 +68,19 @@ class _Pass:
         self.done_when_all_seen = False
         self.result = SearchResult()
         self.observed: dict[str, Failure] = {}
+        # A call in a process of its own is killed at its deadline, so the search goes on
+        # after a hang; one in this process leaves its thread running, so a hang ends it.
+        self.killable = isinstance(impl.obj, Program)
+        self.hangs_left = HANGS_PER_PASS
+        self.hung_on: dict[str, Failure] = {}  # the cases that hung, by their JSON
 
     def test(self, case: Any) -> None:
         stop.check()  # a stop (SIGINT, SIGTERM) ends the search here, between two examples
         if self.result.hung is not None or self.result.engine_error is not None:
             return  # an abandoned call may still run: calling again would pile up threads
+        if not self.hangs_left:
+            self._replay_hang(case)
+            return  # no more deadlines to spend in this pass: the case is not evaluated
         if self.done_when_all_seen and self.selected is not None and self.selected <= self.observed.keys():
             raise _AllSeen  # every selected check has failed: nothing left to learn without shrinking
         if self.profile.steer_to_large:
@@ -90,9 +100,17 @@ class _Pass:
         for check_id, message in evaluation.broken.items():
             self.result.broken.setdefault(check_id, message)
         if evaluation.hung:
-            evaluation.failures[0].shrunk = False
-            self.result.hung = evaluation.failures[0]
-            return
+            hang = evaluation.failures[0]
+            if not self.killable:
+                hang.shrunk = False
+                self.result.hung = hang
+                return
+            self.hangs_left -= 1
+            self.result.hangs += 1
+            if not self.hangs_left:
+                hang.message += (f"; the search stopped calling after {HANGS_PER_PASS} hangs (each costs a "
+                                 "deadline), so this is the smallest hanging case it saw")
+            self.hung_on[_case_key(self.contract, case)] = hang
         for failure in evaluation.failures:
             if self.selected is None or failure.check in self.selected:
                 seen = self.observed.get(failure.check)
@@ -104,6 +122,15 @@ class _Pass:
                 error = _failure_type(failure.check)(failure.message)
                 error.failure = failure
                 raise error
+
+    def _replay_hang(self, case: Any) -> None:
+        """Once a pass has spent its hangs, a case seen hanging fails again without a call (so
+        Hypothesis' replay of its smallest failing case agrees); any other is not run."""
+        hang = self.hung_on.get(_case_key(self.contract, case))
+        if hang is not None and hang.check == self.raise_for:
+            error = _failure_type(hang.check)(hang.message)
+            error.failure = hang
+            raise error
 
     def run(self) -> SearchResult:
         def test(case):
@@ -184,6 +211,14 @@ def no_local_constants() -> Iterator[None]:
         cache.clear()
 
 
+#: Hangs one pass of a search spends deadlines on before it stops calling the implementation.
+HANGS_PER_PASS = 2
+
+
+def _case_key(contract: Contract, case: Any) -> str:
+    return json.dumps(contract.case_to_json(case), sort_keys=True, default=repr)
+
+
 class _AllSeen(Exception):
     """Ends an exploring pass that does not shrink once every selected check has failed:
     the cases still to be generated could teach it nothing, and generating them is most
@@ -218,7 +253,8 @@ def search(impl: Implementation, contract: Contract, variant: str | None, profil
     explore.done_when_all_seen = not shrink
     result = explore.run()
     for check_id, failure in explore.observed.items():
-        if not shrink or result.hung is not None or result.aborted or result.engine_error:
+        if not shrink or result.hung is not None or result.aborted or result.engine_error \
+                or not get_check(check_id).shrinks:
             failure.shrunk = False
             result.failures[check_id] = failure
             continue

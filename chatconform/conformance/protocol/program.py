@@ -241,6 +241,7 @@ class Program:
         self._input_change: str | None = None
         self._watch = False
         self._deadline: float | None = None
+        self._took: float | None = None  # what the last own call took, as its process measured it
         self._sent = kept.Sent()  # what the built-in host keeps of this case's results
         self._closer = weakref.finalize(self, session.close)  # also at exit
 
@@ -261,6 +262,11 @@ class Program:
         host measured, so that moving a long history through the pipe is not held
         against it)."""
         self._watch, self._deadline = True, timeout
+
+    def took(self) -> float | None:
+        """The seconds the last call of a contract's own method took in the implementation's
+        process (the built-in host measures it), or None: not measured there."""
+        return self._took
 
     def input_change(self) -> str | None:
         """What the program said it did to the input of the last call of a contract's own
@@ -306,8 +312,12 @@ class Program:
                 request["provider"] = provider
         if own:
             self._input_change = None
+        if own:
+            self._took = None
         reply = self._session.call(request)
         took = reply.get("seconds")
+        if own and isinstance(took, (int, float)):
+            self._took = float(took)
         if deadline is not None and isinstance(took, (int, float)) and took > deadline:
             raise ProgramHung(f"the implementation took {took:.1f}s")
         if "error" in reply:
