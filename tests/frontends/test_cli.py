@@ -1,6 +1,8 @@
 """The command line: exit codes, reports, replay, and implementations that misbehave."""
 
+import io
 import json
+import re
 import subprocess
 import sys
 import textwrap
@@ -286,3 +288,105 @@ def test_validate_command(tmp_path, capsys):
     assert run("validate", "ok.json", "--provider", "openai-chat") == 0
     assert run("validate", "cut.json", "--provider", "openai-chat") == 2
     assert "cut.json:2:" in capsys.readouterr().err
+
+
+# -- output in a log and in a terminal -----------------------------------------------------------
+
+#: KeepLastN with a slower call, and two of its three failures declared expected.
+SLOW_KEEP = '''
+import time
+
+from chatconform.fakes.trim import KeepLastN
+
+
+class SlowKeep(KeepLastN):
+    name = "slow-keep"
+    expected_failures = {"trim.user_led": "known", "trim.matches_reference": "known"}
+
+    def trim(self, history, *, max_messages):
+        time.sleep(0.005)
+        return super().trim(history, max_messages=max_messages)
+
+
+class AllKnown(KeepLastN):
+    name = "all-known"
+    expected_failures = {check: "known" for check in KeepLastN.violates}
+'''
+
+#: Two of KeepLastN's failing checks: one that SlowKeep and AllKnown declare, one that only AllKnown does.
+TWO_CHECKS = ("--check", "trim.pairs_intact", "--check", "trim.user_led")
+
+PROGRESS = re.compile(r"^  still searching (?P<label>.+?): (?P<examples>\d+) examples(?:, shrinking \((?P<replayed>\d+)"
+                      r" replayed\))?, (?P<seconds>\d+\.\d)s so far, (?P<note>.+?)(?: \((?P<done>\d+) of (?P<of>\d+) "
+                      r"searches done\))?$")
+
+
+class _Terminal(io.StringIO):
+    """A stream that says it is a terminal."""
+
+    def isatty(self) -> bool:
+        return True
+
+
+def _visible(text: str) -> str:
+    """``text`` without the terminal's escape sequences (styles, the live line's cursor moves)."""
+    return re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", text).replace("\r", "\n")
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_off_a_terminal_a_running_search_says_what_it_has_done_at_an_interval(tmp_path, capsys, monkeypatch, jobs):
+    from chatconform.conformance.reporters import terminal
+
+    (tmp_path / "slow.py").write_text(SLOW_KEEP)
+    monkeypatch.setattr(terminal, "PROGRESS_SECONDS", 0.05)
+    # --jobs 2: the searches run in worker processes, whose events the run's own process hears
+    assert run("run", "--impl", "slow.py:SlowKeep", "--impl", "reference", *TWO_CHECKS, "--examples", "5",
+               "--in-process", "--jobs", jobs) == 1
+    err = capsys.readouterr().err.splitlines()
+    progress = [m for line in err if (m := PROGRESS.match(line))]
+    slow = [m for m in progress if m["label"] == "slow-keep · trim"]
+    assert len(slow) >= 3, err
+    assert all(m["of"] == "2" and int(m["done"]) < 2 for m in progress)
+    assert [float(m["seconds"]) for m in slow] == sorted(float(m["seconds"]) for m in slow)
+    assert all(int(m["examples"]) <= 5 for m in slow)
+    assert any(m["replayed"] for m in slow)  # it shrinks its failures: cases replayed, not examples
+    # the failures seen so far, told apart as in the finished search's line
+    assert slow[-1]["note"] == "1 failing, 1 expected failure, as declared"
+    assert {m["note"] for m in slow} <= {"ok", "1 failing", "1 expected failure, as declared", slow[-1]["note"]}
+    assert re.search(r"^  slow-keep · trim: 5 examples, \d+\.\ds, 1 failing, 1 expected failure, as declared$",
+                     "\n".join(err), re.M)
+
+
+def test_the_interval_is_long_by_default_and_a_terminal_gets_none_of_these_lines(tmp_path, capsys, monkeypatch):
+    from chatconform.conformance.reporters import terminal
+
+    assert terminal.PROGRESS_SECONDS >= 10
+    monkeypatch.setattr(terminal, "PROGRESS_SECONDS", 0.0)
+    monkeypatch.setattr(sys, "stderr", _Terminal())  # its live line says what is running instead
+    monkeypatch.setenv("COLUMNS", "100")
+    assert run("run", "--impl", "reference", "--contract", "trim", "--examples", "5", "--in-process") == 0
+    shown = _visible(sys.stderr.getvalue())
+    assert "reference · trim: 5 examples" in shown and "still searching" not in shown
+
+
+def test_a_search_whose_failures_are_all_declared_says_so_and_not_failing(tmp_path, capsys):
+    (tmp_path / "slow.py").write_text(SLOW_KEEP)
+    assert run("run", "--impl", "slow.py:AllKnown", *TWO_CHECKS, "--examples", "5", "--in-process") == 0
+    captured = capsys.readouterr()
+    line = next(x for x in captured.err.splitlines() if x.startswith("  all-known · trim:"))
+    assert line.endswith(", 2 expected failures, as declared") and "failing" not in line
+    assert captured.out.splitlines()[-1].startswith("2 xfail in ")
+
+
+def test_the_failures_note_tells_what_fails_the_run_from_what_was_declared():
+    from chatconform.conformance.reporters.terminal import failures_note
+
+    declared = {"trim.user_led", "trim.matches_reference", "trim.keeps_latest"}
+    assert failures_note({}, declared) == ("ok", "green")
+    assert failures_note({"trim.user_led": "error", "trim.matches_reference": "warning"}, declared) == (
+        "2 expected failures, as declared", "yellow")
+    assert failures_note({"trim.pairs_intact": "error", "trim.user_led": "error", "trim.matches_reference": "error",
+                          "trim.keeps_latest": "error"}, declared) == (
+        "1 failing, 3 expected failures, as declared", "red")
+    assert failures_note({"trim.suffix_only": "warning", "trim.within_budget": "warning"}, ()) == (
+        "2 warnings", "yellow")

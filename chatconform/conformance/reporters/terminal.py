@@ -1,11 +1,14 @@
 """What a run prints: progress on stderr while it searches (one line per finished search;
-on a terminal, a live line saying what is running), then the matrix, each failure with its
+on a terminal, a live line saying what is running, and elsewhere, as in a CI log, a line per
+running search every :data:`PROGRESS_SECONDS`), then the matrix, each failure with its
 minimal input and regression test, and the counts on stdout. Also the benchmark's progress.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import time
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass, field
 
 from rich.console import Console
 from rich.table import Table
@@ -28,7 +31,42 @@ from chatconform.conformance.engine import (
 from chatconform.conformance.present import TEST_BANNER, describe, indent
 from chatconform.conformance.repro import replay_command
 from chatconform.conformance.status import Status
+from chatconform.errors import ERROR
 from chatconform.version import __version__
+
+#: Off a terminal (a CI log, a file), how often a line says what each running search has done.
+PROGRESS_SECONDS = 30.0
+
+
+@dataclass
+class _Running:
+    """A search under way: whose, since when, its cases so far (of the exploring pass, and
+    replayed while shrinking) and the checks seen failing."""
+
+    implementation: str
+    started: float
+    examples: int = 0
+    replayed: int = 0
+    failing: dict[str, str] = field(default_factory=dict)
+
+    def text(self, label: str) -> str:
+        return (f"{label}: {self.examples} examples"
+                + (f", shrinking ({self.replayed} replayed)" if self.replayed else ""))
+
+
+def failures_note(failing: Mapping[str, str], expected: Collection[str]) -> tuple[str, str]:
+    """How a search line sums up the checks seen failing (check id -> level), with its style:
+    what fails the run (``failing``), the warnings, and the expected failures the
+    implementation declares apart; ``ok`` for none."""
+    declared = sum(check in expected for check in failing)
+    errors = sum(check not in expected and level == ERROR for check, level in failing.items())
+    warnings = len(failing) - declared - errors
+    parts = [f"{errors} failing"] if errors else []
+    if warnings:
+        parts.append(f"{warnings} warning" + "s" * (warnings > 1))
+    if declared:
+        parts.append(f"{declared} expected failure{'s' * (declared > 1)}, as declared")
+    return ", ".join(parts) or "ok", "red" if errors else "yellow" if parts else "green"
 
 
 class TerminalReporter:
@@ -38,27 +76,37 @@ class TerminalReporter:
     def __init__(self, out: Console, err: Console, *, verbose: bool = False, providers: Sequence[str] = ()):
         self.out, self.err, self.verbose, self.providers = out, err, verbose, list(providers)
         self.status = None
-        self.running: dict[str, int] = {}  # label -> examples so far
+        self.running: dict[str, _Running] = {}  # by label
         self.total, self.done = 0, 0
+        self.expected: dict[str, Collection[str]] = {}  # implementation -> its declared expected failures
+        self.logged = time.monotonic()  # when progress was last logged (off a terminal)
 
     def __call__(self, event: Event) -> None:
         if isinstance(event, RunStarted):
             self.started(event)
         elif isinstance(event, SearchStarted):
-            self.running[event.label] = 0
+            self.running[event.label] = _Running(event.implementation, time.monotonic())
             self._show()
         elif isinstance(event, ExampleRan):
-            if event.label in self.running:
-                self.running[event.label] += 1
-                if self.running[event.label] % 10 == 0:
+            if (running := self.running.get(event.label)) is not None:
+                if event.shrinking:
+                    running.replayed += 1
+                else:
+                    running.examples += 1
+                running.failing = event.failing
+                if (running.examples + running.replayed) % 10 == 0:
                     self._show()
         elif isinstance(event, SearchFinished):
             self.search_finished(event)
         elif isinstance(event, RunFinished):
             self.finished(event)
+            return
+        self._log_progress()
 
     def started(self, run: RunStarted) -> None:
         self.total = run.searches
+        self.expected = {impl.name: impl.expected_failures for impl in run.implementations}
+        self.logged = time.monotonic()
         seed = run.seed if run.seed is not None else "derandomized" if run.profile.derandomize else "random"
         providers = f" · providers {', '.join(self.providers)}" if self.providers else ""
         shard = f" · shard {run.shard[0]}/{run.shard[1]}" if run.shard else ""
@@ -74,12 +122,28 @@ class TerminalReporter:
             self.status.stop()  # the finished line prints above, then the live line comes back
             self.status = None
         result = event.result
-        failing = len(result.failures) + (result.hung is not None)
-        note = (f"{failing} failing", "red") if failing else ("ok", "green")
+        failing = {f.check: f.level for f in result.failures.values()}
+        if result.hung is not None:
+            failing[result.hung.check] = ERROR
+        note = failures_note(failing, self.expected.get(event.implementation, ()))
         if result.aborted:
             note = ("stopped", "magenta")
         self.err.print(Text.assemble(f"  {event.label}: {result.examples} examples, {event.seconds:.1f}s, ", note))
         self._show()
+
+    def _log_progress(self) -> None:
+        """Off a terminal, where no live line shows, a line per running search once
+        :data:`PROGRESS_SECONDS` have passed since the last such lines: its cases so far (of
+        both passes), how long it has run, and the checks seen failing."""
+        now = time.monotonic()
+        if self.err.is_terminal or not self.running or now - self.logged < PROGRESS_SECONDS:
+            return
+        self.logged = now
+        done = f" ({self.done} of {self.total} searches done)" if self.total > 1 else ""
+        for label, running in self.running.items():
+            note = failures_note(running.failing, self.expected.get(running.implementation, ()))
+            self.err.print(Text.assemble(f"  still searching {running.text(label)}, "
+                                         f"{now - running.started:.1f}s so far, ", note, done))
 
     def finished(self, event: RunFinished) -> None:
         outcome, verdicts, seconds = event.outcome, event.outcome.verdicts, event.seconds
@@ -113,7 +177,7 @@ class TerminalReporter:
                 self.status.stop()
                 self.status = None
             return
-        text = "; ".join(f"{label}: {n} examples" if n else label for label, n in self.running.items())
+        text = "; ".join(r.text(label) if r.examples else label for label, r in self.running.items())
         if self.total > 1:
             text = f"[{self.done}/{self.total}] {text}"
         if self.status is None:
