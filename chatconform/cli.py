@@ -389,9 +389,9 @@ def cmd_summary(args, out: Console, err: Console) -> int:
     else:
         if stopped:
             out.print(f"{stopped}: {report.PARTIAL}")
-        print_matrix(out, parsed.results)
-        counts = report.counts(parsed.results)  # recounted: the footer's are not trusted
-        out.print(", ".join(f"{n} {s}" for s, n in counts.items() if n))
+        results, absent = report.split_provided(parsed.results, report.provided_in(parsed.header))
+        print_matrix(out, results, absent)
+        out.print(report.counts_text(results))  # recounted: the footer's are not trusted
     failed = stopped is not None or any(report.status_of(r).fails_run for r in parsed.results)
     return 1 if failed and args.fail_on_failure else 0
 

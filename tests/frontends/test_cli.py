@@ -311,6 +311,15 @@ class SlowKeep(KeepLastN):
 class AllKnown(KeepLastN):
     name = "all-known"
     expected_failures = {check: "known" for check in KeepLastN.violates}
+
+
+class TrimOnly:
+    name, version = "trim-only", "1"
+
+    def trim(self, history, *, max_messages):
+        from chatconform.reference import ReferenceImplementation
+
+        return ReferenceImplementation().trim(history, max_messages=max_messages)
 '''
 
 #: Two of KeepLastN's failing checks: one that SlowKeep and AllKnown declare, one that only AllKnown does.
@@ -390,3 +399,54 @@ def test_the_failures_note_tells_what_fails_the_run_from_what_was_declared():
         "1 failing, 3 expected failures, as declared", "red")
     assert failures_note({"trim.suffix_only": "warning", "trim.within_budget": "warning"}, ()) == (
         "2 warnings", "yellow")
+
+def test_a_contract_an_implementation_does_not_provide_is_one_line_not_skip_rows(tmp_path, capsys):
+    import xml.etree.ElementTree as ET
+
+    (tmp_path / "slow.py").write_text(SLOW_KEEP)
+    assert run("run", "--impl", "slow.py:TrimOnly", "--impl", "reference", "--contract", "trim", "--contract",
+               "thread", "--examples", "5", "--in-process", "--report", "r.jsonl", "--junit-xml", "j.xml") == 0
+    not_provided = "trim-only does not provide thread (it has no method for it)"
+    out = capsys.readouterr().out
+    assert not_provided in out.splitlines() and "skip" not in out
+    counts = out.splitlines()[-2]  # then "report: r.jsonl"
+    assert re.fullmatch(r"\d+ pass in \d+\.\ds", counts), counts
+    thread_rows = [line for line in out.splitlines() if "thread.reaches_root" in line]
+    assert len(thread_rows) == 1 and thread_rows[0].count("pass") == 1  # reference's cell; trim-only's is empty
+
+    lines = read_report("r.jsonl")  # the report keeps its skip lines, as other tools read them
+    skipped = [r for r in lines if r["type"] == "result" and r["status"] == "skip"]
+    assert {r["implementation"] for r in skipped} == {"trim-only"} and {r["contract"] for r in skipped} == {"thread"}
+    assert skipped[0]["message"] == "trim-only has no extract_thread()"
+    assert lines[-1]["counts"]["skip"] == len(skipped) == len(all_contracts()["thread"].checks)
+
+    root = ET.parse(tmp_path / "j.xml").getroot()
+    assert root.get("skipped") == "0"
+    suite = root.find("./testsuite[@name='trim-only']")
+    assert suite.get("tests") == str(len(all_contracts()["trim"].checks)) and suite.get("skipped") == "0"
+    assert all(case.get("name").startswith("trim.") for case in suite.iter("testcase"))
+    assert suite.find("system-out").text == not_provided
+
+    assert run("summary", "r.jsonl") == 0
+    summary = capsys.readouterr().out
+    assert not_provided in summary.splitlines() and "skip" not in summary
+    assert run("summary", "r.jsonl", "--format", "markdown") == 0
+    markdown = capsys.readouterr().out
+    assert f"- {not_provided}" in markdown.splitlines() and "skip" not in markdown
+    assert "| `thread.reaches_root` |  | pass |" in markdown
+    assert run("summary", "r.jsonl", "--format", "json") == 0
+    assert json.loads(capsys.readouterr().out)["not_provided"] == {"trim-only": ["thread"]}
+
+    # A report whose header does not say which contracts each implementation provides (an
+    # older chatconform's) reads as before: its skip lines show.
+    for line in lines[:1]:
+        for entry in line["implementations"].values():
+            del entry["contracts"]
+    (tmp_path / "old.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines))
+    assert run("summary", "old.jsonl") == 0
+    old = capsys.readouterr().out
+    assert not_provided not in old and f"{len(skipped)} skip" in old.splitlines()[-1]
+    lines[0]["implementations"]["trim-only"]["contracts"] = "trim"  # a damaged header: refused, as any field
+    (tmp_path / "bad.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines))
+    assert run("summary", "bad.jsonl") == 2
+    assert "field implementations.trim-only.contracts: expected a list" in capsys.readouterr().err

@@ -79,6 +79,7 @@ class TerminalReporter:
         self.running: dict[str, _Running] = {}  # by label
         self.total, self.done = 0, 0
         self.expected: dict[str, Collection[str]] = {}  # implementation -> its declared expected failures
+        self.provided: dict[str, frozenset[str]] = {}  # implementation -> the contracts it provides
         self.logged = time.monotonic()  # when progress was last logged (off a terminal)
 
     def __call__(self, event: Event) -> None:
@@ -106,6 +107,7 @@ class TerminalReporter:
     def started(self, run: RunStarted) -> None:
         self.total = run.searches
         self.expected = {impl.name: impl.expected_failures for impl in run.implementations}
+        self.provided = report.provided_by(run.implementations)
         self.logged = time.monotonic()
         seed = run.seed if run.seed is not None else "derandomized" if run.profile.derandomize else "random"
         providers = f" · providers {', '.join(self.providers)}" if self.providers else ""
@@ -160,10 +162,10 @@ class TerminalReporter:
             reasons = sorted({v.message for v in verdicts})
             self.err.print("nothing to run: every selected check was skipped (" + "; ".join(reasons) + ")")
             return
-        print_matrix(self.out, [report.result_line(v) for v in verdicts])
+        results, absent = report.split_provided([report.result_line(v) for v in verdicts], self.provided)
+        print_matrix(self.out, results, absent)
         print_failures(self.out, verdicts, verbose=self.verbose)
-        counts = report.footer(verdicts, seconds)["counts"]
-        self.out.print(", ".join(f"{n} {s}" for s, n in counts.items() if n) + f" in {seconds:.1f}s")
+        self.out.print(report.counts_text(results) + f" in {seconds:.1f}s")
         if outcome.shard:
             self.out.print(f"shard {outcome.shard[0]}/{outcome.shard[1]}: {len(outcome.units)} of the run's "
                            f"{len(outcome.planned)} searches; `chatconform summary` merges the shard reports")
@@ -187,8 +189,10 @@ class TerminalReporter:
             self.status.update(Text(text))
 
 
-def print_matrix(out: Console, results: list[dict]) -> None:
-    """The matrix of report lines: a row per check, a column per implementation."""
+def print_matrix(out: Console, results: list[dict], not_provided: Mapping[str, list[str]] | None = None) -> None:
+    """The matrix of report lines: a row per check, a column per implementation; then a line
+    per implementation that does not provide some of the contracts (``not_provided``, from
+    :func:`chatconform.conformance.report.split_provided`: those lines are not in ``results``)."""
     impls, checks, cells = report.matrix(results)
     table = Table(title="conformance", title_justify="left")
     table.add_column("check")
@@ -200,10 +204,11 @@ def print_matrix(out: Console, results: list[dict]) -> None:
         by_contract.setdefault(check.split(".", 1)[0], []).append(check)
     for contract, ids in by_contract.items():
         # A contract no implementation ran is one row, not one per check.
-        if len(ids) > 1 and all((c := cells.get((check, impl))) is not None and c.status == Status.SKIP
-                                for check in ids for impl in impls):
+        shown = [c for check in ids for impl in impls if (c := cells.get((check, impl))) is not None]
+        if len(ids) > 1 and shown and all(c.status == Status.SKIP for c in shown):
             ids = [f"{contract}.*"]
-            cells.update({(ids[0], impl): cells[(by_contract[contract][0], impl)] for impl in impls})
+            cells.update({(ids[0], impl): cells[(by_contract[contract][0], impl)] for impl in impls
+                          if (by_contract[contract][0], impl) in cells})
         for check in ids:
             row = []
             for impl in impls:
@@ -211,6 +216,8 @@ def print_matrix(out: Console, results: list[dict]) -> None:
                 row.append(Text(cell.label, style=cell.status.style) if cell else Text(""))
             table.add_row(check, *row)
     out.print(table)
+    for name, contracts in (not_provided or {}).items():
+        out.print(report.not_provided_text(name, contracts))
 
 
 #: A minimal input longer than this is cut short unless --verbose (the saved case holds all of it).
