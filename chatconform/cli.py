@@ -56,10 +56,13 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def console(stream, *, stderr: bool = False) -> Console:
-    """A console that prints text literally (no markup, emoji codes or highlighting) and,
-    writing to a pipe or file, never wraps a line: logs and step summaries keep whole lines."""
-    return Console(stderr=stderr, markup=False, emoji=False, highlight=False, soft_wrap=True,
-                   width=None if stream.isatty() else 100_000)
+    """A console that prints text literally (no markup, emoji codes or highlighting). On a
+    terminal it wraps text at the terminal's width (``COLUMNS`` when set, as in
+    :func:`shutil.get_terminal_size`, else the terminal's own); writing to a pipe or file,
+    it never wraps a line: logs and step summaries keep whole lines."""
+    terminal = stream.isatty()
+    return Console(stderr=stderr, markup=False, emoji=False, highlight=False, soft_wrap=not terminal,
+                   width=None if terminal else 100_000)
 
 
 class _Parser(argparse.ArgumentParser):

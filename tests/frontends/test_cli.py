@@ -450,3 +450,24 @@ def test_a_contract_an_implementation_does_not_provide_is_one_line_not_skip_rows
     (tmp_path / "bad.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines))
     assert run("summary", "bad.jsonl") == 2
     assert "field implementations.trim-only.contracts: expected a list" in capsys.readouterr().err
+
+def test_on_a_terminal_text_wraps_at_its_width_and_what_is_pasted_stays_whole(tmp_path, capsys, monkeypatch):
+    args = ("run", "--impl", "chatconform.fakes.trim:KeepLastN", "--check", "trim.pairs_intact", "--examples", "5",
+            "--in-process")
+    assert run(*args) == 1
+    piped = capsys.readouterr().out.splitlines()
+    assert any(len(line) > 100 for line in piped if line.startswith("  why:"))  # a log keeps whole lines
+
+    monkeypatch.setenv("COLUMNS", "60")
+    monkeypatch.setattr(sys, "stdout", _Terminal())
+    assert run(*args) == 1
+    shown = _visible(sys.stdout.getvalue()).splitlines()
+    long = [line for line in shown if len(line) > 60]
+    # What is pasted (the replay command, the case, the regression test) is printed whole, as in
+    # a log; everything else fits the width.
+    assert long and all(line in piped for line in long)
+    assert all(line.startswith(("  re-run:", "    ")) for line in long), long
+    assert not any(line.startswith(("  why:", "  what:", "  expected:", "  actual:")) for line in long)
+    why = shown.index(next(line for line in shown if line.startswith("  why:")))
+    assert shown[why + 1].startswith(" " * 12) and shown[why + 1][12] != " "  # wrapped under its text
+    assert all(len(line) <= 60 for line in shown[:shown.index(next(x for x in shown if x.startswith("FAIL")))])

@@ -2,10 +2,15 @@
 on a terminal, a live line saying what is running, and elsewhere, as in a CI log, a line per
 running search every :data:`PROGRESS_SECONDS`), then the matrix, each failure with its
 minimal input and regression test, and the counts on stdout. Also the benchmark's progress.
+
+On a terminal, text is wrapped at its width, tables fitted to it; a command to paste, a
+case and a regression test are printed whole (the terminal folds a line too long for it),
+since a line broken in them would not run or parse when pasted.
 """
 
 from __future__ import annotations
 
+import textwrap
 import time
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -182,11 +187,12 @@ class TerminalReporter:
         text = "; ".join(r.text(label) if r.examples else label for label, r in self.running.items())
         if self.total > 1:
             text = f"[{self.done}/{self.total}] {text}"
+        line = Text(text, no_wrap=True, overflow="ellipsis")  # one line, however narrow the terminal
         if self.status is None:
-            self.status = self.err.status(Text(text))
+            self.status = self.err.status(line)
             self.status.start()
         else:
-            self.status.update(Text(text))
+            self.status.update(line)
 
 
 def print_matrix(out: Console, results: list[dict], not_provided: Mapping[str, list[str]] | None = None) -> None:
@@ -195,7 +201,7 @@ def print_matrix(out: Console, results: list[dict], not_provided: Mapping[str, l
     :func:`chatconform.conformance.report.split_provided`: those lines are not in ``results``)."""
     impls, checks, cells = report.matrix(results)
     table = Table(title="conformance", title_justify="left")
-    table.add_column("check")
+    table.add_column("check", overflow="fold")  # a narrow terminal folds an id, never cuts it
     for impl in impls:
         table.add_column(impl, justify="center")
 
@@ -268,7 +274,7 @@ def print_failure(out: Console, verdict, failure, shown_report, shown: dict, ver
             saved = failure.saved or ""
             label, text = ("saved", text) if saved.startswith("not saved") else (
                 "re-run", replay_command(saved, verdict.spec))
-        out.print(f"  {label + ':':<9} {text}")
+        print_field(out, label, text, whole=label == "re-run")
     key = (verdict.spec, shown_report.input_json)
     earlier = shown.get(key)
     if earlier is not None and not verbose:
@@ -279,16 +285,28 @@ def print_failure(out: Console, verdict, failure, shown_report, shown: dict, ver
     lines = shown_report.input_json.splitlines()
     if len(lines) > MAX_INPUT_LINES and not verbose:
         out.print(f"  {shown_report.input_label} ({len(lines)} lines, the first {MAX_INPUT_LINES // 2}):")
-        out.print(indent("\n".join(lines[:MAX_INPUT_LINES // 2])))
+        out.print(indent("\n".join(lines[:MAX_INPUT_LINES // 2])), soft_wrap=True)
         out.print(f"    … {len(lines) - MAX_INPUT_LINES // 2} more lines (the whole case is saved; "
                   "--verbose prints it)")
         out.print("  regression test: not printed for a case this long (--verbose prints it)")
         return True
     out.print(f"  {shown_report.input_label}:")
-    out.print(indent(shown_report.input_json))
+    out.print(indent(shown_report.input_json), soft_wrap=True)  # never broken: it is pasted
     out.print(TEST_BANNER)
-    out.print(shown_report.test.rstrip("\n"))
+    out.print(shown_report.test.rstrip("\n"), soft_wrap=True)
     return False
+
+
+def print_field(out: Console, label: str, text: str, *, whole: bool = False) -> None:
+    """``  label:   text``; on a terminal, wrapped at its width under the text's first column,
+    unless ``whole`` (a command to paste: printed on one line, whatever its length)."""
+    head = f"  {label + ':':<9} "
+    width = out.width if out.is_terminal else None  # off a terminal, nothing is fitted to a width
+    if width is None or whole or len(head) + len(text) <= width:
+        out.print(head + text, soft_wrap=True)
+        return
+    out.print(textwrap.fill(text, width=max(width, len(head) + 20), initial_indent=head,
+                            subsequent_indent=" " * len(head), break_on_hyphens=False), soft_wrap=True)
 
 
 def seconds_text(value: float) -> str:
