@@ -143,7 +143,7 @@ class TerminalReporter:
         :data:`PROGRESS_SECONDS` have passed since the last such lines: its cases so far (of
         both passes), how long it has run, and the checks seen failing."""
         now = time.monotonic()
-        if self.err.is_terminal or not self.running or now - self.logged < PROGRESS_SECONDS:
+        if not self.running or now - self.logged < PROGRESS_SECONDS or self.err.is_terminal:
             return
         self.logged = now
         done = f" ({self.done} of {self.total} searches done)" if self.total > 1 else ""
