@@ -56,10 +56,13 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def console(stream, *, stderr: bool = False) -> Console:
-    """A console that prints text literally (no markup, emoji codes or highlighting) and,
-    writing to a pipe or file, never wraps a line: logs and step summaries keep whole lines."""
-    return Console(stderr=stderr, markup=False, emoji=False, highlight=False, soft_wrap=True,
-                   width=None if stream.isatty() else 100_000)
+    """A console that prints text literally (no markup, emoji codes or highlighting). On a
+    terminal it wraps text at the terminal's width (``COLUMNS`` when set, as in
+    :func:`shutil.get_terminal_size`, else the terminal's own); writing to a pipe or file,
+    it never wraps a line: logs and step summaries keep whole lines."""
+    terminal = stream.isatty()
+    return Console(stderr=stderr, markup=False, emoji=False, highlight=False, soft_wrap=not terminal,
+                   width=None if terminal else 100_000)
 
 
 class _Parser(argparse.ArgumentParser):
@@ -389,9 +392,9 @@ def cmd_summary(args, out: Console, err: Console) -> int:
     else:
         if stopped:
             out.print(f"{stopped}: {report.PARTIAL}")
-        print_matrix(out, parsed.results)
-        counts = report.counts(parsed.results)  # recounted: the footer's are not trusted
-        out.print(", ".join(f"{n} {s}" for s, n in counts.items() if n))
+        results, absent = report.split_provided(parsed.results, report.provided_in(parsed.header))
+        print_matrix(out, results, absent)
+        out.print(report.counts_text(results))  # recounted: the footer's are not trusted
     failed = stopped is not None or any(report.status_of(r).fails_run for r in parsed.results)
     return 1 if failed and args.fail_on_failure else 0
 

@@ -25,11 +25,12 @@ from __future__ import annotations
 import hashlib
 import json
 from collections import Counter
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 from types import SimpleNamespace
-from typing import Any
+from typing import Any, TypeVar, cast
 
 from chatconform.conformance import shapes
 from chatconform.conformance.argtypes import read_input
@@ -40,6 +41,8 @@ from chatconform.conformance.present import short
 from chatconform.conformance.profiles import get_profile
 from chatconform.conformance.status import STATUSES, Status
 from chatconform.errors import ConfigError, EngineCaseError
+
+T = TypeVar("T")
 
 
 def header(impls: list[Implementation], *, version: str, profile: str, seed: int | None,
@@ -232,6 +235,11 @@ def counts(results: list[dict]) -> dict[str, int]:
     return {str(s): tally.get(str(s), 0) for s in STATUSES}
 
 
+def counts_text(results: list[dict]) -> str:
+    """The counts of report lines in a line: ``12 pass, 1 fail`` (recounted, as :func:`counts`)."""
+    return ", ".join(f"{n} {s}" for s, n in counts(results).items() if n)
+
+
 def read_many(paths: list[str | Path]) -> Report:
     """One report from ``paths``: a report (a shard's alone reads as that shard), or the shard
     reports of one run merged (a folder stands for every ``*.jsonl`` in it)."""
@@ -370,6 +378,53 @@ def matrix(results: list[dict]) -> tuple[list[str], list[str], dict[tuple[str, s
     return impls, checks, cells
 
 
+def provided_by(impls: list[Implementation]) -> dict[str, frozenset[str]]:
+    """The contracts each implementation provides (has a method for), by name."""
+    return {impl.name: frozenset(impl.contracts()) for impl in impls}
+
+
+def provided_in(header: dict) -> dict[str, frozenset[str]]:
+    """:func:`provided_by` as a report's header records it; an implementation whose entry
+    lists no contracts (a report of an older chatconform) is left out: all of its lines show."""
+    return {name: frozenset(info["contracts"]) for name, info in header.get("implementations", {}).items()
+            if "contracts" in info}
+
+
+def _line_fields(result: dict) -> tuple[str, str, str]:
+    return result["implementation"], result.get("contract") or result["check"].split(".", 1)[0], result["status"]
+
+
+def split_provided(items: list[T], provided: Mapping[str, Collection[str]],
+                   fields: Callable[[T], tuple[str, str, str]] | None = None) -> tuple[list[T], dict[str, list[str]]]:
+    """``items`` (report lines, or what ``fields`` reads an implementation, a contract and a
+    status from) less the ``skip`` of each contract its implementation does not provide
+    (``provided``), and those contracts by implementation, in order.
+
+    A contract an implementation has no method for is no check of it: the report keeps its
+    ``skip`` lines, while the matrix, the counts and JUnit leave them out and say it in one
+    line per implementation (:func:`not_provided_text`).
+    """
+    read = fields if fields is not None else cast(Callable[[T], tuple[str, str, str]], _line_fields)
+    kept: list[T] = []
+    absent: dict[str, list[str]] = {}
+    for item in items:
+        implementation, contract, status = read(item)
+        known = provided.get(implementation)
+        if known is not None and status == Status.SKIP and contract not in known:
+            names = absent.setdefault(implementation, [])
+            if contract not in names:
+                names.append(contract)
+        else:
+            kept.append(item)
+    return kept, absent
+
+
+def not_provided_text(implementation: str, contracts: list[str]) -> str:
+    """The line that says which of the selected contracts an implementation does not provide."""
+    return (f"{implementation} does not provide {', '.join(contracts)} "
+            f"(it has no method for {'it' if len(contracts) == 1 else 'them'})")
+
+
 def summary_json(report: Report) -> dict:
     impls, checks, cells = matrix(report.results)
     return {
@@ -380,6 +435,7 @@ def summary_json(report: Report) -> dict:
         "matrix": {i: {c: str(cells[(c, i)].status) for c in checks if (c, i) in cells} for i in impls},
         "failures": [{key: r.get(key) for key in ("implementation", "check", "status", "variant", "message")}
                      for r in report.results if status_of(r).fails_run],
+        "not_provided": split_provided(report.results, provided_in(report.header))[1],
     }
 
 

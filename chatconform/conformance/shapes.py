@@ -235,7 +235,8 @@ UNIT = Pair((STR, STR, Nullable(STR)))
 
 HEADER = Record(optional={
     "version": STR, "profile": STR, "examples": Nullable(COUNT), "checks": Nullable(ListOf(STR)),
-    "implementations": MapOf(Record(optional={"spec": STR, "expected_failures": MapOf(STR)})),
+    "implementations": MapOf(Record(optional={"spec": STR, "expected_failures": MapOf(STR),
+                                              "contracts": ListOf(STR)})),
     "shard": Record({"index": SHARD_NUMBER, "count": SHARD_NUMBER, "run": STR, "units": ListOf(UNIT),
                      "planned": ListOf(UNIT)}),
 })

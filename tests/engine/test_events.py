@@ -55,6 +55,13 @@ def test_a_handler_hears_the_run_in_order_with_every_case(jobs):
     for end in finished:
         # every case either pass ran, forwarded from the worker process under jobs=2
         assert ran[end.label] == end.result.examples + end.result.replayed > 0
+        cases = [e for e in middle if isinstance(e, ExampleRan) and e.label == end.label]
+        assert sum(not e.shrinking for e in cases) == end.result.examples
+        assert sum(e.shrinking for e in cases) == end.result.replayed
+        # each case says the checks seen failing before it: by the last, every failure found
+        assert cases[0].failing == {} and set(cases[-1].failing) == set(end.result.failures)
+        assert all(set(a.failing) <= set(b.failing) for a, b in zip(cases, cases[1:], strict=False))
+    assert any(e.failing and e.shrinking for e in middle if isinstance(e, ExampleRan))
     assert sorted(id(e.result) for e in finished) == sorted(id(r) for r in outcome.results.values())
     for label in ran:  # each case of a search comes between its start and its end
         positions = [i for i, e in enumerate(middle) if getattr(e, "label", None) == label]
@@ -76,7 +83,10 @@ def _without_timings(text: str) -> str:
     return re.sub(r"\d+\.\ds\b", "<s>", text)
 
 
-def test_the_terminal_and_the_report_are_the_same_with_workers(capsys, tmp_path):
+def test_the_terminal_and_the_report_are_the_same_with_workers(capsys, tmp_path, monkeypatch):
+    from chatconform.conformance.reporters import terminal
+
+    monkeypatch.setattr(terminal, "PROGRESS_SECONDS", float("inf"))  # no "still searching" line, however slow
     outputs = {}
     for jobs in ("1", "2"):
         assert main(["run", "--impl", "reference", "--impl", FAKE, "--contract", "trim", *QUICK, "--jobs", jobs,

@@ -1,6 +1,8 @@
 """The command line: exit codes, reports, replay, and implementations that misbehave."""
 
+import io
 import json
+import re
 import subprocess
 import sys
 import textwrap
@@ -286,3 +288,186 @@ def test_validate_command(tmp_path, capsys):
     assert run("validate", "ok.json", "--provider", "openai-chat") == 0
     assert run("validate", "cut.json", "--provider", "openai-chat") == 2
     assert "cut.json:2:" in capsys.readouterr().err
+
+
+# -- output in a log and in a terminal -----------------------------------------------------------
+
+#: KeepLastN with a slower call, and two of its three failures declared expected.
+SLOW_KEEP = '''
+import time
+
+from chatconform.fakes.trim import KeepLastN
+
+
+class SlowKeep(KeepLastN):
+    name = "slow-keep"
+    expected_failures = {"trim.user_led": "known", "trim.matches_reference": "known"}
+
+    def trim(self, history, *, max_messages):
+        time.sleep(0.005)
+        return super().trim(history, max_messages=max_messages)
+
+
+class AllKnown(KeepLastN):
+    name = "all-known"
+    expected_failures = {check: "known" for check in KeepLastN.violates}
+
+
+class TrimOnly:
+    name, version = "trim-only", "1"
+
+    def trim(self, history, *, max_messages):
+        from chatconform.reference import ReferenceImplementation
+
+        return ReferenceImplementation().trim(history, max_messages=max_messages)
+'''
+
+#: Two of KeepLastN's failing checks: one that SlowKeep and AllKnown declare, one that only AllKnown does.
+TWO_CHECKS = ("--check", "trim.pairs_intact", "--check", "trim.user_led")
+
+PROGRESS = re.compile(r"^  still searching (?P<label>.+?): (?P<examples>\d+) examples(?:, shrinking \((?P<replayed>\d+)"
+                      r" replayed\))?, (?P<seconds>\d+\.\d)s so far, (?P<note>.+?)(?: \((?P<done>\d+) of (?P<of>\d+) "
+                      r"searches done\))?$")
+
+
+class _Terminal(io.StringIO):
+    """A stream that says it is a terminal."""
+
+    def isatty(self) -> bool:
+        return True
+
+
+def _visible(text: str) -> str:
+    """``text`` without the terminal's escape sequences (styles, the live line's cursor moves)."""
+    return re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", text).replace("\r", "\n")
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_off_a_terminal_a_running_search_says_what_it_has_done_at_an_interval(tmp_path, capsys, monkeypatch, jobs):
+    from chatconform.conformance.reporters import terminal
+
+    (tmp_path / "slow.py").write_text(SLOW_KEEP)
+    monkeypatch.setattr(terminal, "PROGRESS_SECONDS", 0.05)
+    # --jobs 2: the searches run in worker processes, whose events the run's own process hears
+    assert run("run", "--impl", "slow.py:SlowKeep", "--impl", "reference", *TWO_CHECKS, "--examples", "5",
+               "--in-process", "--jobs", jobs) == 1
+    err = capsys.readouterr().err.splitlines()
+    progress = [m for line in err if (m := PROGRESS.match(line))]
+    slow = [m for m in progress if m["label"] == "slow-keep · trim"]
+    assert len(slow) >= 3, err
+    assert all(m["of"] == "2" and int(m["done"]) < 2 for m in progress)
+    assert [float(m["seconds"]) for m in slow] == sorted(float(m["seconds"]) for m in slow)
+    assert all(int(m["examples"]) <= 5 for m in slow)
+    shrinking = [m for m in slow if m["replayed"]]  # it shrinks its failures: cases replayed, not examples
+    # the failures seen so far, told apart as in the finished search's line; all of them by the shrinking
+    assert shrinking and {m["note"] for m in shrinking} == {"1 failing, 1 expected failure, as declared"}
+    assert {m["note"] for m in slow} <= {"ok", "1 failing", "1 expected failure, as declared", shrinking[0]["note"]}
+    assert re.search(r"^  slow-keep · trim: 5 examples, \d+\.\ds, 1 failing, 1 expected failure, as declared$",
+                     "\n".join(err), re.M)
+
+
+def test_the_interval_is_long_by_default_and_a_terminal_gets_none_of_these_lines(tmp_path, capsys, monkeypatch):
+    from chatconform.conformance.reporters import terminal
+
+    assert terminal.PROGRESS_SECONDS >= 10
+    monkeypatch.setattr(terminal, "PROGRESS_SECONDS", 0.0)
+    monkeypatch.setattr(sys, "stderr", _Terminal())  # its live line says what is running instead
+    monkeypatch.setenv("COLUMNS", "100")
+    assert run("run", "--impl", "reference", "--contract", "trim", "--examples", "5", "--in-process") == 0
+    shown = _visible(sys.stderr.getvalue())
+    assert "reference · trim: 5 examples" in shown and "still searching" not in shown
+
+
+def test_a_search_whose_failures_are_all_declared_says_so_and_not_failing(tmp_path, capsys):
+    (tmp_path / "slow.py").write_text(SLOW_KEEP)
+    assert run("run", "--impl", "slow.py:AllKnown", *TWO_CHECKS, "--examples", "5", "--in-process") == 0
+    captured = capsys.readouterr()
+    line = next(x for x in captured.err.splitlines() if x.startswith("  all-known · trim:"))
+    assert line.endswith(", 2 expected failures, as declared") and "failing" not in line
+    assert captured.out.splitlines()[-1].startswith("2 xfail in ")
+
+
+def test_the_failures_note_tells_what_fails_the_run_from_what_was_declared():
+    from chatconform.conformance.reporters.terminal import failures_note
+
+    declared = {"trim.user_led", "trim.matches_reference", "trim.keeps_latest"}
+    assert failures_note({}, declared) == ("ok", "green")
+    assert failures_note({"trim.user_led": "error", "trim.matches_reference": "warning"}, declared) == (
+        "2 expected failures, as declared", "yellow")
+    assert failures_note({"trim.pairs_intact": "error", "trim.user_led": "error", "trim.matches_reference": "error",
+                          "trim.keeps_latest": "error"}, declared) == (
+        "1 failing, 3 expected failures, as declared", "red")
+    assert failures_note({"trim.suffix_only": "warning", "trim.within_budget": "warning"}, ()) == (
+        "2 warnings", "yellow")
+
+def test_a_contract_an_implementation_does_not_provide_is_one_line_not_skip_rows(tmp_path, capsys):
+    import xml.etree.ElementTree as ET
+
+    (tmp_path / "slow.py").write_text(SLOW_KEEP)
+    assert run("run", "--impl", "slow.py:TrimOnly", "--impl", "reference", "--contract", "trim", "--contract",
+               "thread", "--examples", "5", "--in-process", "--report", "r.jsonl", "--junit-xml", "j.xml") == 0
+    not_provided = "trim-only does not provide thread (it has no method for it)"
+    out = capsys.readouterr().out
+    assert not_provided in out.splitlines() and "skip" not in out
+    counts = out.splitlines()[-2]  # then "report: r.jsonl"
+    assert re.fullmatch(r"\d+ pass in \d+\.\ds", counts), counts
+    thread_rows = [line for line in out.splitlines() if "thread.reaches_root" in line]
+    assert len(thread_rows) == 1 and thread_rows[0].count("pass") == 1  # reference's cell; trim-only's is empty
+
+    lines = read_report("r.jsonl")  # the report keeps its skip lines, as other tools read them
+    skipped = [r for r in lines if r["type"] == "result" and r["status"] == "skip"]
+    assert {r["implementation"] for r in skipped} == {"trim-only"} and {r["contract"] for r in skipped} == {"thread"}
+    assert skipped[0]["message"] == "trim-only has no extract_thread()"
+    assert lines[-1]["counts"]["skip"] == len(skipped) == len(all_contracts()["thread"].checks)
+
+    root = ET.parse(tmp_path / "j.xml").getroot()
+    assert root.get("skipped") == "0"
+    suite = root.find("./testsuite[@name='trim-only']")
+    assert suite.get("tests") == str(len(all_contracts()["trim"].checks)) and suite.get("skipped") == "0"
+    assert all(case.get("name").startswith("trim.") for case in suite.iter("testcase"))
+    assert suite.find("system-out").text == not_provided
+
+    assert run("summary", "r.jsonl") == 0
+    summary = capsys.readouterr().out
+    assert not_provided in summary.splitlines() and "skip" not in summary
+    assert run("summary", "r.jsonl", "--format", "markdown") == 0
+    markdown = capsys.readouterr().out
+    assert f"- {not_provided}" in markdown.splitlines() and "skip" not in markdown
+    assert "| `thread.reaches_root` |  | pass |" in markdown
+    assert run("summary", "r.jsonl", "--format", "json") == 0
+    assert json.loads(capsys.readouterr().out)["not_provided"] == {"trim-only": ["thread"]}
+
+    # A report whose header does not say which contracts each implementation provides (an
+    # older chatconform's) reads as before: its skip lines show.
+    for line in lines[:1]:
+        for entry in line["implementations"].values():
+            del entry["contracts"]
+    (tmp_path / "old.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines))
+    assert run("summary", "old.jsonl") == 0
+    old = capsys.readouterr().out
+    assert not_provided not in old and f"{len(skipped)} skip" in old.splitlines()[-1]
+    lines[0]["implementations"]["trim-only"]["contracts"] = "trim"  # a damaged header: refused, as any field
+    (tmp_path / "bad.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines))
+    assert run("summary", "bad.jsonl") == 2
+    assert "field implementations.trim-only.contracts: expected a list" in capsys.readouterr().err
+
+def test_on_a_terminal_text_wraps_at_its_width_and_what_is_pasted_stays_whole(tmp_path, capsys, monkeypatch):
+    args = ("run", "--impl", "chatconform.fakes.trim:KeepLastN", "--check", "trim.pairs_intact", "--examples", "5",
+            "--in-process")
+    assert run(*args) == 1
+    piped = capsys.readouterr().out.splitlines()
+    assert any(len(line) > 100 for line in piped if line.startswith("  why:"))  # a log keeps whole lines
+
+    monkeypatch.setenv("COLUMNS", "60")
+    monkeypatch.setattr(sys, "stdout", _Terminal())
+    assert run(*args) == 1
+    shown = _visible(sys.stdout.getvalue()).splitlines()
+    long = [line for line in shown if len(line) > 60]
+    # What is pasted (the replay command, the case, the regression test) is printed whole, as in
+    # a log; everything else fits the width.
+    assert long and all(line in piped for line in long)
+    assert all(line.startswith(("  re-run:", "    ")) for line in long), long
+    assert not any(line.startswith(("  why:", "  what:", "  expected:", "  actual:")) for line in long)
+    why = shown.index(next(line for line in shown if line.startswith("  why:")))
+    assert shown[why + 1].startswith(" " * 12) and shown[why + 1][12] != " "  # wrapped under its text
+    assert all(len(line) <= 60 for line in shown[:shown.index(next(x for x in shown if x.startswith("FAIL")))])

@@ -16,7 +16,7 @@ https://github.com/schemathesis/schemathesis), where the CLI output is one handl
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from chatconform.conformance.engine.results import RunOutcome, SearchResult
@@ -63,7 +63,12 @@ class SearchStarted(_SearchEvent):
 
 @dataclass(frozen=True)
 class ExampleRan(_SearchEvent):
-    """The search ran one more case through the implementation (either of its passes)."""
+    """The search is running one more case through the implementation: of its exploring pass,
+    or of a pass that shrinks a failure (``shrinking``); ``failing``: the checks seen failing
+    on its earlier cases, each with its level (``error`` or ``warning``)."""
+
+    failing: dict[str, str] = field(default_factory=dict, hash=False)
+    shrinking: bool = False
 
 
 @dataclass(frozen=True)

@@ -59,7 +59,7 @@ class _Pass:
     def __init__(self, impl: Implementation, contract: Contract, variant: str | None,
                  profile: Profile, *, seed: int | None, stream: int | None, timeout: float,
                  selected: frozenset[str] | None, raise_for: str | None,
-                 tick: Callable[[], None] | None):
+                 tick: Callable[[dict[str, Failure]], None] | None):
         self.impl, self.contract, self.variant, self.profile = impl, contract, variant, profile
         self.seed, self.stream = seed, stream
         self.timeout, self.selected, self.raise_for = timeout, selected, raise_for
@@ -86,7 +86,7 @@ class _Pass:
         if self.profile.steer_to_large:
             hypothesis.target(float(self.contract.size(case)), label="size")
         if self.tick:
-            self.tick()
+            self.tick(self.observed)
         only = frozenset({self.raise_for}) if self.raise_for else self.selected
         try:
             evaluation = evaluate_case(self.impl, self.contract, case, self.variant,
@@ -235,7 +235,7 @@ def _leaves(exc: BaseException) -> Iterable[BaseException]:
 
 def search(impl: Implementation, contract: Contract, variant: str | None, profile: Profile, *,
            seed: int | None = None, timeout: float = DEFAULT_TIMEOUT,
-           selected: frozenset[str] | None = None, tick: Callable[[], None] | None = None,
+           selected: frozenset[str] | None = None, tick: Callable[[dict[str, Failure], bool], None] | None = None,
            shrink: bool = True, stream: int | None = None) -> SearchResult:
     """Search one (implementation, contract, variant); every distinct failure, shrunk.
 
@@ -244,12 +244,21 @@ def search(impl: Implementation, contract: Contract, variant: str | None, profil
     nothing; then each check it saw failing gets a pass of its own, on the same cases,
     that raises only that check and shrinks it. ``shrink=False`` skips those passes and
     reports each failure on the case it was first seen on (enough to know *whether* a
-    check fails, as the project's own tests of its fakes ask).
+    check fails, as the project's own tests of its fakes ask). ``tick`` is called before
+    each case with the failures seen so far (by check id: the exploring pass's) and whether
+    the case is a shrinking pass's.
     """
     if stream is None:
         stream = new_stream(profile, seed)
+
+    def ticks(shrinking: bool) -> Callable[[dict[str, Failure]], None] | None:
+        if tick is None:
+            return None
+        # While shrinking, the failures seen so far are the exploring pass's.
+        return lambda seen: tick(explore.observed if shrinking else seen, shrinking)
+
     explore = _Pass(impl, contract, variant, profile, seed=seed, stream=stream, timeout=timeout,
-                    selected=selected, raise_for=None, tick=tick)
+                    selected=selected, raise_for=None, tick=ticks(False))
     explore.done_when_all_seen = not shrink
     result = explore.run()
     for check_id, failure in explore.observed.items():
@@ -259,7 +268,7 @@ def search(impl: Implementation, contract: Contract, variant: str | None, profil
             result.failures[check_id] = failure
             continue
         shrinker = _Pass(impl, contract, variant, profile, seed=seed, stream=stream, timeout=timeout,
-                         selected=selected, raise_for=check_id, tick=tick)
+                         selected=selected, raise_for=check_id, tick=ticks(True))
         shrinker.raise_level = failure.level
         shrunk = shrinker.run()
         result.replayed += shrunk.examples
@@ -301,8 +310,11 @@ def search_unit(impl: Implementation, unit: Unit, settings: SearchSettings,
     The same in this process and in a worker process, which forwards the events.
     """
     contract = get_contract(unit.contract)
-    ran = ExampleRan(impl.name, unit.contract, unit.variant)
-    tick = (lambda: emit(handlers, ran)) if handlers else None
+
+    def tick(seen: dict[str, Failure], shrinking: bool) -> None:
+        emit(handlers, ExampleRan(impl.name, unit.contract, unit.variant, {c: f.level for c, f in seen.items()},
+                                  shrinking))
+
     return search(impl, contract, unit.variant, settings.profile, seed=settings.seed, timeout=settings.timeout,
-                  selected=checks_of(contract, settings.checks), tick=tick, shrink=settings.shrink,
-                  stream=unit.stream)
+                  selected=checks_of(contract, settings.checks), tick=tick if handlers else None,
+                  shrink=settings.shrink, stream=unit.stream)

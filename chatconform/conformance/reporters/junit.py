@@ -6,7 +6,9 @@ A status maps to what a JUnit reader knows, after pytest's ``--junit-xml``
 (https://docs.pytest.org/en/stable/how-to/output.html#creating-junitxml-format-files):
 ``fail`` and ``not_evaluated`` (and ``warn`` under ``--strict``) are a ``<failure>``,
 ``error`` an ``<error>``, ``skip`` and ``xfail`` a ``<skipped>``; ``pass`` and a ``warn``
-that does not fail the run pass, the warning in ``<system-out>``.
+that does not fail the run pass, the warning in ``<system-out>``. A contract an
+implementation does not provide (it has no method for it) has no test cases: its suite's
+``<system-out>`` names it.
 """
 
 from __future__ import annotations
@@ -16,8 +18,8 @@ import xml.etree.ElementTree as ET
 from collections import Counter
 from pathlib import Path
 
-from chatconform.conformance import outputs
-from chatconform.conformance.engine import Event, RunFinished, SearchFinished, Verdict
+from chatconform.conformance import outputs, report
+from chatconform.conformance.engine import Event, RunFinished, RunStarted, SearchFinished, Verdict
 from chatconform.conformance.present import describe
 from chatconform.conformance.status import Status
 
@@ -36,9 +38,12 @@ class JunitReporter:
     def __init__(self, path: str | Path, *, strict: bool = False) -> None:
         self.path, self.strict = Path(path).absolute(), strict
         self.seconds: Counter[str] = Counter()  # implementation -> seconds its searches took
+        self.provided: dict[str, frozenset[str]] = {}  # implementation -> the contracts it provides
 
     def __call__(self, event: Event) -> None:
-        if isinstance(event, SearchFinished):
+        if isinstance(event, RunStarted):
+            self.provided = report.provided_by(event.implementations)
+        elif isinstance(event, SearchFinished):
             self.seconds[event.implementation] += event.seconds
         elif isinstance(event, RunFinished):
             self.write(self.document(event.outcome.verdicts, event.seconds))
@@ -47,14 +52,22 @@ class JunitReporter:
         root = ET.Element("testsuites", name="chatconform", time=f"{seconds:.3f}")
         suites: dict[str, ET.Element] = {}
         tally: Counter[tuple[str, str]] = Counter()
-        for verdict in verdicts:
-            name = verdict.implementation
+
+        def suite(name: str) -> ET.Element:
             if name not in suites:
                 suites[name] = ET.SubElement(root, "testsuite", name=name, time=f"{self.seconds[name]:.3f}")
-            case = ET.SubElement(suites[name], "testcase", classname=name, name=verdict.check)
+            return suites[name]
+
+        verdicts, absent = report.split_provided(verdicts, self.provided,
+                                                 lambda v: (v.implementation, v.contract, v.status))
+        for verdict in verdicts:
+            name = verdict.implementation
+            case = ET.SubElement(suite(name), "testcase", classname=name, name=verdict.check)
             kind = self._outcome(case, verdict)
             for key in ((name, "tests"), ("", "tests")) + (((name, kind), ("", kind)) if kind else ()):
                 tally[key] += 1
+        for name, contracts in absent.items():  # after the test cases, as the schema orders them
+            ET.SubElement(suite(name), "system-out").text = report.not_provided_text(name, contracts)
         for element, name in [(root, ""), *((suite, name) for name, suite in suites.items())]:
             for field in ("tests", "failures", "errors", "skipped"):
                 element.set(field, str(tally[(name, field)]))

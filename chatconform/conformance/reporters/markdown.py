@@ -4,14 +4,24 @@ then the errors, warnings and expected failures with their cases, for a CI step 
 from __future__ import annotations
 
 from chatconform.conformance.compact import render
-from chatconform.conformance.report import PARTIAL, Report, interruption, matrix, status_of
-from chatconform.conformance.report import counts as recount
+from chatconform.conformance.report import (
+    PARTIAL,
+    Report,
+    counts_text,
+    interruption,
+    matrix,
+    not_provided_text,
+    provided_in,
+    split_provided,
+    status_of,
+)
 from chatconform.conformance.status import Status
 
 
 def markdown(report: Report) -> str:
     """The summary of ``report`` as markdown (a table, then the findings)."""
-    impls, checks, cells = matrix(report.results)
+    results, absent = split_provided(report.results, provided_in(report.header))
+    impls, checks, cells = matrix(results)
     lines = [f"### chatconform {report.header.get('version', '')} "
              f"(profile {report.header.get('profile', '?')})", "",
              "| check | " + " | ".join(impls) + " |",
@@ -23,8 +33,9 @@ def markdown(report: Report) -> str:
         row = [cells[(check, i)] if (check, i) in cells else None for i in impls]
         lines.append(f"| `{check}` | " + " | ".join(
             "" if c is None else f"**{c.label}**" if c.status.fails_run else c.label for c in row) + " |")
-    counts = recount(report.results)  # never the footer's: it may be forged
-    lines += ["", ", ".join(f"{n} {s}" for s, n in counts.items() if n)]
+    lines += ["", counts_text(results)]  # never the footer's: it may be forged
+    if absent:
+        lines += ["", *(f"- {not_provided_text(name, contracts)}" for name, contracts in absent.items())]
     # Errors first, then warnings (reported; they fail a run only under --strict), then the
     # expected failures (an implementation's known deviations).
     order = {Status.WARN: 1, Status.XFAIL: 2}
