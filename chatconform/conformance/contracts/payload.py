@@ -19,7 +19,15 @@ from chatconform.conformance.contract import Example, Option
 from chatconform.conformance.history_contract import HistoryContract
 from chatconform.conformance.wire import as_is
 from chatconform.errors import ERROR, WARNING, ConfigError, NotApplicable, Violation
-from chatconform.history import ERROR_OUTCOMES, Item, and_more, item_label, visible_items
+from chatconform.history import (
+    ERROR_OUTCOMES,
+    Item,
+    and_more,
+    first_difference,
+    item_label,
+    list_difference,
+    visible_items,
+)
 from chatconform.provider_schemas import turn_view, validate
 from chatconform.providers import PROVIDER_IDS, PROVIDERS, get_provider
 from chatconform.reference.payload import to_payload
@@ -616,10 +624,10 @@ def _same_turn(expected, actual) -> bool:
 )
 def matches_reference(ex: Example) -> None:
     expected, actual = turn_view(ex.reference, ex.variant), _turns(ex)
-    differ = next((i for i, (a, b) in enumerate(zip(expected, actual, strict=False)) if not _same_turn(a, b)), None)
-    if differ is None and len(expected) != len(actual):
-        differ = min(len(expected), len(actual))
-    if differ is not None:
-        raise Violation(f"the turns differ from the reference at turn {differ}",
+    differ = first_difference(expected, actual, _same_turn)
+    if differ < max(len(expected), len(actual)):
+        how = list_difference(expected, actual, "turn", same=_same_turn,
+                              show=lambda turn: json.dumps(_structure([turn])[0], ensure_ascii=False))
+        raise Violation(f"the turns differ from the reference: {how}",
                         expected=_structure(expected[differ:differ + 2]),
                         actual=_structure(actual[differ:differ + 2]))
