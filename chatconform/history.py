@@ -432,12 +432,12 @@ SUMMARY_METADATA_KEY = "pydantic-ai-harness.compaction.summary.v1"
 ERROR_OUTCOMES = frozenset({"failed", "retried"})
 
 
-def and_more(items: Sequence[Any] | int, noun: str = "") -> str:
-    """`` (and N more)`` after the first of ``items`` (a count or a sequence), or nothing."""
+def and_more(items: Sequence[Any] | int, noun: str) -> str:
+    """`` (and N more <noun>s)`` after the first of ``items`` (a count or a sequence), or
+    nothing: ``noun`` names what was left out (``problem``, ``unanswered call``), so a list cut
+    after its first entry is not read as one whose last entries were cut."""
     extra = (items if isinstance(items, int) else len(items)) - 1
-    if extra <= 0:
-        return ""
-    return f" (and {extra} more{' ' + noun if noun else ''})"
+    return f" (and {counted(extra, 'more ' + noun)})" if extra > 0 else ""
 
 
 def item_label(item: Item, width: int = 80) -> str:

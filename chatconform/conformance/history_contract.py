@@ -223,5 +223,5 @@ def register_pairs_intact(contract: Contract, rationale: str) -> None:
             raise NotApplicable("the input's own tool calls do not pair up")
         problems = tool_pairing_problems(ex.output)
         if problems:
-            raise Violation(problems[0] + and_more(problems),
+            raise Violation(problems[0] + and_more(problems, "pairing problem"),
                             expected="no pairing problems", actual=problems[:5])

@@ -1,9 +1,9 @@
-"""What a failure says: where two lists differ."""
+"""What a failure says: where two lists differ, and what a cut list left out."""
 
 import pytest
 
 from chatconform import check_case
-from chatconform.history import UUID_NIL, list_difference
+from chatconform.history import UUID_NIL, and_more, list_difference
 
 # -- where two lists differ ----------------------------------------------------------------------
 
@@ -53,3 +53,25 @@ def test_a_thread_one_row_short_says_so_where_expected_and_actual_look_alike():
     what = next(line for line in str(failed.value).splitlines() if line.startswith("  what: "))
     assert what == ("  what: the thread differs from the reference: expected 51 rows, got 50; "
                     "first difference at row 50: expected 'r01', got nothing (the list ends)")
+
+
+# -- what a cut list left out ----------------------------------------------------------------------
+
+
+def test_and_more_names_what_it_counts():
+    assert and_more(["a"], "problem") == ""
+    assert and_more(["a", "b"], "problem") == " (and 1 more problem)"
+    assert and_more(4, "unanswered call") == " (and 3 more unanswered calls)"
+
+
+def test_a_check_that_shows_one_problem_of_several_counts_the_rest_as_problems():
+    call = {"part_kind": "tool-call", "tool_name": "t", "args": {}}
+    result = {"part_kind": "tool-return", "tool_name": "t", "content": "r"}
+    history = [{"kind": "request", "parts": [{"part_kind": "user-prompt", "content": "Q"}]},
+               {"kind": "response", "parts": [call | {"tool_call_id": "c1"}, call | {"tool_call_id": "c2"}]},
+               {"kind": "request", "parts": [result | {"tool_call_id": "c1"}, result | {"tool_call_id": "c2"}]},
+               {"kind": "response", "parts": [{"part_kind": "text", "content": "A"}]}]
+    with pytest.raises(AssertionError, match=r"what: message 0: tool result c1 has no earlier call "
+                                             r"\(and 1 more pairing problem\)\n"):
+        check_case("chatconform.fakes.trim:KeepLastN", "trim.pairs_intact", {"history": history, "max_messages": 2},
+                   in_process=True)

@@ -223,7 +223,7 @@ def _problems(ex: Example, source: str) -> None:
     if found:
         first = found[0]
         raise Violation(f"{first.rule} at {first.path}: {first.message}"
-                        + and_more(found),
+                        + and_more(found, "problem"),
                         expected="no problems",
                         actual=[f"{p.rule} {p.path}: {p.message}" for p in found[:5]], level=level)
 
@@ -556,7 +556,7 @@ def nothing_lost(ex: Example) -> None:
         first = lost[0]
         what = {"call": "tool call", "media": "file"}.get(first.kind, f"{first.kind} text")
         raise Violation(f"{what} {first.value[:200]!r} is missing from the payload"
-                        + and_more(lost, "item(s)"),
+                        + and_more(lost, "missing item"),
                         expected=[item_label(i) for i in lost[:5]], actual="not sent")
     results_want = Counter(item.value for item in _items(ex) if item.kind == "result")
     results_have = _result_names(turns)

@@ -84,7 +84,7 @@ def every_call_answered_once(ex: Example) -> None:
     for index, calls in matching.unanswered.items():
         call = calls[0]
         raise Violation(f"the call {call.tool_name} ({call.tool_call_id}) in message {index} is never answered"
-                        + and_more(sum(map(len, matching.unanswered.values()))),
+                        + and_more(sum(map(len, matching.unanswered.values())), "unanswered call"),
                         expected="one result per call", actual="no result")
     if matching.second_answers:
         where = matching.second_answers[0]
@@ -105,7 +105,7 @@ def no_orphan_results(ex: Example) -> None:
     if orphans:
         part = _part(ex.output, orphans[0])
         raise Violation(f"message {orphans[0][0]} holds a result for {part.tool_call_id}, which no earlier "
-                        f"call has" + and_more(orphans),
+                        f"call has" + and_more(orphans, "orphan result"),
                         expected="no orphan result", actual=repr(part)[:300])
 
 
@@ -225,7 +225,7 @@ def order_preserved(ex: Example) -> None:
     lost = pool.left()
     if lost:
         raise Violation(f"a request part of the input is missing (or changed): {repr(lost[0])[:300]}"
-                        + and_more(lost),
+                        + and_more(lost, "missing part"),
                         expected="kept", actual="missing")
     moved = next((i for i, (a, b) in enumerate(zip(before_req, after_req, strict=False)) if a != b), None)
     if moved is not None:

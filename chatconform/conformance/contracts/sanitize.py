@@ -136,7 +136,7 @@ def file_url_schemes(ex: Example) -> None:
     bad = [(where, item.url) for where, item in urls if url_scheme(item.url) not in ALLOWED_SCHEMES]
     if bad:
         where, url = bad[0]
-        raise Violation(f"{where} keeps the file URL {url[:200]!r}" + and_more(bad),
+        raise Violation(f"{where} keeps the file URL {url[:200]!r}" + and_more(bad, "disallowed URL"),
                         expected=f"a scheme in {sorted(ALLOWED_SCHEMES)}", actual=url_scheme(url) or "no scheme")
 
 
