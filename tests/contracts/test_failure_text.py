@@ -1,8 +1,12 @@
-"""What a failure says: where two lists differ, and what a cut list left out."""
+"""What a failure says: where two lists differ, what a cut list left out, and a warning's level."""
+
+import warnings
 
 import pytest
 
 from chatconform import check_case
+from chatconform.conformance import discovery
+from chatconform.errors import ConformanceWarning
 from chatconform.history import UUID_NIL, and_more, list_difference
 
 # -- where two lists differ ----------------------------------------------------------------------
@@ -75,3 +79,73 @@ def test_a_check_that_shows_one_problem_of_several_counts_the_rest_as_problems()
                                              r"\(and 1 more pairing problem\)\n"):
         check_case("chatconform.fakes.trim:KeepLastN", "trim.pairs_intact", {"history": history, "max_messages": 2},
                    in_process=True)
+
+
+# -- a warning passes, as it does in a run --------------------------------------------------------
+
+FAKE = "chatconform.fakes.payload:SortSystemFirst39372"  # two system messages: a warning on openai-chat
+TWO_SYSTEM_PROMPTS = {"history": [
+    {"kind": "request", "parts": [{"part_kind": "system-prompt", "content": "S1"},
+                                  {"part_kind": "user-prompt", "content": "hi"}]},
+    {"kind": "response", "parts": [{"part_kind": "text", "content": "ok"}]},
+    {"kind": "request", "parts": [{"part_kind": "system-prompt", "content": "S2"},
+                                  {"part_kind": "user-prompt", "content": "more"}]}]}
+
+
+def test_check_case_passes_on_a_warning_with_a_python_warning_and_strict_fails_on_it():
+    with pytest.warns(ConformanceWarning, match=r"^WARN payload.system_first \[openai-chat\]") as caught:
+        check_case(FAKE, "payload.system_first", TWO_SYSTEM_PROMPTS, variant="openai-chat", in_process=True)
+    assert caught[0].filename == __file__  # the warning points at the test's own line
+    with pytest.raises(AssertionError, match=r"^WARN payload.system_first \[openai-chat\]"):
+        check_case(FAKE, "payload.system_first", TWO_SYSTEM_PROMPTS, variant="openai-chat", in_process=True,
+                   strict=True)
+
+
+def test_the_regression_test_printed_for_a_warning_passes_as_pasted(monkeypatch):
+    from chatconform.conformance.engine import Failure, Verdict
+    from chatconform.conformance.present import describe
+    from chatconform.conformance.status import Status
+
+    failure = Failure("payload.system_first", "system content at $.messages[0], $.messages[1]",
+                      TWO_SYSTEM_PROMPTS, variant="openai-chat", level="warning")
+    verdict = Verdict("fake", FAKE, "payload", "payload.system_first", Status.WARN, failure.message, [failure])
+    test = describe(verdict, failure).test
+    assert "# a warning: passes with a ConformanceWarning" in test
+    load = discovery.load
+    monkeypatch.setattr(discovery, "load", lambda spec, **_: load(spec, in_process=True))  # isolation aside
+    namespace: dict = {}
+    exec(compile(test, "pasted_test.py", "exec"), namespace)  # noqa: S102 - the text printed to paste
+    with pytest.warns(ConformanceWarning):
+        namespace["test_payload_system_first_regression"]()
+
+
+def test_the_plugin_passes_a_warning_with_the_same_python_warning_and_fails_it_under_strict():
+    from chatconform.conformance.engine import Failure, Verdict
+    from chatconform.conformance.plugin import assert_verdict
+    from chatconform.conformance.status import Status
+
+    failure = Failure("payload.system_first", "two system messages", TWO_SYSTEM_PROMPTS, variant="openai-chat",
+                      level="warning")
+    verdict = Verdict("fake", FAKE, "payload", "payload.system_first", Status.WARN, failure.message, [failure])
+    with pytest.warns(ConformanceWarning, match="payload.system_first: two system messages"):
+        assert_verdict(verdict)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no warning under strict: a failure
+        with pytest.raises(pytest.fail.Exception, match="WARN payload.system_first"):
+            assert_verdict(verdict, strict=True)
+
+
+def test_replay_prints_a_warning_as_warn_and_fails_on_it_only_under_strict(tmp_path, capsys):
+    import json
+
+    from chatconform.cli import main
+
+    saved = tmp_path / "warning.json"
+    saved.write_text(json.dumps({"implementation": FAKE, "check": "payload.system_first", "variant": "openai-chat",
+                                 "case": TWO_SYSTEM_PROMPTS}))
+    replay = ["replay", str(saved), "--impl", FAKE, "--in-process"]
+    assert main(replay) == 0
+    out = capsys.readouterr().out
+    assert out.startswith(f"WARN {saved}: WARN payload.system_first [openai-chat]"), out
+    assert main([*replay, "--strict"]) == 1
+    assert capsys.readouterr().out.startswith(f"FAIL {saved}: WARN payload.system_first")
