@@ -3,6 +3,9 @@
 An implementation is any object with some contract methods (found by presence) and a
 ``name`` and ``version``; optional ``expected_failures``, and the settings its contracts
 read (``providers`` for ``to_payload``; each contract declares and validates its own).
+Each contract method must take the calls its contract's ``signature`` describes (an
+``async def`` or any callable does; ``*args``/``**kwargs`` take every call): one that
+cannot is refused when it loads, not failed as ``no_crash`` at its first call.
 The target may be a class (instantiated), an instance, or a zero-argument factory.
 
 A Python implementation named by a spec is loaded in a process of its own by default
@@ -178,6 +181,7 @@ def wrap(target: Any, spec: str | None = None) -> Implementation:
     if not _has_contract_method(obj):
         raise ConfigError(f"{label} ({type(obj).__name__}) has none of the contract methods: "
                           f"{', '.join(_contract_methods())}")
+    _check_calls(obj, label)
     expected = dict(getattr(obj, "expected_failures", None) or {})
     for check_id in expected:
         try:
@@ -196,6 +200,22 @@ def wrap(target: Any, spec: str | None = None) -> Implementation:
         expected_failures=expected,
         target=target if spec is None else None,
     )
+
+
+def _check_calls(obj: Any, label: str) -> None:
+    """A ConfigError, in one line, for a contract method that cannot take the calls the engine
+    makes (``trim(self, history, n)``), naming the contract's signature and the one found; a
+    method taking ``*args``/``**kwargs`` (a program's) takes every call."""
+    for contract in all_contracts().values():
+        if not callable(getattr(obj, contract.method, None)):
+            continue
+        for call in contract.calls():
+            fn = getattr(obj, call.method, None)
+            mismatch = call.mismatch(fn) if callable(fn) else None
+            if mismatch is not None:
+                found, why = mismatch
+                raise ConfigError(f"{label}: {found} does not match the {contract.name} contract's "
+                                  f"{call.text}: {why}")
 
 
 def portable_spec(impl: Implementation) -> str:
