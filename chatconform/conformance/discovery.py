@@ -181,6 +181,7 @@ def wrap(target: Any, spec: str | None = None) -> Implementation:
     if not _has_contract_method(obj):
         raise ConfigError(f"{label} ({type(obj).__name__}) has none of the contract methods: "
                           f"{', '.join(_contract_methods())}")
+    name, version = _identity(obj, label)
     _check_calls(obj, label)
     expected = dict(getattr(obj, "expected_failures", None) or {})
     for check_id in expected:
@@ -192,14 +193,25 @@ def wrap(target: Any, spec: str | None = None) -> Implementation:
     for contract in all_contracts().values():
         options.update(contract.read_options(obj, label))
     return Implementation(
-        name=str(getattr(obj, "name", None) or label),
-        version=str(getattr(obj, "version", None) or "unknown"),
+        name=name,
+        version=version,
         spec=label,
         obj=obj,
         options=options,
         expected_failures=expected,
         target=target if spec is None else None,
     )
+
+
+def _identity(obj: Any, label: str) -> tuple[str, str]:
+    """The ``name`` and ``version`` reports show, which every implementation declares (a
+    name not empty, as the ``exec:`` protocol's hello-reply has it)."""
+    name, version = getattr(obj, "name", None), getattr(obj, "version", None)
+    missing = [attr for attr, absent in (("name", name is None or name == ""), ("version", version is None)) if absent]
+    if missing:
+        raise ConfigError(f"{label} ({type(obj).__name__}) has no {' and no '.join(missing)}: an implementation "
+                          "declares both, as reports show them (name = \"my-app\", version = \"1.4.0\")")
+    return str(name), str(version)
 
 
 def _check_calls(obj: Any, label: str) -> None:

@@ -1,7 +1,7 @@
-"""Loading an implementation: its methods take the calls of their contracts."""
+"""Loading an implementation: it has a name and a version, and its methods take the calls of
+their contracts."""
 
 import functools
-import textwrap
 from pathlib import Path
 
 import pytest
@@ -113,24 +113,46 @@ def test_each_contract_signature_describes_the_call_its_engine_makes(name):
     assert own.method == contract.method and made == [(own.positional, sorted(own.keywords))]
 
 
-def test_the_command_line_exits_2_with_one_line(tmp_path, monkeypatch, capsys):
-    (tmp_path / "my_trim.py").write_text(textwrap.dedent("""
-        class PositionalBudget:
-            name, version = "positional-budget", "1"
-
-            def trim(self, history, n):
-                return history[-n:]
-    """))
+@pytest.mark.parametrize("declared, said", [
+    ('name, version = "positional-budget", "1"\n    def trim(self, history, n):',
+     "my_trim.py:Impl: trim(history, n) does not match the trim contract's trim(history, *, max_messages) -> "
+     "history: missing a required argument: 'n'"),
+    ('version = "1"\n    def trim(self, history, *, max_messages):',
+     "my_trim.py:Impl (Impl) has no name: an implementation declares both"),
+    ("def trim(self, history, *, max_messages):",
+     "my_trim.py:Impl (Impl) has no name and no version: an implementation declares both"),
+], ids=["signature", "no name", "neither"])
+def test_the_command_line_exits_2_with_one_line(declared, said, tmp_path, monkeypatch, capsys):
+    (tmp_path / "my_trim.py").write_text(f"class Impl:\n    {declared}\n        return history\n")
     monkeypatch.chdir(tmp_path)
-    assert main(["run", "--impl", "my_trim.py:PositionalBudget", "--in-process"]) == 2
+    assert main(["run", "--impl", "my_trim.py:Impl", "--in-process"]) == 2
     err = capsys.readouterr().err.strip()
     assert "\n" not in err and "Traceback" not in err
-    assert "trim(history, n) does not match the trim contract's trim(history, *, max_messages) -> history" in err
+    assert said in err, err
 
 
 def test_in_a_process_of_its_own_the_load_error_is_the_same():
     with pytest.raises(ConfigError, match=r"trim\(history, n\) does not match the trim contract's"):
         discovery.load(f"{Path(__file__)}:PositionalBudget")
+
+
+# -- a name and a version ---------------------------------------------------------------------------
+
+def test_a_name_and_a_version_are_required_and_reported_as_declared():
+    class Unnamed:
+        version = 2
+
+        def extract_thread(self, rows):
+            return extract_thread(rows)
+
+    with pytest.raises(ConfigError, match=r"^threads.py:Unnamed \(Unnamed\) has no name: "):
+        discovery.wrap(Unnamed, "threads.py:Unnamed")
+    Unnamed.name = ""
+    with pytest.raises(ConfigError, match="has no name"):
+        discovery.wrap(Unnamed)
+    Unnamed.name = "unnamed-no-more"
+    impl = discovery.wrap(Unnamed)
+    assert (impl.name, impl.version) == ("unnamed-no-more", "2")
 
 
 # -- everything bundled loads -----------------------------------------------------------------------
