@@ -53,6 +53,9 @@ class Implementation:
     #: Whether it runs in a process of its own behind the built-in host (a worker process
     #: loads it the same way).
     hosted: bool = False
+    #: The spec as a report's header records it (:func:`relative_spec`), where :attr:`spec`
+    #: holds a file's absolute path, to load it again from anywhere; None: :attr:`spec`.
+    shown_spec: str | None = None
 
     def select(self, option: str, allowed: set[str] | frozenset[str]) -> None:
         """Narrow the set-valued ``option`` (e.g. ``providers``) to ``allowed`` for this run."""
@@ -99,8 +102,15 @@ def load(spec: str, *, in_process: bool = False, entry_value: str | None = None)
     spec is kept with the file's absolute path, so the spec a failure records (and the
     regression test it prints) loads the same file from any working directory. An
     entry-point name is resolved here (``entry_value``: its ``module:attr``, as this process
-    resolved it for the one that loads it).
+    resolved it for the one that loads it). A report records the spec as given, relative
+    (:attr:`Implementation.shown_spec`).
     """
+    impl = _load(spec, in_process=in_process, entry_value=entry_value)
+    impl.shown_spec = relative_spec(spec)
+    return impl
+
+
+def _load(spec: str, *, in_process: bool, entry_value: str | None) -> Implementation:
     if spec.startswith("exec:"):
         from chatconform.conformance.protocol import start
 
@@ -164,6 +174,23 @@ def absolute_spec(spec: str, base: str | Path | None = None) -> str:
     if not path.is_absolute():
         path = Path(base or os.getcwd()) / path
     return f"{os.path.normpath(path)}:{attr}"
+
+
+def relative_spec(spec: str, base: str | Path | None = None) -> str:
+    """``spec`` as a report records it: a ``file.py`` path given relative stays so, and an
+    absolute one inside ``base`` (else the working directory) is made relative to it, so a
+    report holds no machine's folders and reads the same from every checkout; any other spec
+    (and a file elsewhere) unchanged."""
+    module, sep, attr = spec.rpartition(":")
+    if not sep or not module.endswith(".py"):
+        return spec
+    path = Path(os.path.normpath(Path(module).expanduser()))
+    if path.is_absolute():
+        try:
+            path = path.relative_to(Path(base or os.getcwd()))
+        except ValueError:
+            return spec
+    return f"{path}:{attr}"
 
 
 def _contract_methods() -> list[str]:
