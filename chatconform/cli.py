@@ -18,6 +18,7 @@ import contextlib
 import json
 import os
 import sys
+import warnings
 from pathlib import Path
 
 from rich.console import Console
@@ -25,7 +26,7 @@ from rich.table import Table
 from rich.text import Text
 
 from chatconform.conformance.argtypes import jobs, positive_int, positive_seconds, shard, size_list
-from chatconform.errors import ConfigError
+from chatconform.errors import ConfigError, ConformanceWarning
 
 
 def _version() -> str:
@@ -147,6 +148,8 @@ def _parser() -> argparse.ArgumentParser:
                              "case is data: a path, module or command in it never runs)")
     replay.add_argument("--in-process", action="store_true",
                         help="load a Python implementation in this process (default: a process of its own)")
+    replay.add_argument("--strict", action="store_true",
+                        help="exit 1 while a warning-level finding still shows too (as run --strict)")
     replay.set_defaults(handler=cmd_replay)
 
     summary = sub.add_parser("summary", help="summarise a JSON-lines report",
@@ -369,11 +372,15 @@ def cmd_replay(args, out: Console, err: Console) -> int:
     specs = [repro.replay_spec(record, path, args.impl) for path, record in records]
     for (path, record), impl in zip(records, specs, strict=True):
         try:
-            repro.check_case(impl, record["check"], record["case"], variant=record.get("variant"),
-                             in_process=args.in_process)
+            with warnings.catch_warnings():
+                warnings.simplefilter("error", ConformanceWarning)  # raised here, to be printed as a WARN
+                repro.check_case(impl, record["check"], record["case"], variant=record.get("variant"),
+                                 in_process=args.in_process, strict=args.strict)
         except AssertionError as exc:
             out.print(Text.assemble(("FAIL", "bold red"), f" {path}: {exc}"))
             status = 1
+        except ConformanceWarning as exc:
+            out.print(Text.assemble(("WARN", "bold yellow"), f" {path}: {exc}"))
         else:
             out.print(Text.assemble(("pass", "green"), f" {path}: {record['check']} now holds for {impl}"))
     return status

@@ -3,7 +3,8 @@
 Other modules import these and define none of their own that cross a module boundary.
 A :class:`ConfigError` (and its subclasses) is a problem the user can fix: the command line
 prints its one-line message and exits 2. :class:`Violation` and :class:`NotApplicable` are
-what a check raises. The rest describe a failure of the implementation under test or of
+what a check raises; :class:`ConformanceWarning` is the Python warning a warning-level
+failure is emitted as. The rest describe a failure of the implementation under test or of
 chatconform itself, and become verdicts, never crashes.
 """
 
@@ -38,6 +39,13 @@ class UnknownProvider(ValueError):
     def __init__(self, provider: object, known: tuple[str, ...] = ()) -> None:
         self.provider = provider
         super().__init__(f"unknown provider {provider!r}; known providers: {', '.join(known)}")
+
+
+class ConformanceWarning(UserWarning):
+    """A warning-level finding: a portability hazard or advice, not a rejection. Where a run
+    reports it as ``warn`` and passes, :func:`~chatconform.conformance.repro.check_case` and
+    the pytest plugin emit it as a Python warning; ``strict=True`` (``--chatconform-strict``)
+    fails on it instead."""
 
 
 class Violation(Exception):

@@ -14,8 +14,9 @@ from __future__ import annotations
 import base64
 import copy as copy_module
 import dataclasses
+import json
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime
 from typing import Any, Literal, Protocol
 
@@ -222,9 +223,52 @@ def fresh_lists(history: Sequence[ModelMessage]) -> History:
     return out
 
 
-def first_difference(a: Sequence[Any], b: Sequence[Any]) -> int:
-    """The first index where ``a`` and ``b`` differ (the shorter length when one is a prefix)."""
-    return next((i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), min(len(a), len(b)))
+def first_difference(a: Sequence[Any], b: Sequence[Any], same: Callable[[Any, Any], bool] | None = None) -> int:
+    """The first index where ``a`` and ``b`` differ (the shorter length when one is a prefix);
+    ``same(x, y)`` says whether two items match (equality by default)."""
+    differ = (lambda x, y: x != y) if same is None else (lambda x, y: not same(x, y))
+    return next((i for i, (x, y) in enumerate(zip(a, b, strict=False)) if differ(x, y)), min(len(a), len(b)))
+
+
+def counted(count: int, noun: str) -> str:
+    """``count`` and ``noun``, plural unless the count is one: ``1 row``, ``3 rows``."""
+    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
+
+
+def list_difference(expected: Sequence[Any], actual: Sequence[Any], noun: str = "item", *,
+                    show: Callable[[Any], str] = repr, width: int = 160,
+                    same: Callable[[Any, Any], bool] | None = None) -> str:
+    """How ``actual`` differs from ``expected``, for a failure message: both lengths, and the
+    first index where they differ with the item each has there (``show``, cut to ``width``).
+
+    ``expected 51 rows, got 50; first difference at row 50: expected 'r1', got nothing (the
+    list ends)``. A failure's expected and actual values may be cut for display, so two long
+    lists can look alike there; this names what differs. ``same`` as for :func:`first_difference`.
+    """
+    index = first_difference(expected, actual, same)
+
+    def at(items: Sequence[Any]) -> str:
+        if index >= len(items):
+            return "nothing (the list ends)"
+        text = show(items[index])
+        return text if len(text) <= width else text[:width] + " …"
+
+    if len(expected) == len(actual):
+        sizes = f"{counted(len(actual), noun)} in both"
+    else:
+        sizes = f"expected {counted(len(expected), noun)}, got {len(actual)}"
+    if index >= max(len(expected), len(actual)):
+        return f"{sizes}; every {noun} matches"
+    return f"{sizes}; first difference at {noun} {index}: expected {at(expected)}, got {at(actual)}"
+
+
+def message_text(message: Any) -> str:
+    """One message as a failure message shows it: its JSON, as :func:`history_to_json` writes
+    it, or its repr when it is not a message that dumps."""
+    try:
+        return json.dumps(history_to_json([message])[0], ensure_ascii=False, default=str)
+    except Exception:  # noqa: BLE001 - a malformed result: its repr says what it is
+        return repr(message)
 
 
 def describe_at(items: Sequence[Any], index: int, width: int = 600) -> str:
@@ -388,12 +432,12 @@ SUMMARY_METADATA_KEY = "pydantic-ai-harness.compaction.summary.v1"
 ERROR_OUTCOMES = frozenset({"failed", "retried"})
 
 
-def and_more(items: Sequence[Any] | int, noun: str = "") -> str:
-    """`` (and N more)`` after the first of ``items`` (a count or a sequence), or nothing."""
+def and_more(items: Sequence[Any] | int, noun: str) -> str:
+    """`` (and N more <noun>s)`` after the first of ``items`` (a count or a sequence), or
+    nothing: ``noun`` names what was left out (``problem``, ``unanswered call``), so a list cut
+    after its first entry is not read as one whose last entries were cut."""
     extra = (items if isinstance(items, int) else len(items)) - 1
-    if extra <= 0:
-        return ""
-    return f" (and {extra} more{' ' + noun if noun else ''})"
+    return f" (and {counted(extra, 'more ' + noun)})" if extra > 0 else ""
 
 
 def item_label(item: Item, width: int = 80) -> str:

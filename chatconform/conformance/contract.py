@@ -10,6 +10,8 @@ halfway through a run.
 
 from __future__ import annotations
 
+import inspect
+import re
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -47,6 +49,50 @@ class Option:
         return self.default if value is None else self.parse(value, label)
 
 
+@dataclass(frozen=True)
+class Call:
+    """How the engine calls one method of a contract: ``positional`` arguments by position,
+    then every name of ``keywords`` by keyword (a parameter with a default included: the
+    engine always passes it). ``text`` is the method's part of the contract's signature."""
+
+    method: str
+    positional: int
+    keywords: tuple[str, ...]
+    text: str
+
+    def mismatch(self, fn: Callable) -> tuple[str, str] | None:
+        """``fn``'s signature and why it cannot take this call (what binding the call's
+        arguments to it says), or None; None too where ``fn`` has no signature to read (some
+        builtins), as its calls will show."""
+        try:
+            found = inspect.signature(fn)
+        except (TypeError, ValueError):
+            return None
+        try:
+            found.bind(*range(self.positional), **dict.fromkeys(self.keywords))
+        except TypeError as exc:
+            return f"{self.method}{found}", str(exc)
+        return None
+
+
+_CALL = re.compile(r"\s*(\w+)\(([^()]*)\)\s*(?:->\s*(.*))?$")
+
+
+def parse_calls(signature: str) -> list[Call]:
+    """The calls of a signature text such as ``to_payload(history, *, provider, instructions=None)
+    -> dict``; several methods are separated by ``;``. Empty where any part does not read so."""
+    calls = []
+    for text in signature.split(";"):
+        match = _CALL.match(text)
+        if match is None:
+            return []
+        params = [p.strip() for p in match.group(2).split(",") if p.strip()]
+        star = params.index("*") if "*" in params else len(params)
+        keywords = tuple(p.split("=")[0].strip() for p in params[star + 1:])
+        calls.append(Call(match.group(1), star, keywords, text.strip()))
+    return calls
+
+
 @dataclass
 class Example:
     """One evaluated input: what the checks see."""
@@ -81,7 +127,9 @@ class Contract(ABC):
     name: ClassVar[str]
     #: The implementation method it calls (found on an implementation by presence).
     method: ClassVar[str]
-    #: How the method is called, for listings and errors.
+    #: How the method is called, ``name(params) -> result`` (several methods separated by
+    #: ``;``): listings and errors show it, and loading an implementation checks that each
+    #: of its methods takes the calls it describes (:meth:`calls`).
     signature: ClassVar[str]
     #: The real bugs behind ``<name>.no_crash`` and ``<name>.input_untouched``.
     crash_rationale: ClassVar[str]
@@ -150,6 +198,11 @@ class Contract(ABC):
 
     def read_options(self, obj: Any, label: str) -> dict[str, Any]:
         return {option.name: option.read(obj, label) for option in self.options}
+
+    def calls(self) -> list[Call]:
+        """The calls :attr:`signature` describes, one per method, in order (``serde``: ``dump``,
+        then ``load``); none where it does not read as ``name(params) -> result``."""
+        return parse_calls(self.signature)
 
     # -- hooks every contract provides ---------------------------------------------------
     @abstractmethod

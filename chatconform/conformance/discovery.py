@@ -3,6 +3,9 @@
 An implementation is any object with some contract methods (found by presence) and a
 ``name`` and ``version``; optional ``expected_failures``, and the settings its contracts
 read (``providers`` for ``to_payload``; each contract declares and validates its own).
+Each contract method must take the calls its contract's ``signature`` describes (an
+``async def`` or any callable does; ``*args``/``**kwargs`` take every call): one that
+cannot is refused when it loads, not failed as ``no_crash`` at its first call.
 The target may be a class (instantiated), an instance, or a zero-argument factory.
 
 A Python implementation named by a spec is loaded in a process of its own by default
@@ -50,6 +53,9 @@ class Implementation:
     #: Whether it runs in a process of its own behind the built-in host (a worker process
     #: loads it the same way).
     hosted: bool = False
+    #: The spec as a report's header records it (:func:`relative_spec`), where :attr:`spec`
+    #: holds a file's absolute path, to load it again from anywhere; None: :attr:`spec`.
+    shown_spec: str | None = None
 
     def select(self, option: str, allowed: set[str] | frozenset[str]) -> None:
         """Narrow the set-valued ``option`` (e.g. ``providers``) to ``allowed`` for this run."""
@@ -96,8 +102,15 @@ def load(spec: str, *, in_process: bool = False, entry_value: str | None = None)
     spec is kept with the file's absolute path, so the spec a failure records (and the
     regression test it prints) loads the same file from any working directory. An
     entry-point name is resolved here (``entry_value``: its ``module:attr``, as this process
-    resolved it for the one that loads it).
+    resolved it for the one that loads it). A report records the spec as given, relative
+    (:attr:`Implementation.shown_spec`).
     """
+    impl = _load(spec, in_process=in_process, entry_value=entry_value)
+    impl.shown_spec = relative_spec(spec)
+    return impl
+
+
+def _load(spec: str, *, in_process: bool, entry_value: str | None) -> Implementation:
     if spec.startswith("exec:"):
         from chatconform.conformance.protocol import start
 
@@ -163,6 +176,23 @@ def absolute_spec(spec: str, base: str | Path | None = None) -> str:
     return f"{os.path.normpath(path)}:{attr}"
 
 
+def relative_spec(spec: str, base: str | Path | None = None) -> str:
+    """``spec`` as a report records it: a ``file.py`` path given relative stays so, and an
+    absolute one inside ``base`` (else the working directory) is made relative to it, so a
+    report holds no machine's folders and reads the same from every checkout; any other spec
+    (and a file elsewhere) unchanged."""
+    module, sep, attr = spec.rpartition(":")
+    if not sep or not module.endswith(".py"):
+        return spec
+    path = Path(os.path.normpath(Path(module).expanduser()))
+    if path.is_absolute():
+        try:
+            path = path.relative_to(Path(base or os.getcwd()))
+        except ValueError:
+            return spec
+    return f"{path}:{attr}"
+
+
 def _contract_methods() -> list[str]:
     return [c.method for c in all_contracts().values()]
 
@@ -178,6 +208,8 @@ def wrap(target: Any, spec: str | None = None) -> Implementation:
     if not _has_contract_method(obj):
         raise ConfigError(f"{label} ({type(obj).__name__}) has none of the contract methods: "
                           f"{', '.join(_contract_methods())}")
+    name, version = _identity(obj, label)
+    _check_calls(obj, label)
     expected = dict(getattr(obj, "expected_failures", None) or {})
     for check_id in expected:
         try:
@@ -188,14 +220,41 @@ def wrap(target: Any, spec: str | None = None) -> Implementation:
     for contract in all_contracts().values():
         options.update(contract.read_options(obj, label))
     return Implementation(
-        name=str(getattr(obj, "name", None) or label),
-        version=str(getattr(obj, "version", None) or "unknown"),
+        name=name,
+        version=version,
         spec=label,
         obj=obj,
         options=options,
         expected_failures=expected,
         target=target if spec is None else None,
     )
+
+
+def _identity(obj: Any, label: str) -> tuple[str, str]:
+    """The ``name`` and ``version`` reports show, which every implementation declares (a
+    name not empty, as the ``exec:`` protocol's hello-reply has it)."""
+    name, version = getattr(obj, "name", None), getattr(obj, "version", None)
+    missing = [attr for attr, absent in (("name", name is None or name == ""), ("version", version is None)) if absent]
+    if missing:
+        raise ConfigError(f"{label} ({type(obj).__name__}) has no {' and no '.join(missing)}: an implementation "
+                          "declares both, as reports show them (name = \"my-app\", version = \"1.4.0\")")
+    return str(name), str(version)
+
+
+def _check_calls(obj: Any, label: str) -> None:
+    """A ConfigError, in one line, for a contract method that cannot take the calls the engine
+    makes (``trim(self, history, n)``), naming the contract's signature and the one found; a
+    method taking ``*args``/``**kwargs`` (a program's) takes every call."""
+    for contract in all_contracts().values():
+        if not callable(getattr(obj, contract.method, None)):
+            continue
+        for call in contract.calls():
+            fn = getattr(obj, call.method, None)
+            mismatch = call.mismatch(fn) if callable(fn) else None
+            if mismatch is not None:
+                found, why = mismatch
+                raise ConfigError(f"{label}: {found} does not match the {contract.name} contract's "
+                                  f"{call.text}: {why}")
 
 
 def portable_spec(impl: Implementation) -> str:

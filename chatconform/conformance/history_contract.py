@@ -36,6 +36,8 @@ from chatconform.history import (
     history_problem,
     history_to_json,
     item_label,
+    list_difference,
+    message_text,
     tool_pairing_problems,
     walk_parts,
 )
@@ -124,7 +126,8 @@ def check_fixed_point(ex: Example) -> None:
     again = applied_again(ex)
     if again != ex.output:
         first = first_difference(ex.output, again)
-        raise Violation(f"a second pass changes the result at message {first}",
+        how = list_difference(ex.output, again, "message", show=message_text)
+        raise Violation(f"a second pass changes the result: {how}",
                         expected=describe_at(ex.output, first), actual=describe_at(again, first))
 
 
@@ -204,7 +207,7 @@ def check_same_items(expected: Sequence[Item], actual: Sequence[Item]) -> None:
     if list(expected) == list(actual):
         return
     first = first_difference(expected, actual)
-    raise Violation(f"the result differs from the reference at item {first}",
+    raise Violation(f"the result differs from the reference: {list_difference(expected, actual, show=item_label)}",
                     expected=[item_label(i) for i in expected[first:first + 3]],
                     actual=[item_label(i) for i in actual[first:first + 3]])
 
@@ -220,5 +223,5 @@ def register_pairs_intact(contract: Contract, rationale: str) -> None:
             raise NotApplicable("the input's own tool calls do not pair up")
         problems = tool_pairing_problems(ex.output)
         if problems:
-            raise Violation(problems[0] + and_more(problems),
+            raise Violation(problems[0] + and_more(problems, "pairing problem"),
                             expected="no pairing problems", actual=problems[:5])

@@ -17,9 +17,10 @@ import warnings
 
 import pytest
 
+from chatconform.errors import ConformanceWarning
 
-class ChatconformWarning(UserWarning):
-    """A warning-level finding: a portability hazard or advice, not a rejection."""
+#: The plugin's first name for :class:`~chatconform.errors.ConformanceWarning`, kept for filters that name it.
+ChatconformWarning = ConformanceWarning
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -179,7 +180,7 @@ def assert_verdict(verdict, *, strict: bool = False) -> None:
     if status == Status.XFAIL:
         pytest.xfail(verdict.message)
     if status == Status.WARN and not strict:
-        warnings.warn(ChatconformWarning(f"{verdict.check}: {verdict.message}"), stacklevel=1)
+        warnings.warn(ConformanceWarning(f"{verdict.check}: {verdict.message}"), stacklevel=1)
         return
     if status in (Status.FAIL, Status.WARN):
         pytest.fail("\n\n".join(describe(verdict, failure).plain() for failure in verdict.failures),

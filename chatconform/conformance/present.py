@@ -15,6 +15,7 @@ from typing import Any
 from chatconform.conformance.compact import render, string_literal
 from chatconform.conformance.contracts import get_check
 from chatconform.conformance.engine import Failure, Verdict
+from chatconform.errors import ERROR
 
 
 def short(value: Any, limit: int = 400) -> str:
@@ -58,15 +59,19 @@ def failure_record(verdict: Verdict, failure: Failure) -> dict[str, Any]:
     }
 
 
-def regression_test(record: dict[str, Any]) -> str:
-    """A pytest test to paste, at column 0, into the implementation's own suite."""
+def regression_test(record: dict[str, Any], level: str = ERROR) -> str:
+    """A pytest test to paste, at column 0, into the implementation's own suite. For a
+    warning-level failure (``level``) it passes as pasted, with a warning, as the run does."""
     name = re.sub(r"\W+", "_", record["check"]).strip("_")
     case = render(record["case"], python=True, step=4, indent=4)
     variant = f", variant={string_literal(record['variant'])}" if record.get("variant") else ""
+    note = ("    # a warning: passes with a ConformanceWarning, as the run does; strict=True fails on it\n"
+            if level != ERROR else "")
     return (
         "from chatconform import check_case\n\n\n"
         f"def test_{name}_regression():\n"
         f"    case = {case}\n"
+        f"{note}"
         f"    check_case({string_literal(record['implementation'])}, {string_literal(record['check'])}, "
         f"case{variant})\n"
     )
@@ -84,7 +89,7 @@ def describe(verdict: Verdict, failure: Failure) -> FailureReport:
         fields += [("expected", short(failure.expected)), ("actual", short(failure.actual))]
     if failure.saved:
         fields.append(("saved", failure.saved))
-    test = regression_test(failure_record(verdict, failure))
+    test = regression_test(failure_record(verdict, failure), failure.level)
     return FailureReport(
         title=f"{'FAIL' if failure.level == 'error' else 'WARN'} {verdict.check}{variant} · {verdict.implementation}",
         fields=fields,

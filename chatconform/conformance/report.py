@@ -57,7 +57,7 @@ def header(impls: list[Implementation], *, version: str, profile: str, seed: int
         "seed": seed if seed is not None else "derandomized" if profile == "ci" else "random",
         "started": (started or datetime.now(timezone.utc)).isoformat(timespec="seconds"),
         "implementations": {
-            impl.name: {"version": impl.version, "spec": impl.spec, "contracts": impl.contracts(),
+            impl.name: {"version": impl.version, "spec": impl.shown_spec or impl.spec, "contracts": impl.contracts(),
                         "options": {k: _jsonable(v) for k, v in impl.options.items()},
                         "expected_failures": impl.expected_failures}
             for impl in impls

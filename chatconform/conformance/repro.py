@@ -10,6 +10,7 @@ import hashlib
 import json
 import re
 import shlex
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +21,7 @@ from chatconform.conformance.engine import Verdict, evaluate_case
 from chatconform.conformance.guard import DEFAULT_TIMEOUT
 from chatconform.conformance.present import describe, failure_record, regression_test
 from chatconform.conformance.status import Status
-from chatconform.errors import ConfigError, EngineCaseError
+from chatconform.errors import ERROR, ConfigError, ConformanceWarning, EngineCaseError
 
 __all__ = ["FAILURES_DIR", "check_case", "failure_record", "load_record", "regression_test", "replay_command",
            "replay_spec", "save_failure", "save_failures", "saved_cases"]
@@ -58,11 +59,13 @@ def save_failures(verdicts: list[Verdict], directory: Path = FAILURES_DIR, *, sh
 
 
 def check_case(implementation: Any, check_id: str, case: Any, *, variant: str | None = None,
-               timeout: float = DEFAULT_TIMEOUT, in_process: bool = False) -> None:
+               timeout: float = DEFAULT_TIMEOUT, in_process: bool = False, strict: bool = False) -> None:
     """Assert that one check passes on one input (given as JSON, as a failure prints it).
 
     ``implementation`` is a spec (entry-point name or ``module:attr``) or the object itself;
     it runs in a process of its own unless ``in_process`` (:func:`discovery.load_object`).
+    A warning-level failure passes, as it does in a run, and is emitted as a
+    :class:`~chatconform.errors.ConformanceWarning`; ``strict`` fails on it too (``run --strict``).
     """
     __tracebackhide__ = True  # pytest shows the caller's line, not chatconform's frames
     try:
@@ -86,9 +89,15 @@ def check_case(implementation: Any, check_id: str, case: Any, *, variant: str | 
         raise AssertionError(f"{check_id}: {evaluation.broken[check_id]}")
     for failure in evaluation.failures:
         if failure.check == check_id:
-            verdict = Verdict(impl.name, impl.spec, contract.name, check_id, Status.FAIL, failure.message)
+            warning = failure.level != ERROR
+            verdict = Verdict(impl.name, impl.spec, contract.name, check_id, Status.WARN if warning else Status.FAIL,
+                              failure.message)
             report = describe(verdict, failure)
-            raise AssertionError("\n".join([report.title, *(f"  {label}: {text}" for label, text in report.fields)]))
+            text = "\n".join([report.title, *(f"  {label}: {text}" for label, text in report.fields)])
+            if warning and not strict:
+                warnings.warn(ConformanceWarning(text), stacklevel=2)
+                return
+            raise AssertionError(text)
     if check_id not in evaluation.evaluated:
         crash = next((f.message for f in evaluation.failures), "the check does not apply to this case")
         raise AssertionError(f"{check_id} was not evaluated for {impl.name}: {crash}")

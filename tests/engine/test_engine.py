@@ -82,7 +82,7 @@ def test_async_contract_methods_are_awaited():
     from chatconform.reference.thread import extract_thread
 
     class AsyncThreads:
-        name = "async-threads"
+        name, version = "async-threads", "1"
 
         async def extract_thread(self, rows):
             return extract_thread(rows)

@@ -136,7 +136,7 @@ def test_a_third_party_adds_a_contract_through_the_entry_point_group(fresh_regis
     assert "lastmessages" in all_contracts()
 
     class KeepsAll:
-        name = "keeps-all"
+        name, version = "keeps-all", "1"
 
         def last_messages(self, history, *, limit):
             return history
@@ -148,7 +148,7 @@ def test_a_third_party_adds_a_contract_through_the_entry_point_group(fresh_regis
 
 def test_providers_option_is_validated_by_its_contract():
     class Loose:
-        name = "loose"
+        name, version = "loose", "1"
         providers = "openai-chat"
 
         def to_payload(self, history, *, provider, instructions=None):
@@ -176,21 +176,21 @@ def test_providers_option_is_validated_by_its_contract():
 # -- a verdict you can trust ----------------------------------------------------------------------
 
 class _AlwaysRaises:
-    name = "always-raises"
+    name, version = "always-raises", "1"
 
     def extract_thread(self, rows):
         raise RuntimeError("boom")
 
 
 class _ReturnsNone:
-    name = "returns-none"
+    name, version = "returns-none", "1"
 
     def extract_thread(self, rows):
         return None
 
 
 class _Hangs:
-    name = "hangs"
+    name, version = "hangs", "1"
 
     def extract_thread(self, rows):
         time.sleep(30)
@@ -213,7 +213,7 @@ def test_no_check_passes_that_was_never_evaluated(impl):
 @pytest.mark.slow
 def test_examples_runs_that_many_examples_per_search():
     class Reference:
-        name = "ref"
+        name, version = "ref", "1"
         providers = {"openai-chat", "glm"}
 
         def extract_thread(self, rows):

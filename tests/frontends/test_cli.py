@@ -179,7 +179,7 @@ def test_usage_error_exits_2():
 def test_nothing_selected_exits_3(tmp_path, capsys):
     (tmp_path / "payload_only.py").write_text(textwrap.dedent("""
         class PayloadOnly:
-            name = "payload-only"
+            name, version = "payload-only", "1"
             def to_payload(self, history, *, provider, instructions=None):
                 return {}
     """))

@@ -84,8 +84,8 @@ def test_payload_regression_test_is_a_dozen_lines_and_expected_actual_are_labell
     assert len(test.splitlines()) <= 12, test
     compile(test, "test_pasted.py", "exec")
     assert render(SYSTEM_TWICE).splitlines()[1] == '  {"kind": "request", "parts": ['
-    with pytest.raises(AssertionError) as raised:
-        check_case(record["implementation"], record["check"], SYSTEM_TWICE, variant="qwen-vllm")
+    with pytest.raises(AssertionError) as raised:  # advice, a warning: it fails only when strict
+        check_case(record["implementation"], record["check"], SYSTEM_TWICE, variant="qwen-vllm", strict=True)
     assert 'expected: [{"role": "system", "texts": ["You are a helpful assistant. (s1)\\n\\n' in str(raised.value)
 
 

@@ -241,3 +241,43 @@ def test_the_lock_is_released_when_the_run_fails(tmp_path, monkeypatch, capsys):
     with outputs.claim("r.jsonl"):
         pass
     assert leftovers(tmp_path) == []
+
+
+# -- the spec a report records -----------------------------------------------------------------
+
+THREADS = """
+from chatconform.reference.thread import extract_thread
+
+class Threads:
+    name, version = "threads", "1"
+
+    def extract_thread(self, rows_newest_first):
+        return extract_thread(rows_newest_first)[:1]  # the newest row only: failures to save
+"""
+
+
+def test_a_report_records_a_file_spec_as_given_and_the_failures_still_load_it(tmp_path, capsys):
+    (tmp_path / "impls").mkdir()
+    (tmp_path / "impls" / "threads.py").write_text(THREADS)
+    assert main(["run", "--impl", "./impls/threads.py:Threads", "--check", "thread.reaches_root",
+                 "--examples", "20", "--report", "r.jsonl", "--in-process"]) == 1
+    header = (tmp_path / "r.jsonl").read_text().splitlines()[0]
+    assert json.loads(header)["implementations"]["threads"]["spec"] == "impls/threads.py:Threads"
+    assert str(tmp_path) not in header
+    saved = list((tmp_path / ".chatconform" / "failures").glob("*.json"))
+    # What loads the file again from anywhere (a saved case, its regression test) keeps its path.
+    assert saved and json.loads(saved[0].read_text())["implementation"] == f"{tmp_path}/impls/threads.py:Threads"
+    capsys.readouterr()
+    assert main(["replay", str(saved[0]), "--impl", "impls/threads.py:Threads", "--in-process"]) == 1
+    assert main(["summary", "r.jsonl"]) == 0
+
+
+def test_the_recorded_spec_is_relative_to_the_working_directory_or_as_given(tmp_path):
+    from chatconform.conformance.discovery import relative_spec
+
+    assert relative_spec(f"{tmp_path}/a/b.py:C", tmp_path) == "a/b.py:C"
+    assert relative_spec("./a/../b.py:C", tmp_path) == "b.py:C"
+    assert relative_spec("../elsewhere/b.py:C", tmp_path) == "../elsewhere/b.py:C"
+    assert relative_spec("/elsewhere/b.py:C", tmp_path) == "/elsewhere/b.py:C"
+    assert relative_spec("my_package.module:C", tmp_path) == "my_package.module:C"
+    assert relative_spec("exec:python /x/impl.py", tmp_path) == "exec:python /x/impl.py"

@@ -235,7 +235,7 @@ def tail_preserved(ex: Example) -> None:
     if lost:
         first = lost[0]
         raise Violation(f"{first.kind} {first.value[:200]!r} of the kept tail is missing"
-                        + and_more(lost),
+                        + and_more(lost, "missing item"),
                         expected=[item_label(i) for i in lost[:5]], actual="not in the result")
     stray = out_of_order(kept, result)
     if stray is not None:
@@ -264,7 +264,7 @@ def cut_respected(ex: Example) -> None:
     if survived:
         first = survived[0]
         raise Violation(f"{first.kind} {first.value[:200]!r} from before the cut (message < {moved}) survived"
-                        + and_more(survived),
+                        + and_more(survived, "surviving item"),
                         expected="summarized away", actual=[item_label(i) for i in survived[:5]])
 
 

@@ -19,7 +19,15 @@ from chatconform.conformance.contract import Example, Option
 from chatconform.conformance.history_contract import HistoryContract
 from chatconform.conformance.wire import as_is
 from chatconform.errors import ERROR, WARNING, ConfigError, NotApplicable, Violation
-from chatconform.history import ERROR_OUTCOMES, Item, and_more, item_label, visible_items
+from chatconform.history import (
+    ERROR_OUTCOMES,
+    Item,
+    and_more,
+    first_difference,
+    item_label,
+    list_difference,
+    visible_items,
+)
 from chatconform.provider_schemas import turn_view, validate
 from chatconform.providers import PROVIDER_IDS, PROVIDERS, get_provider
 from chatconform.reference.payload import to_payload
@@ -215,7 +223,7 @@ def _problems(ex: Example, source: str) -> None:
     if found:
         first = found[0]
         raise Violation(f"{first.rule} at {first.path}: {first.message}"
-                        + and_more(found),
+                        + and_more(found, "problem"),
                         expected="no problems",
                         actual=[f"{p.rule} {p.path}: {p.message}" for p in found[:5]], level=level)
 
@@ -548,7 +556,7 @@ def nothing_lost(ex: Example) -> None:
         first = lost[0]
         what = {"call": "tool call", "media": "file"}.get(first.kind, f"{first.kind} text")
         raise Violation(f"{what} {first.value[:200]!r} is missing from the payload"
-                        + and_more(lost, "item(s)"),
+                        + and_more(lost, "missing item"),
                         expected=[item_label(i) for i in lost[:5]], actual="not sent")
     results_want = Counter(item.value for item in _items(ex) if item.kind == "result")
     results_have = _result_names(turns)
@@ -616,10 +624,10 @@ def _same_turn(expected, actual) -> bool:
 )
 def matches_reference(ex: Example) -> None:
     expected, actual = turn_view(ex.reference, ex.variant), _turns(ex)
-    differ = next((i for i, (a, b) in enumerate(zip(expected, actual, strict=False)) if not _same_turn(a, b)), None)
-    if differ is None and len(expected) != len(actual):
-        differ = min(len(expected), len(actual))
-    if differ is not None:
-        raise Violation(f"the turns differ from the reference at turn {differ}",
+    differ = first_difference(expected, actual, _same_turn)
+    if differ < max(len(expected), len(actual)):
+        how = list_difference(expected, actual, "turn", same=_same_turn,
+                              show=lambda turn: json.dumps(_structure([turn])[0], ensure_ascii=False))
+        raise Violation(f"the turns differ from the reference: {how}",
                         expected=_structure(expected[differ:differ + 2]),
                         actual=_structure(actual[differ:differ + 2]))

@@ -37,7 +37,7 @@ from chatconform.conformance.contract import Example
 from chatconform.conformance.guard import DEFAULT_TIMEOUT, guarded_call
 from chatconform.conformance.history_contract import HistoryContract
 from chatconform.errors import NotApplicable, Violation
-from chatconform.history import first_difference, history_problem
+from chatconform.history import first_difference, history_problem, list_difference, message_text
 from chatconform.reference.persist import FINISHED, OUTCOMES, check_outcome, persist_run
 from chatconform.strategies.runs import ENDINGS, EPOCH, TOOLS, run_cases
 
@@ -176,14 +176,15 @@ def saved_on_every_outcome(ex: Example) -> None:
     captured, output = ex.case.captured, ex.output
     if not captured:
         raise NotApplicable("nothing was captured")
-    if len(output) != len(captured):
-        raise Violation(f"after a run that ended {ex.case.outcome} ({ex.case.ending or 'ending not given'}), "
-                        f"{len(output)} messages were stored for {len(captured)} captured",
-                        expected=len(captured), actual=len(output))
-    index = next((i for i, (a, b) in enumerate(zip(captured, output, strict=False)) if not _same_parts(a, b)), None)
-    if index is not None:
-        raise Violation(f"after a run that ended {ex.case.outcome}, stored message {index} is not the "
-                        f"captured one", expected=_describe(captured[index]), actual=_describe(output[index]))
+    index = first_difference(captured, output, _same_parts)
+    if index == len(captured) == len(output):
+        return
+    how = list_difference(captured, output, "message", show=message_text, same=_same_parts)
+    lengths = len(output) != len(captured)
+    raise Violation(f"after a run that ended {ex.case.outcome} ({ex.case.ending or 'ending not given'}), "
+                    f"what was stored is not what was captured: {how}",
+                    expected=len(captured) if lengths else _describe(captured[index]),
+                    actual=len(output) if lengths else _describe(output[index]))
 
 
 # -- empty_capture_keeps_previous ------------------------------------------------------------
@@ -370,7 +371,8 @@ def round_trip(ex: Example) -> None:
                         expected="dump_json then validate_json", actual=type(exc).__name__) from None
     if loaded != ex.output:
         index = first_difference(ex.output, loaded)
-        raise Violation(f"stored message {index} comes back different from JSON",
+        raise Violation("the stored history comes back different from JSON: "
+                        + list_difference(ex.output, loaded, "message", show=message_text),
                         expected="the same history", actual=f"message {index} changed")
 
 
@@ -394,9 +396,9 @@ def idempotent(ex: Example) -> None:
         raise NotApplicable("the second call did not return (persist.no_crash judges that)")
     again = outcome.output
     if again != ex.output:
-        count = len(again) if isinstance(again, list) else repr(again)
-        raise Violation(f"persisting the stored history again gave {count} "
-                        f"messages for {len(ex.output)}", expected=len(ex.output),
+        how = (list_difference(ex.output, again, "message", show=message_text) if isinstance(again, list)
+               else f"it returned {type(again).__name__} for {len(ex.output)} messages")
+        raise Violation(f"persisting the stored history again changes it: {how}", expected=len(ex.output),
                         actual=len(again) if isinstance(again, list) else type(again).__name__)
 
 
@@ -414,6 +416,7 @@ def matches_reference(ex: Example) -> None:
     if expected == actual:
         return
     index = first_difference(expected, actual)
-    raise Violation(f"the stored history differs from the reference at message {index}",
+    raise Violation("the stored history differs from the reference: "
+                    + list_difference(expected, actual, "message", show=message_text),
                     expected=_describe(expected[index]) if index < len(expected) else "no message",
                     actual=_describe(actual[index]) if index < len(actual) else "no message")

@@ -27,7 +27,7 @@ from pydantic_ai.messages import (
 from chatconform.conformance.contract import Example
 from chatconform.conformance.history_contract import HistoryTransformContract, check_fixed_point
 from chatconform.errors import NotApplicable, Violation
-from chatconform.history import and_more, describe_at, first_difference, fresh_lists
+from chatconform.history import and_more, describe_at, first_difference, fresh_lists, list_difference
 from chatconform.reference.repair import is_result, match_calls, repair
 from chatconform.strategies.hostile import expand_hostile_history, hostile_histories
 
@@ -84,7 +84,7 @@ def every_call_answered_once(ex: Example) -> None:
     for index, calls in matching.unanswered.items():
         call = calls[0]
         raise Violation(f"the call {call.tool_name} ({call.tool_call_id}) in message {index} is never answered"
-                        + and_more(sum(map(len, matching.unanswered.values()))),
+                        + and_more(sum(map(len, matching.unanswered.values())), "unanswered call"),
                         expected="one result per call", actual="no result")
     if matching.second_answers:
         where = matching.second_answers[0]
@@ -105,7 +105,7 @@ def no_orphan_results(ex: Example) -> None:
     if orphans:
         part = _part(ex.output, orphans[0])
         raise Violation(f"message {orphans[0][0]} holds a result for {part.tool_call_id}, which no earlier "
-                        f"call has" + and_more(orphans),
+                        f"call has" + and_more(orphans, "orphan result"),
                         expected="no orphan result", actual=repr(part)[:300])
 
 
@@ -217,14 +217,15 @@ def order_preserved(ex: Example) -> None:
             or before_resp != [p for m in ex.output if isinstance(m, ModelResponse) for p in m.parts]:
         after_resp = [p for m in ex.output if isinstance(m, ModelResponse) for p in m.parts]
         first = first_difference(before_resp, after_resp)
-        raise Violation(f"the response parts differ from the input's at response part {first}",
+        raise Violation("the response parts differ from the input's: "
+                        + list_difference(before_resp, after_resp, "response part"),
                         expected=describe_at(before_resp, first, 300), actual=describe_at(after_resp, first, 300))
     pool = _Pool(part for _, _, part in before_req)
     _, after_req = _streams(ex.output, lambda i, k, part: pool.take(part))
     lost = pool.left()
     if lost:
         raise Violation(f"a request part of the input is missing (or changed): {repr(lost[0])[:300]}"
-                        + and_more(lost),
+                        + and_more(lost, "missing part"),
                         expected="kept", actual="missing")
     moved = next((i for i, (a, b) in enumerate(zip(before_req, after_req, strict=False)) if a != b), None)
     if moved is not None:
@@ -299,6 +300,17 @@ def _blocks(history: Sequence[ModelMessage]) -> list[tuple[str, list, list]]:
     return blocks
 
 
+def _block_text(block: tuple[str, list, list]) -> str:
+    """A run as a failure message names it: its kind and its parts, a result by its call id."""
+    kind, first, rest = block
+
+    def part(p: Any) -> str:
+        call_id = getattr(p, "tool_call_id", None)
+        return f"{type(p).__name__}({call_id})" if call_id else type(p).__name__
+
+    return f"{kind}s: {', '.join(map(part, [*first, *rest])) or 'no parts'}"
+
+
 @CONTRACT.check(
     "matches_reference",
     title="the same parts as the reference's result, in the same runs of requests and responses",
@@ -309,5 +321,6 @@ def matches_reference(ex: Example) -> None:
     expected, actual = _blocks(ex.reference), _blocks(ex.output)
     if expected != actual:
         first = first_difference(expected, actual)
-        raise Violation(f"the result differs from the reference in run {first} of same-kind messages",
+        raise Violation("the result differs from the reference in its runs of same-kind messages: "
+                        + list_difference(expected, actual, "run", show=_block_text),
                         expected=describe_at(expected, first), actual=describe_at(actual, first))

@@ -30,7 +30,7 @@ from pydantic_ai.messages import (
 from chatconform.conformance.contract import Example
 from chatconform.conformance.history_contract import HistoryTransformContract, check_fixed_point
 from chatconform.errors import Violation
-from chatconform.history import and_more, describe_at, first_difference
+from chatconform.history import and_more, describe_at, first_difference, list_difference, message_text
 from chatconform.reference.sanitize import (
     ALLOWED_SCHEMES,
     SYSTEM_VOICE_PARTS,
@@ -136,7 +136,7 @@ def file_url_schemes(ex: Example) -> None:
     bad = [(where, item.url) for where, item in urls if url_scheme(item.url) not in ALLOWED_SCHEMES]
     if bad:
         where, url = bad[0]
-        raise Violation(f"{where} keeps the file URL {url[:200]!r}" + and_more(bad),
+        raise Violation(f"{where} keeps the file URL {url[:200]!r}" + and_more(bad, "disallowed URL"),
                         expected=f"a scheme in {sorted(ALLOWED_SCHEMES)}", actual=url_scheme(url) or "no scheme")
 
 
@@ -213,7 +213,8 @@ def keeps_the_rest(ex: Example) -> None:
     actual = ex.once("output_sanitized", lambda: sanitize(ex.output))
     if expected != actual:
         first = first_difference(expected, actual)
-        raise Violation(f"apart from what the rules strip, the result differs from the input at message {first}",
+        raise Violation("apart from what the rules strip, the result differs from the input: "
+                        + list_difference(expected, actual, "message", show=message_text),
                         expected=describe_at(expected, first), actual=describe_at(actual, first))
 
 
@@ -226,7 +227,8 @@ def keeps_the_rest(ex: Example) -> None:
 def matches_reference(ex: Example) -> None:
     if ex.output != ex.reference:
         first = first_difference(ex.reference, ex.output)
-        raise Violation(f"the result differs from the reference at message {first}",
+        raise Violation("the result differs from the reference: "
+                        + list_difference(ex.reference, ex.output, "message", show=message_text),
                         expected=describe_at(ex.reference, first), actual=describe_at(ex.output, first))
 
 

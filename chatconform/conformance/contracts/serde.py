@@ -37,7 +37,14 @@ from chatconform.conformance.wire import (
     object_schema,
 )
 from chatconform.errors import NotApplicable, Violation
-from chatconform.history import history_problem, history_to_json, walk_parts
+from chatconform.history import (
+    first_difference,
+    history_problem,
+    history_to_json,
+    list_difference,
+    message_text,
+    walk_parts,
+)
 from chatconform.reference.serde import dump
 from chatconform.reference.serde import load as reference_load
 from chatconform.strategies import expand_history, malform, serde_cases
@@ -169,15 +176,15 @@ def _difference(history: list[ModelMessage], loaded: Any) -> tuple[str, Any, Any
         return problem.replace("returned", "gave"), "a history", type(loaded).__name__
     if loaded == history:
         return None
+    what = list_difference(history, loaded, "message", show=message_text)
     if len(loaded) != len(history):
-        return (f"{len(loaded)} messages came back, the history has {len(history)}",
-                len(history), len(loaded))
-    index = next(i for i, (a, b) in enumerate(zip(history, loaded, strict=False)) if a != b)
+        return what, len(history), len(loaded)
+    index = first_difference(history, loaded)
     try:
         expected, actual = history_to_json([history[index]]), history_to_json([loaded[index]])
     except Exception:  # noqa: BLE001 - the loaded message may not dump: show its repr
         expected, actual = history_to_json([history[index]]), repr(loaded[index])
-    return f"message {index} comes back different", _short(expected), _short(actual)
+    return what, _short(expected), _short(actual)
 
 
 def _reference_dump(ex: Example) -> bytes | str:

@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from chatconform.conformance.contract import Contract, Example
 from chatconform.conformance.wire import WireMethod
 from chatconform.errors import NotApplicable, Violation
+from chatconform.history import list_difference
 from chatconform.reference.thread import UUID_NIL, Row, distinct_rows, extract_thread
 from chatconform.strategies.large import large_rows
 from chatconform.strategies.trees import conversation_rows
@@ -36,6 +37,11 @@ class _FrozenRows:
 
 def _ids(rows) -> list[str]:
     return [row.id for row in rows]
+
+
+def _against_reference(ex: Example) -> str:
+    """How the result's ids differ from the reference's: lengths and the first row apart."""
+    return list_difference(_ids(ex.reference), _ids(ex.output), "row")
 
 
 def _window(ex: Example) -> list:
@@ -258,8 +264,8 @@ def reaches_root(ex: Example) -> None:
                             expected=rows[position + 1].id, actual="end of thread")
         return
     if any(row.id == parent for row in rows) and not _closes_loop(ex, len(out) - 1, parent):
-        raise Violation(f"the thread stops at {last.id} though its parent {parent} is in the window",
-                        expected=_ids(ex.reference), actual=_ids(out))
+        raise Violation(f"the thread stops at {last.id} though its parent {parent} is in the window "
+                        f"({_against_reference(ex)})", expected=_ids(ex.reference), actual=_ids(out))
 
 
 @CONTRACT.check(
@@ -272,7 +278,7 @@ def ancestors_only(ex: Example) -> None:
     allowed = set(_ids(ex.reference))
     strangers = [row.id for row in ex.output if row.id not in allowed]
     if strangers:
-        raise Violation(f"rows not on the newest row's branch: {', '.join(strangers)}",
+        raise Violation(f"rows not on the newest row's branch: {', '.join(strangers)} ({_against_reference(ex)})",
                         expected=_ids(ex.reference), actual=_ids(ex.output))
 
 
@@ -314,7 +320,7 @@ def no_duplicates(ex: Example) -> None:
     ids = _ids(ex.output)
     repeated = sorted(row_id for row_id, count in Counter(ids).items() if count > 1)
     if repeated:
-        raise Violation(f"rows returned more than once: {', '.join(repeated)}",
+        raise Violation(f"rows returned more than once: {', '.join(repeated)} ({_against_reference(ex)})",
                         expected=_ids(ex.reference), actual=ids)
 
 
@@ -327,5 +333,6 @@ def no_duplicates(ex: Example) -> None:
 def matches_reference(ex: Example) -> None:
     expected, actual = _ids(ex.reference), _ids(ex.output)
     if expected != actual:
-        raise Violation("the thread differs from the reference", expected=expected, actual=actual)
+        raise Violation(f"the thread differs from the reference: {_against_reference(ex)}",
+                        expected=expected, actual=actual)
 

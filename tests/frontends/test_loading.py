@@ -1,0 +1,175 @@
+"""Loading an implementation: it has a name and a version, and its methods take the calls of
+their contracts."""
+
+import functools
+from pathlib import Path
+
+import pytest
+
+from chatconform.cli import main
+from chatconform.conformance import discovery
+from chatconform.conformance.contracts import all_contracts
+from chatconform.errors import ConfigError, MissingDependency
+from chatconform.fakes import all_fakes
+from chatconform.reference.thread import extract_thread
+from chatconform.reference.trim import trim
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+# -- a method that cannot take its contract's calls is refused when it loads ---------------------
+
+class PositionalBudget:
+    name, version = "positional-budget", "1"
+
+    def trim(self, history, n):
+        return history[-n:]
+
+
+class NoInstructions:
+    name, version = "no-instructions", "1"
+
+    def to_payload(self, history, *, provider):
+        return {}
+
+
+class LoadTakesNothing:
+    name, version = "load-takes-nothing", "1"
+
+    def dump(self, history):
+        return b"[]"
+
+    def load(self):
+        return []
+
+
+def test_a_method_that_cannot_take_the_call_is_refused_naming_both_signatures():
+    with pytest.raises(ConfigError) as refused:
+        discovery.wrap(PositionalBudget, "my_trim.py:PositionalBudget")
+    assert str(refused.value) == (
+        "my_trim.py:PositionalBudget: trim(history, n) does not match the trim contract's "
+        "trim(history, *, max_messages) -> history: missing a required argument: 'n'")
+    with pytest.raises(ConfigError, match=r"to_payload\(history, \*, provider\) does not match the payload "
+                                          r"contract's to_payload\(history, \*, provider, instructions=None\) "
+                                          r"-> dict: got an unexpected keyword argument 'instructions'"):
+        discovery.wrap(NoInstructions)
+    with pytest.raises(ConfigError, match=r"load\(\) does not match the serde contract's load\(data\) -> history"):
+        discovery.wrap(LoadTakesNothing)  # a further method a contract calls is held to it too
+
+
+class _Callable:
+    def __call__(self, history, *, max_messages):
+        return trim(history, max_messages=max_messages)
+
+
+class Compatible:
+    """Every shape that takes the calls: extra optional parameters, keyword-only parameters
+    given as ordinary ones, ``*args``/``**kwargs``, ``async def``, a callable object, a
+    partial, a static method."""
+
+    name, version = "compatible", "1"
+    trim = _Callable()
+
+    def extract_thread(self, rows, limit=None):
+        return extract_thread(rows)
+
+    def compact(self, *args, **kwargs):
+        return args[0]
+
+    async def to_payload(self, history, provider, instructions=None, **extra):
+        return {}
+
+    repair = staticmethod(functools.partial(lambda history, flag: history, flag=True))
+
+    @staticmethod
+    def sanitize(history, /):
+        return history
+
+
+def test_any_method_that_takes_the_calls_is_accepted():
+    impl = discovery.wrap(Compatible)
+    assert set(impl.contracts()) == {"thread", "trim", "compaction", "payload", "repair", "sanitize"}
+
+
+def test_a_method_without_a_readable_signature_is_left_to_its_calls():
+    class Builtin:
+        name, version = "builtin", "1"
+        extract_thread = staticmethod(max)  # a builtin whose signature inspect cannot read
+
+    assert discovery.wrap(Builtin).contracts() == ["thread"]
+
+
+class _AnyCase:
+    def __getattr__(self, name):
+        return name
+
+
+@pytest.mark.parametrize("name", sorted(all_contracts()))
+def test_each_contract_signature_describes_the_call_its_engine_makes(name):
+    """The signatures implementations are held to are the calls :meth:`Contract.call` makes."""
+    contract, made = all_contracts()[name], []
+    contract.call(lambda *args, **kwargs: made.append((len(args), sorted(kwargs))), _AnyCase(), "variant")
+    own = contract.calls()[0]
+    assert own.method == contract.method and made == [(own.positional, sorted(own.keywords))]
+
+
+@pytest.mark.parametrize("declared, said", [
+    ('name, version = "positional-budget", "1"\n    def trim(self, history, n):',
+     "my_trim.py:Impl: trim(history, n) does not match the trim contract's trim(history, *, max_messages) -> "
+     "history: missing a required argument: 'n'"),
+    ('version = "1"\n    def trim(self, history, *, max_messages):',
+     "my_trim.py:Impl (Impl) has no name: an implementation declares both"),
+    ("def trim(self, history, *, max_messages):",
+     "my_trim.py:Impl (Impl) has no name and no version: an implementation declares both"),
+], ids=["signature", "no name", "neither"])
+def test_the_command_line_exits_2_with_one_line(declared, said, tmp_path, monkeypatch, capsys):
+    (tmp_path / "my_trim.py").write_text(f"class Impl:\n    {declared}\n        return history\n")
+    monkeypatch.chdir(tmp_path)
+    assert main(["run", "--impl", "my_trim.py:Impl", "--in-process"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err and "Traceback" not in err
+    assert said in err, err
+
+
+def test_in_a_process_of_its_own_the_load_error_is_the_same():
+    with pytest.raises(ConfigError, match=r"trim\(history, n\) does not match the trim contract's"):
+        discovery.load(f"{Path(__file__)}:PositionalBudget")
+
+
+# -- a name and a version ---------------------------------------------------------------------------
+
+def test_a_name_and_a_version_are_required_and_reported_as_declared():
+    class Unnamed:
+        version = 2
+
+        def extract_thread(self, rows):
+            return extract_thread(rows)
+
+    with pytest.raises(ConfigError, match=r"^threads.py:Unnamed \(Unnamed\) has no name: "):
+        discovery.wrap(Unnamed, "threads.py:Unnamed")
+    Unnamed.name = ""
+    with pytest.raises(ConfigError, match="has no name"):
+        discovery.wrap(Unnamed)
+    Unnamed.name = "unnamed-no-more"
+    impl = discovery.wrap(Unnamed)
+    assert (impl.name, impl.version) == ("unnamed-no-more", "2")
+
+
+# -- everything bundled loads -----------------------------------------------------------------------
+
+@pytest.mark.parametrize("name", discovery.registered_order())
+def test_every_registered_implementation_loads(name):
+    try:
+        impl = discovery.load(name, in_process=True)
+    except MissingDependency as exc:
+        pytest.skip(str(exc))  # an adapter whose extra is not installed
+    assert impl.contracts() and impl.name and impl.version
+
+
+def test_every_fake_and_the_python_examples_load():
+    for spec, fake in all_fakes().items():
+        assert discovery.wrap(fake, spec).contracts(), spec
+    example = ROOT / "examples" / "python" / "impl.py"
+    assert discovery.load(f"{example}:InProcessThreads", in_process=True).contracts() == ["thread"]
+    program = discovery.load(f"exec:python {example}")  # a program's methods take *args, **kwargs
+    assert "thread" in program.contracts()
