@@ -317,3 +317,23 @@ def test_list_levels_prints_one_line_per_check_and_provider():
     markdown = subprocess.run([sys.executable, "-m", "chatconform.cli", "list", "--levels", "--format", "markdown"],
                               capture_output=True, text=True, check=True).stdout.splitlines()
     assert markdown[0].startswith("| check | provider | level |") and len(markdown) == len(lines) + 2
+
+
+@pytest.mark.parametrize("provider, level, cited", [("openai-chat", "warning", "no rejection known for openai-chat"),
+                                                    ("glm", "error", "rule Z1")])
+def test_a_compacted_history_that_is_not_user_led_weighs_what_the_mapped_provider_says(provider, level, cited):
+    from chatconform.conformance.contracts.compaction import CompactionCase
+    from chatconform.fakes.compaction import SystemRoleSummary
+
+    class MapsToo(SystemRoleSummary):
+        providers = frozenset({provider})
+
+        def to_payload(self, history, *, provider, instructions=None):
+            return to_payload(history, provider=provider, instructions=instructions)
+
+    history = [ModelRequest([UserPromptPart("read it (u1)")]), ModelResponse([ToolCallPart("read_file", {}, "c1")]),
+               ModelRequest([ToolReturnPart("read_file", "text (r1)", "c1")]), ModelResponse([TextPart("done (a1)")])]
+    evaluation = evaluate_case(wrap(MapsToo), get_contract("compaction"), CompactionCase(history, 1, "Summary (s)"),
+                               None, timeout=5)
+    failure = {f.check: f for f in evaluation.failures}["compaction.user_led"]
+    assert failure.level == level and cited in failure.message
