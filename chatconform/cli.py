@@ -134,8 +134,11 @@ def _parser() -> argparse.ArgumentParser:
     lst = sub.add_parser("list", help="list implementations, checks and fakes",
                          description="List the registered implementations, every check with the bug "
                                      "it guards, and the bundled fakes.")
-    lst.add_argument("--format", default="pretty", choices=["pretty", "json"],
-                     help="pretty tables (default) or one JSON object")
+    lst.add_argument("--format", default="pretty", choices=["pretty", "markdown", "json"],
+                     help="pretty tables (default), markdown (--levels only) or one JSON object")
+    lst.add_argument("--levels", action="store_true",
+                     help="print the level of each provider-bound check on each provider instead: "
+                          "an error with the rule it rests on, or a warning and why")
     lst.set_defaults(handler=cmd_list)
 
     replay = sub.add_parser("replay", help="re-run failures saved under .chatconform/failures/",
@@ -294,6 +297,10 @@ def _run(args, out: Console, err: Console, report: Path | None, junit: Path | No
 # -- list, replay, summary, diff, validate ----------------------------------------------------
 
 def cmd_list(args, out: Console, err: Console) -> int:
+    if args.levels:
+        return _list_levels(args.format)
+    if args.format == "markdown":
+        raise ConfigError("list --format markdown prints the levels table only: add --levels")
     from chatconform.conformance import discovery
     from chatconform.conformance.contracts import all_contracts
     from chatconform.fakes import all_fakes
@@ -345,6 +352,27 @@ def cmd_list(args, out: Console, err: Console) -> int:
     for fake in fake_rows:
         table.add_row(fake["spec"], fake["reproduces"])
     out.print(table)
+    return 0
+
+
+def _list_levels(form: str) -> int:
+    """The table of chatconform.providers.levels: one line per (check, provider)."""
+    from chatconform.providers.levels import level_table
+
+    rows = level_table()
+    if form == "json":
+        _write(json.dumps([{"check": r.check, "provider": r.provider, "level": r.level, "rules": list(r.rules),
+                            "basis": r.basis, "why": r.why} for r in rows], indent=2, ensure_ascii=False) + "\n")
+        return 0
+    if form == "markdown":
+        lines = ["| check | provider | level | rules | basis | why |", "|---|---|---|---|---|---|"]
+        lines += [f"| `{r.check}` | `{r.provider}` | {r.level} | {', '.join(r.rules) or '-'} | {r.basis} | "
+                  f"{r.why.replace('|', '/')} |" for r in rows]
+        _write("\n".join(lines) + "\n")
+        return 0
+    widths = [max(len(getattr(r, f)) for r in rows) for f in ("check", "provider")]
+    _write("".join(f"{r.check:<{widths[0]}}  {r.provider:<{widths[1]}}  {r.level:<7}  "
+                   f"{','.join(r.rules) or '-'}  ({r.basis}) {r.why}\n" for r in rows))
     return 0
 
 

@@ -310,9 +310,6 @@ class LangChainCoreAdapter:
             "convert_to_openai_messages passes an AIMessage's reasoning block through as assistant "
             "content, which Chat Completions rejects ('reasoning' is not one of 'text', 'refusal'); "
             "passing it through came in https://github.com/langchain-ai/langchain/pull/33050"),
-        "payload.error_flag_kept": (
-            "convert_to_openai_messages drops ToolMessage.status='error': a failed result is sent "
-            "as a plain tool message; no upstream issue found"),
         "payload.tool_pairing": (
             "messages are converted one for one, in order: user text stored before the tool results "
             "of one request is sent between the call and its results, and nothing in langchain-core "

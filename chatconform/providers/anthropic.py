@@ -19,6 +19,9 @@ PROFILE = Provider(
             ERROR, "roles inside messages are user and assistant; system text goes in `system`", rule="A2"),
         "payload.user_led": CheckLevel(
             WARNING, "answers a payload that does not lead with a user turn (A5 is a warning)"),
+        "payload.tool_pairing": CheckLevel(
+            ERROR, "'`tool_use` ids were found without `tool_result` blocks immediately after'", rule="A9"),
     },
-    reused_call_id=CheckLevel(ERROR, "'tool_use ids must be unique'"),
+    reused_call_id=CheckLevel(ERROR, "'`tool_use` ids must be unique'", rule="A15"),
+    error_flag='`is_error: true` on the tool_result block',
 )

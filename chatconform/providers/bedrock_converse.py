@@ -1,6 +1,6 @@
 """AWS Bedrock Converse: strict user/assistant alternation, tool results in user turns."""
 
-from chatconform.errors import ERROR
+from chatconform.errors import ERROR, WARNING
 
 from .profile import CheckLevel, Provider
 
@@ -20,6 +20,12 @@ PROFILE = Provider(
         "payload.system_first": CheckLevel(
             ERROR, "roles are user and assistant; system text goes in `system`", rule="B1"),
         "payload.user_led": CheckLevel(ERROR, "'A conversation must start with a user message.'", rule="B2"),
+        "payload.tool_pairing": CheckLevel(
+            ERROR, "'The number of toolResult blocks ... exceeds the number of toolUse blocks of previous turn.'",
+            rule="B4"),
     },
-    reused_call_id=CheckLevel(ERROR, "Claude through Bedrock: 'tool_use ids must be unique'"),
+    reused_call_id=CheckLevel(
+        WARNING, "no Bedrock rule cited: Claude models through Bedrock answer Anthropic's '`tool_use` ids must "
+                 "be unique', other models are not known to reject it"),
+    error_flag='`status: "error"` on the toolResult block',
 )

@@ -19,6 +19,10 @@ PROFILE = Provider(
         "payload.system_first": CheckLevel(
             ERROR, "roles are user and model; system text goes in `systemInstruction`", rule="G3"),
         "payload.user_led": CheckLevel(WARNING, "answers a payload that does not lead with a user turn"),
+        "payload.tool_pairing": CheckLevel(
+            ERROR, "'Please ensure that the number of function response parts is equal to the number of "
+                   "function call parts of the function call turn.'", rule="G8"),
     },
     reused_call_id=CheckLevel(WARNING, "pairs each function-call turn with the turn right after it"),
+    error_flag='an `error` key in functionResponse.response',
 )

@@ -22,6 +22,8 @@ PROFILE = Provider(
         "payload.user_led": CheckLevel(
             ERROR, "1214 after compaction sent the summary as system and left no user message "
                    "(https://github.com/HKUDS/nanobot/pull/3086)", rule="Z1"),
+        "payload.tool_pairing": CheckLevel(
+            ERROR, "1214 on tool messages that do not pair with tool_calls as on OpenAI", rule="Z2"),
     },
     reused_call_id=CheckLevel(
         ERROR, "1214 on a duplicate call id (https://github.com/MetaGLM/zhipuai-sdk-python-v4/issues/14)",

@@ -23,6 +23,9 @@ PROFILE = Provider(
             WARNING, "the hosted API accepts several system messages anywhere; its role order is "
                      "provider_rules' M1"),
         "payload.user_led": CheckLevel(WARNING, "answers a payload that does not lead with a user turn"),
+        "payload.tool_pairing": CheckLevel(
+            ERROR, "'Not the same number of function calls and responses' (mistral-common's validator)",
+            rule="M4"),
     },
     reused_call_id=CheckLevel(
         ERROR, "'Duplicate tool call id' (mistral-common's V13 validator)", rule="M5"),

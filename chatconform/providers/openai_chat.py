@@ -1,6 +1,6 @@
 """OpenAI Chat Completions: the OpenAI dialect as OpenAI itself serves it."""
 
-from chatconform.errors import WARNING
+from chatconform.errors import ERROR, WARNING
 
 from .profile import CheckLevel, Provider
 
@@ -16,6 +16,9 @@ PROFILE = Provider(
     check_levels={
         "payload.system_first": CheckLevel(WARNING, "accepts several system messages anywhere"),
         "payload.user_led": CheckLevel(WARNING, "answers a payload that does not lead with a user turn"),
+        "payload.tool_pairing": CheckLevel(
+            ERROR, "'An assistant message with 'tool_calls' must be followed by tool messages responding "
+                   "to each 'tool_call_id'.'", rule="O8"),
     },
     reused_call_id=CheckLevel(WARNING, "pairs each round's tool messages with that round's calls"),
 )

@@ -85,6 +85,9 @@ class Provider:
     check_levels: Mapping[str, CheckLevel]
     #: The level of a tool-call id sent twice, each time answered in its own round.
     reused_call_id: CheckLevel
+    #: How the dialect marks a failed tool result (Anthropic ``is_error``); None where it has no
+    #: such flag (OpenAI-style tool messages): there the failure text the history stores is the mark.
+    error_flag: str | None = None
 
     @property
     def generic_rule(self) -> str:

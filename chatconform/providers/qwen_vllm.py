@@ -19,6 +19,9 @@ PROFILE = Provider(
             ERROR, "'System message must be at the beginning.' "
                    "(https://github.com/vllm-project/vllm/issues/41114)", rule="Q3"),
         "payload.user_led": CheckLevel(ERROR, "'No user query found in messages.'", rule="Q2"),
+        "payload.tool_pairing": CheckLevel(
+            WARNING, "vLLM validates no pairing of tool calls and results, and Qwen's chat template renders "
+                     "tool messages wherever they are"),
     },
     reused_call_id=CheckLevel(WARNING, "vLLM pairs each round's tool messages with that round's calls"),
 )

@@ -230,3 +230,110 @@ def test_markdown_cuts_a_case_that_did_not_shrink_and_says_where_the_rest_is():
     assert "more lines: the whole case is in the report's 'example' field" in text
     assert "message 0 " in text and "message 1999 " not in text
     assert "y" * 250 in text and "y" * 301 not in text and "... (100" in text
+
+
+# -- levels rest on a cited rule, or say why they are warnings ---------------------------------
+
+USER_BEFORE_RESULT = [ModelRequest([UserPromptPart("read it (u1)")]),
+                      ModelResponse([ToolCallPart("read_file", {}, "call_1")]),
+                      ModelRequest([UserPromptPart("and hurry (u2)"),
+                                    ToolReturnPart("read_file", "text (r1)", "call_1")])]
+
+
+def _pairing(provider):
+    from chatconform.fakes.payload import ToolResultAfterUser
+
+    class Here(ToolResultAfterUser):
+        providers = frozenset({provider})
+
+    evaluation = evaluate_case(wrap(Here), get_contract("payload"), PayloadCase(list(USER_BEFORE_RESULT)), provider,
+                               timeout=5)
+    return {f.check: f for f in evaluation.failures}["payload.tool_pairing"]
+
+
+def test_user_text_between_a_call_and_its_result_is_a_warning_on_qwen_vllm():
+    failure = _pairing("qwen-vllm")
+    assert failure.level == "warning"
+    assert "no rejection known for qwen-vllm" in failure.message and "vLLM validates no pairing" in failure.message
+
+
+def test_user_text_between_a_call_and_its_result_is_an_error_citing_o8_on_openai():
+    failure = _pairing("openai-chat")
+    assert failure.level == "error" and "rule O8" in failure.message
+
+
+FAILED = [ModelRequest([UserPromptPart("weather? (u1)")]),
+          ModelResponse([ToolCallPart("get_weather", {"city": "Paris"}, "call_1")]),
+          ModelRequest([ToolReturnPart("get_weather", "Tool failed: timeout", "call_1", outcome="failed")])]
+
+
+def _error_flag(impl, provider):
+    evaluation = evaluate_case(wrap(impl), get_contract("payload"), PayloadCase(list(FAILED)), provider, timeout=5)
+    return {f.check: f for f in evaluation.failures}.get("payload.error_flag_kept")
+
+
+def test_the_failure_text_marks_a_failed_result_where_the_dialect_has_no_flag():
+    from chatconform.fakes.payload import DropsToolErrorFlag
+
+    for provider in ("openai-chat", "qwen-vllm", "glm", "mistral"):
+        class Plain(DropsToolErrorFlag):
+            providers = frozenset({provider})
+
+        assert _error_flag(Plain, provider) is None, provider
+    body = wrap(DropsToolErrorFlag).method(get_contract("payload"))(list(FAILED), provider="openai-chat")
+    assert body["messages"][-1]["content"] == "Tool failed: timeout"  # sent as a plain tool message
+
+
+def test_a_tool_message_without_the_failure_text_fails_where_the_dialect_has_no_flag():
+    def as_success(messages):
+        messages[-1]["content"] = "done"
+
+    failure = _error_flag(_Edited(as_success), "openai-chat")
+    assert failure is not None and failure.level == "error" and "failure text" in failure.message
+
+
+@pytest.mark.parametrize("provider", ["anthropic", "bedrock-converse", "gemini"])
+def test_a_dropped_native_error_flag_still_fails(provider):
+    from chatconform.fakes.payload import DropsToolErrorFlag
+
+    class Here(DropsToolErrorFlag):
+        providers = frozenset({provider})
+
+    failure = _error_flag(Here, provider)
+    assert failure is not None and failure.level == "error" and "not marked as an error" in failure.message
+
+
+def test_list_levels_prints_one_line_per_check_and_provider():
+    from chatconform.providers.levels import level_table
+
+    done = subprocess.run([sys.executable, "-m", "chatconform.cli", "list", "--levels"],
+                          capture_output=True, text=True, check=True)
+    lines = done.stdout.splitlines()
+    assert len(lines) == len(level_table())
+    rows = {tuple(line.split()[:2]): line.split()[2:4] for line in lines if " (" not in line.split("  ")[0]}
+    assert rows[("payload.tool_pairing", "qwen-vllm")] == ["warning", "-"]
+    assert rows[("payload.tool_pairing", "openai-chat")] == ["error", "O8"]
+    assert rows[("payload.system_first", "qwen-vllm")] == ["error", "Q3"]
+    markdown = subprocess.run([sys.executable, "-m", "chatconform.cli", "list", "--levels", "--format", "markdown"],
+                              capture_output=True, text=True, check=True).stdout.splitlines()
+    assert markdown[0].startswith("| check | provider | level |") and len(markdown) == len(lines) + 2
+
+
+@pytest.mark.parametrize("provider, level, cited", [("openai-chat", "warning", "no rejection known for openai-chat"),
+                                                    ("glm", "error", "rule Z1")])
+def test_a_compacted_history_that_is_not_user_led_weighs_what_the_mapped_provider_says(provider, level, cited):
+    from chatconform.conformance.contracts.compaction import CompactionCase
+    from chatconform.fakes.compaction import SystemRoleSummary
+
+    class MapsToo(SystemRoleSummary):
+        providers = frozenset({provider})
+
+        def to_payload(self, history, *, provider, instructions=None):
+            return to_payload(history, provider=provider, instructions=instructions)
+
+    history = [ModelRequest([UserPromptPart("read it (u1)")]), ModelResponse([ToolCallPart("read_file", {}, "c1")]),
+               ModelRequest([ToolReturnPart("read_file", "text (r1)", "c1")]), ModelResponse([TextPart("done (a1)")])]
+    evaluation = evaluate_case(wrap(MapsToo), get_contract("compaction"), CompactionCase(history, 1, "Summary (s)"),
+                               None, timeout=5)
+    failure = {f.check: f for f in evaluation.failures}["compaction.user_led"]
+    assert failure.level == level and cited in failure.message

@@ -58,10 +58,11 @@ def test_rules_module_with_catalog_entries(provider):
 
 @pytest.mark.parametrize("provider", PROVIDER_IDS)
 def test_a_level_for_every_provider_leveled_payload_check(provider):
-    from chatconform.conformance.contracts.payload import CONTRACT, PROVIDER_LEVELED_CHECKS
+    from chatconform.conformance.contracts.payload import CONTRACT
+    from chatconform.providers.levels import REJECTION_CHECKS
 
     profile = get_provider(provider)
-    missing = sorted(set(PROVIDER_LEVELED_CHECKS) - set(profile.check_levels))
+    missing = sorted(set(REJECTION_CHECKS) - set(profile.check_levels))
     assert not missing, f"{provider}: the profile's check_levels has no level for {', '.join(missing)}"
     known = {check.id for check in CONTRACT.checks}
     unknown = sorted(set(profile.check_levels) - known)
@@ -101,3 +102,59 @@ def test_every_profile_field_is_documented():
         for field in dataclasses.fields(cls):
             at = next(i for i, line in enumerate(lines) if line.startswith(f"    {field.name}:"))
             assert lines[at - 1].strip().startswith("#:"), f"{cls.__name__}.{field.name} has no #: comment"
+
+
+def _rules_page_ids() -> dict[str, set[str]]:
+    """Provider id -> the rule ids of its section of docs/provider-rules.md (table rows)."""
+    import re
+
+    found: dict[str, set[str]] = {}
+    provider = None
+    for line in (ROOT / "docs" / "provider-rules.md").read_text("utf-8").splitlines():
+        heading = re.match(r"## .*\(`([a-z-]+)`\)$", line)
+        if heading:
+            provider = heading.group(1)
+        elif provider and (row := re.match(r"\| ([A-Z]\d+) \|", line)):
+            found.setdefault(provider, set()).add(row.group(1))
+    return found
+
+
+def test_every_error_level_cites_a_rule_of_the_rules_page():
+    """An error of a check whose failure is a rejection names the rule the provider rejects
+    it by; only a check that changes the conversation is an error without one."""
+    from chatconform.providers.levels import BY_RULE, CONVERSATION, CONVERSATION_CHECKS, REJECTION, level_table
+
+    page = _rules_page_ids()
+    for row in level_table():
+        where = f"{row.check} on {row.provider}"
+        assert row.why.strip(), f"{where}: no reason given"
+        if row.level == "error" and row.basis != CONVERSATION:
+            assert row.basis in (REJECTION, BY_RULE) and row.rules, f"{where} is an error and cites no rule"
+            unknown = sorted(set(row.rules) - page[row.provider])
+            assert not unknown, f"{where} cites {unknown}, which docs/provider-rules.md does not list"
+        elif row.level == "error":
+            assert row.check in CONVERSATION_CHECKS and not row.rules, where
+        else:
+            assert row.basis != REJECTION and (row.basis == BY_RULE or not row.rules), where
+
+
+def test_the_levels_table_covers_the_provider_bound_checks():
+    from chatconform.conformance.contracts import all_checks
+    from chatconform.providers.levels import CHECKS, level_table
+
+    registered = {check.id for check in all_checks()}
+    named = {check.split(" (")[0] for check in CHECKS}
+    assert named <= registered
+    payload = {c.id for c in all_checks() if c.contract == "payload" and c.evaluate is not None}
+    assert payload <= named, f"payload checks missing from the levels table: {sorted(payload - named)}"
+    assert len(level_table()) == len(CHECKS) * len(PROVIDERS)
+
+
+def test_the_check_levels_the_engine_uses_are_the_tables():
+    from chatconform.conformance.contracts import all_checks
+    from chatconform.providers.levels import REJECTION_CHECKS, level_table
+
+    checks = {c.id: c for c in all_checks()}
+    for row in level_table():
+        if row.check in REJECTION_CHECKS:
+            assert checks[row.check].level_for(row.provider) == row.level, (row.check, row.provider)

@@ -419,6 +419,13 @@ CASES = [
     ),
     (
         "anthropic",
+        "A15",
+        [u(), aa(use("toolu_1")), au(result("toolu_1")), aa(use("toolu_1")), au(result("toolu_1"))],
+        "messages.3.content.0: `tool_use` ids must be unique",
+        [u(), aa(use("toolu_1")), au(result("toolu_1")), aa(use("toolu_2")), au(result("toolu_2"))],
+    ),
+    (
+        "anthropic",
         "A10",
         [u(), a("The answer is ")],
         "messages: final assistant content cannot end with trailing whitespace",

@@ -25,10 +25,11 @@ from chatconform.conformance.contracts.payload import CONTRACT as PAYLOAD_CONTRA
 from chatconform.conformance.contracts.payload import PROVIDERS_OPTION
 from chatconform.conformance.guard import DEFAULT_TIMEOUT, guarded_call
 from chatconform.conformance.history_contract import HistoryContract, check_same_items, register_pairs_intact
-from chatconform.errors import NotApplicable, Violation
+from chatconform.errors import ERROR, NotApplicable, Violation
 from chatconform.history import Item, and_more, history_problem, item_label, lost_items, out_of_order, visible_items
 from chatconform.provider_schemas import turn_view
 from chatconform.providers import PROVIDER_IDS
+from chatconform.providers.levels import check_level, cite
 from chatconform.reference.compaction import compact, safe_cut, standing_system_parts
 from chatconform.reference.payload import to_payload
 from chatconform.strategies.cuts import compaction_cases
@@ -145,21 +146,36 @@ def _mapped(ex: Example, mapper, provider: str, which: str) -> Any:
     return outcome.output
 
 
+#: The row of chatconform.providers.levels that weighs it.
+USER_LED = "compaction.user_led"
+
+
 @CONTRACT.check(
     "user_led",
     title="the compacted history, mapped for each provider, leads with a user turn",
     rationale="GLM 1214 'The messages parameter is illegal': a summary persisted with the system role "
               "and a cut after the last user message left [system, system, assistant, tool, ...] "
               "(HKUDS/nanobot PR #3086; pydantic-ai-harness #679, PR #676)",
+    level_note="an error when a provider whose rule is cited rejects the mapped payload (glm Z1, qwen-vllm Q2, "
+               "bedrock-converse B2), a warning when only providers that answer it were mapped "
+               "(payload.user_led's levels; `chatconform list --levels`)",
 )
 def user_led(ex: Example) -> None:
     mapper, providers, which = _mapper(ex)
+    failed: dict[str, str] = {}  # provider -> the role its payload leads with
     for provider in providers:
         first = next((t for t in turn_view(_mapped(ex, mapper, provider, which), provider)
                       if t.role != "system"), None)
         if first is None or first.role != "user":
-            raise Violation(f"mapped with {which}, the {provider} payload does not lead with a user turn",
-                            expected="user", actual=first.role if first else "no turn but system")
+            failed[provider] = first.role if first else "no turn but system"
+            if check_level(USER_LED, provider).level == ERROR:
+                break  # a rejection: no need to map for the rest
+    if failed:
+        # The worst level among the providers mapped: a rejection first.
+        provider = next((p for p in failed if check_level(USER_LED, p).level == ERROR), next(iter(failed)))
+        raise Violation(f"mapped with {which}, the {provider} payload does not lead with a user turn "
+                        f"({cite(USER_LED, provider)})", expected="user", actual=failed[provider],
+                        level=check_level(USER_LED, provider).level)
 
 
 # -- summary_once ------------------------------------------------------------------------------

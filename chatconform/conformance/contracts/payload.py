@@ -30,6 +30,7 @@ from chatconform.history import (
 )
 from chatconform.provider_schemas import turn_view, validate
 from chatconform.providers import PROVIDER_IDS, PROVIDERS, get_provider
+from chatconform.providers.levels import REUSED_ID, check_level, cite, variant_levels
 from chatconform.reference.payload import to_payload
 from chatconform.strategies.histories import histories, instructions
 from chatconform.strategies.large import large_history
@@ -154,17 +155,12 @@ CONTRACT = PayloadContract()
 #: The first provider of each dialect in the table (what the benchmark times).
 _DIALECT_FIRSTS = frozenset({p.dialect: p.id for p in reversed(PROVIDERS.values())}.values())
 
-#: The checks whose level each provider's profile sets (``Provider.check_levels``).
-PROVIDER_LEVELED_CHECKS: list[str] = []
 
-
-def _levels_from_profiles(short: str, default: str = ERROR) -> dict[str, str]:
-    """The providers where check ``short`` weighs other than ``default``, as their
-    profiles set it (the evidence for each level is in the profile)."""
-    check_id = CONTRACT.check_id(short)
-    PROVIDER_LEVELED_CHECKS.append(check_id)
-    levels = {p.id: p.check_levels[check_id].level for p in PROVIDERS.values()}
-    return {provider: level for provider, level in levels.items() if level != default}
+def _cited(ex: Example, check: str, message: str, **details: Any) -> Violation:
+    """A failure of a check the provider may reject, at the level chatconform.providers.levels
+    gives it on this provider: an error names the provider's rule, a warning says why."""
+    return Violation(f"{message} ({cite(check, ex.variant)})", level=check_level(check, ex.variant).level,
+                     **details)
 
 
 # -- what the history holds ------------------------------------------------------------------
@@ -255,7 +251,7 @@ def provider_rules(ex: Example) -> None:
     title="at most one system message, and only at index 0",
     rationale="dify PR #39136: instructions spliced after the leading system block; a sort-only "
               "fix (dify PR #39372) still sends two system messages, which Qwen rejects",
-    levels=_levels_from_profiles("system_first"),
+    levels=variant_levels("payload.system_first"),
     level_note="OpenAI and hosted Mistral accept several system messages anywhere (Mistral's role order "
                "is provider_rules' M1), GLM has no known rule; Qwen3.5+ on vLLM, an OpenAI-compatible "
                "server, rejects them: 'System message must be at the beginning.'",
@@ -264,8 +260,8 @@ def system_first(ex: Example) -> None:
     turns = _turns(ex)
     where = [t.path for t in turns if t.role == "system"]
     if len(where) > 1 or (where and turns[0].role != "system"):
-        raise Violation(f"system content at {', '.join(where)}", expected="one system message first",
-                        actual=[t.role for t in turns])
+        raise _cited(ex, "payload.system_first", f"system content at {', '.join(where)}",
+                     expected="one system message first", actual=[t.role for t in turns])
 
 
 @CONTRACT.check(
@@ -273,7 +269,7 @@ def system_first(ex: Example) -> None:
     title="the first non-system turn is a user turn when the history has user-voiced content",
     rationale="GLM 1214 'The messages parameter is illegal' after compaction: a summary sent as "
               "system left no user message (CLAI provider_bound_summary fix)",
-    levels=_levels_from_profiles("user_led"),
+    levels=variant_levels("payload.user_led"),
     level_note="GLM (1214), Qwen on vLLM ('No user query found in messages.') and Bedrock ('A conversation "
                "must start with a user message.') reject a payload that does not lead with a user turn; "
                "OpenAI, Mistral, Anthropic and Gemini answer it",
@@ -283,8 +279,8 @@ def user_led(ex: Example) -> None:
         raise NotApplicable("the history holds no user-voiced content")
     first = next((t for t in _turns(ex) if t.role != "system"), None)
     if first is None or first.role != "user":
-        raise Violation("the payload does not lead with a user turn",
-                        expected="user", actual=first.role if first else "no turn at all")
+        raise _cited(ex, "payload.user_led", "the payload does not lead with a user turn",
+                     expected="user", actual=first.role if first else "no turn at all")
 
 
 @dataclass(frozen=True)
@@ -359,6 +355,10 @@ def _carried(leaf: str, text: str) -> bool:
             or json.dumps(leaf)[1:-1] in text)
 
 
+#: The row of chatconform.providers.levels that weighs a pairing fault.
+PAIRING = "payload.tool_pairing"
+
+
 @CONTRACT.check(
     "tool_pairing",
     title="every tool call is answered once, right after it, by its own result; ids are unique",
@@ -366,37 +366,40 @@ def _carried(leaf: str, text: str) -> bool:
               "tool_calls'; Anthropic 'tool_use ids were found without tool_result blocks "
               "immediately after' and 'tool_use ids must be unique' (a server reusing call_1); "
               "results paired through a dict by id answer a reused id with another round's output",
-    level_note="an id sent twice, each time answered in its own round, is an error for anthropic, "
-               "bedrock-converse, glm and mistral, which reject it, and a warning elsewhere; every other "
-               "pairing fault is an error everywhere",
+    levels=variant_levels("payload.tool_pairing"),
+    level_note="an error where the provider's rule on pairing is cited (O8, Z2, M4, A9, G8, B4), a warning on "
+               "qwen-vllm, where vLLM validates no pairing; an id sent twice, each time answered in its own "
+               "round, is an error for anthropic (A15), glm (Z2) and mistral (M5) and a warning elsewhere; an "
+               "answer holding another call's result is an error everywhere (`chatconform list --levels`)",
 )
 def tool_pairing(ex: Example) -> None:
+    """Pairing faults weigh what the provider's pairing rule says (``PAIRING``), a reused id
+    what its rule on ids says; an answer holding another call's result is always an error."""
     pending: dict[str, str] = {}  # call id -> path of its call
     seen_calls: set[str] = set()
     answered: set[str] = set()
     for turn in _turns(ex):
         for call_id, _ in turn.tool_results:
             if call_id not in seen_calls:
-                raise Violation(f"tool result {call_id} at {turn.path} has no earlier call")
+                raise _cited(ex, PAIRING, f"tool result {call_id} at {turn.path} has no earlier call")
             if call_id in answered:
-                raise Violation(f"tool call {call_id} is answered twice (again at {turn.path})")
+                raise _cited(ex, PAIRING, f"tool call {call_id} is answered twice (again at {turn.path})")
             answered.add(call_id)
             pending.pop(call_id, None)
         if pending and not turn.tool_results:
             call_id, path = next(iter(pending.items()))
-            raise Violation(f"tool call {call_id} ({path}) is not answered before {turn.path}",
-                            expected="its result next", actual=turn.role)
+            raise _cited(ex, PAIRING, f"tool call {call_id} ({path}) is not answered before {turn.path}",
+                         expected="its result next", actual=turn.role)
         if pending and turn.tool_calls:
-            raise Violation(f"new tool calls at {turn.path} while {', '.join(pending)} are open")
+            raise _cited(ex, PAIRING, f"new tool calls at {turn.path} while {', '.join(pending)} are open")
         for call_id, _ in turn.tool_calls:
             if call_id in seen_calls:
-                raise Violation(f"tool call id {call_id} is used twice (again at {turn.path})",
-                                expected="a unique id per call (rewrite a reused one)", actual=call_id,
-                                level=get_provider(ex.variant).reused_call_id.level)
+                raise _cited(ex, REUSED_ID, f"tool call id {call_id} is used twice (again at {turn.path})",
+                             expected="a unique id per call (rewrite a reused one)", actual=call_id)
             seen_calls.add(call_id)
             pending[call_id] = turn.path
     if pending:
-        raise Violation(f"tool calls never answered: {', '.join(pending)}")
+        raise _cited(ex, PAIRING, f"tool calls never answered: {', '.join(pending)}")
     _results_are_their_own(ex)
 
 
@@ -409,28 +412,45 @@ def _results_are_their_own(ex: Example) -> None:
         if missing is not None:
             raise Violation(f"the answer at {answer.turn.path} to tool call {answer.stored.tool_call_id} "
                             f"does not hold its own result {missing[:200]!r}",
-                            expected=missing[:200], actual=[t[:200] for t in answer.turn.texts])
+                            expected=missing[:200], actual=[t[:200] for t in answer.turn.texts],
+                            level=ERROR)  # levels.OWN_RESULT: accepted, and misread
 
 
-#: Tool-result outcomes the model must be told are errors.
+def _carries_failure(answer: _Answer) -> bool:
+    """The answer holds the failure text the history stores for its call (every non-blank
+    string of it), in any framing: what an OpenAI-style tool message can say of a failure."""
+    leaves = _leaves(answer.stored.content)
+    text = "\n".join(answer.turn.texts)
+    return bool(leaves) and all(_carried(leaf, text) for leaf in leaves)
 
 
 @CONTRACT.check(
     "error_flag_kept",
-    title="a failed or retried tool result is sent marked as an error, in the dialect's way",
+    title="a failed or retried tool result is sent as a failure: with the dialect's error flag, or, where "
+          "the dialect has none, with the failure text the history stores",
     rationale="a tool error delivered as a success (senpi hardcoded isError=false) is read as data: "
-              "the model builds on a failure; Anthropic is_error, Bedrock status 'error', "
-              "OpenAI-style and Gemini {'error': ...}",
+              "the model builds on a failure; Anthropic is_error, Bedrock status 'error', Gemini an "
+              "'error' key in functionResponse.response",
+    level_note="an error everywhere: the body is accepted and the model reads a failure as a result. "
+               "OpenAI-style tool messages (openai-chat, qwen-vllm, glm, mistral) have no error field, so "
+               "there the stored failure text in the tool content is the mark (an {'error': ...} content "
+               "too); where the dialect has a flag (Provider.error_flag) a dropped flag fails",
 )
 def error_flag_kept(ex: Example) -> None:
     failed = [a for a in _answers(ex) if a.stored.outcome in ERROR_OUTCOMES]
     if not failed:
         raise NotApplicable("the history holds no failed or retried tool result")
+    flag = get_provider(ex.variant).error_flag
     for answer in failed:
-        if answer.index not in answer.turn.error_results:
-            raise Violation(f"the {answer.stored.outcome} result of tool call {answer.stored.tool_call_id} "
-                            f"at {answer.turn.path} is not marked as an error",
-                            expected="the dialect's error marker", actual="a plain result")
+        if answer.index in answer.turn.error_results or (flag is None and _carries_failure(answer)):
+            continue
+        where = f"the {answer.stored.outcome} result of tool call {answer.stored.tool_call_id} at {answer.turn.path}"
+        if flag is None:
+            raise Violation(f"{where} does not carry its failure text ({ex.variant} tool messages have no "
+                            f"error field: the stored failure text is what tells the model)",
+                            expected=_leaves(answer.stored.content)[:3] or "an {'error': ...} content",
+                            actual=[t[:200] for t in answer.turn.texts])
+        raise Violation(f"{where} is not marked as an error", expected=flag, actual="a plain result")
 
 
 def _payload_stream(ex: Example) -> tuple[str, list[str], list[str]]:

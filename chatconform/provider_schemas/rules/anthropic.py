@@ -1,4 +1,4 @@
-"""Anthropic Messages: turn order (A4, A5), tool_use/tool_result pairing (A8, A9), the last message (A10, A11)."""
+"""Anthropic Messages: turn order (A4, A5), tool_use/tool_result pairing (A8, A9, A15), the last message (A10, A11)."""
 
 from __future__ import annotations
 
@@ -35,6 +35,7 @@ A9 = (
     "Each `tool_use` block must have a corresponding `tool_result` block in the next message."
 )
 A10 = "messages: final assistant content cannot end with trailing whitespace"
+A15 = "messages.{i}.content.{j}: `tool_use` ids must be unique"
 A11 = "This model does not support assistant message prefill. The conversation must end with a user message."
 
 
@@ -88,6 +89,7 @@ def check(body: dict, report: Report) -> None:
     # tool_result for each (results after another block do not count), and may hold no result
     # for an id the previous turn did not open.
     pending = PendingCalls()
+    used: set[str] = set()
     for role, blocks in turns:
         if role == "user":
             leading = True
@@ -105,10 +107,14 @@ def check(body: dict, report: Report) -> None:
         _report_a9(pending, report)
         pending = PendingCalls()
         if role == "assistant":
-            for i, _, block in blocks:
+            for i, j, block in blocks:
                 call_id = as_str(block.get("id")) if _block_type(block) == "tool_use" else None
-                if call_id is not None:
-                    pending.opened.setdefault(call_id, i)
+                if call_id is None:
+                    continue
+                if call_id in used:  # A15: an id once per request, in any turn
+                    report.error("A15", ["messages", i, "content", j], A15.format(i=i, j=j))
+                used.add(call_id)
+                pending.opened.setdefault(call_id, i)
     _report_a9(pending, report)
 
     model = as_str(body.get("model")) or ""
@@ -202,6 +208,11 @@ CATALOG = rules(
     RuleInfo(
         "A14", "a complete request (it names its model) sets max_tokens", SCHEMA,
         "max_tokens: Field required", _ANTHROPIC_SDK + "message_create_params.py", text="synthesized",
+    ),
+    RuleInfo(
+        "A15", "a tool_use id is used once in the request, across every turn", SEQUENCE,
+        "messages.{i}.content.{j}: `tool_use` ids must be unique",
+        "https://github.com/anthropics/claude-code/issues/20901",
     ),
 )
 
