@@ -356,8 +356,8 @@ def cmd_list(args, out: Console, err: Console) -> int:
 
 
 def _list_levels(form: str) -> int:
-    """The table of chatconform.providers.levels: one line per (check, provider)."""
-    from chatconform.providers.levels import level_table
+    """The table of chatconform.provider_schemas.levels: one line per (check, provider)."""
+    from chatconform.provider_schemas.levels import level_table
 
     rows = level_table()
     if form == "json":

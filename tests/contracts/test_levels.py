@@ -304,7 +304,7 @@ def test_a_dropped_native_error_flag_still_fails(provider):
 
 
 def test_list_levels_prints_one_line_per_check_and_provider():
-    from chatconform.providers.levels import level_table
+    from chatconform.provider_schemas.levels import level_table
 
     done = subprocess.run([sys.executable, "-m", "chatconform.cli", "list", "--levels"],
                           capture_output=True, text=True, check=True)

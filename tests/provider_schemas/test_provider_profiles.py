@@ -59,7 +59,7 @@ def test_rules_module_with_catalog_entries(provider):
 @pytest.mark.parametrize("provider", PROVIDER_IDS)
 def test_a_level_for_every_provider_leveled_payload_check(provider):
     from chatconform.conformance.contracts.payload import CONTRACT
-    from chatconform.providers.levels import REJECTION_CHECKS
+    from chatconform.provider_schemas.levels import REJECTION_CHECKS
 
     profile = get_provider(provider)
     missing = sorted(set(REJECTION_CHECKS) - set(profile.check_levels))
@@ -122,7 +122,7 @@ def _rules_page_ids() -> dict[str, set[str]]:
 def test_every_error_level_cites_a_rule_of_the_rules_page():
     """An error of a check whose failure is a rejection names the rule the provider rejects
     it by; only a check that changes the conversation is an error without one."""
-    from chatconform.providers.levels import BY_RULE, CONVERSATION, CONVERSATION_CHECKS, REJECTION, level_table
+    from chatconform.provider_schemas.levels import BY_RULE, CONVERSATION, CONVERSATION_CHECKS, REJECTION, level_table
 
     page = _rules_page_ids()
     for row in level_table():
@@ -140,7 +140,7 @@ def test_every_error_level_cites_a_rule_of_the_rules_page():
 
 def test_the_levels_table_covers_the_provider_bound_checks():
     from chatconform.conformance.contracts import all_checks
-    from chatconform.providers.levels import CHECKS, level_table
+    from chatconform.provider_schemas.levels import CHECKS, level_table
 
     registered = {check.id for check in all_checks()}
     named = {check.split(" (")[0] for check in CHECKS}
@@ -152,7 +152,7 @@ def test_the_levels_table_covers_the_provider_bound_checks():
 
 def test_the_check_levels_the_engine_uses_are_the_tables():
     from chatconform.conformance.contracts import all_checks
-    from chatconform.providers.levels import REJECTION_CHECKS, level_table
+    from chatconform.provider_schemas.levels import REJECTION_CHECKS, level_table
 
     checks = {c.id: c for c in all_checks()}
     for row in level_table():

@@ -28,8 +28,8 @@ from chatconform.conformance.history_contract import HistoryContract, check_same
 from chatconform.errors import ERROR, NotApplicable, Violation
 from chatconform.history import Item, and_more, history_problem, item_label, lost_items, out_of_order, visible_items
 from chatconform.provider_schemas import turn_view
+from chatconform.provider_schemas.levels import check_level, cite
 from chatconform.providers import PROVIDER_IDS
-from chatconform.providers.levels import check_level, cite
 from chatconform.reference.compaction import compact, safe_cut, standing_system_parts
 from chatconform.reference.payload import to_payload
 from chatconform.strategies.cuts import compaction_cases
@@ -146,7 +146,7 @@ def _mapped(ex: Example, mapper, provider: str, which: str) -> Any:
     return outcome.output
 
 
-#: The row of chatconform.providers.levels that weighs it.
+#: The row of chatconform.provider_schemas.levels that weighs it.
 USER_LED = "compaction.user_led"
 
 

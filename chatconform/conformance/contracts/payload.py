@@ -29,8 +29,8 @@ from chatconform.history import (
     visible_items,
 )
 from chatconform.provider_schemas import turn_view, validate
+from chatconform.provider_schemas.levels import REUSED_ID, check_level, cite, variant_levels
 from chatconform.providers import PROVIDER_IDS, PROVIDERS, get_provider
-from chatconform.providers.levels import REUSED_ID, check_level, cite, variant_levels
 from chatconform.reference.payload import to_payload
 from chatconform.strategies.histories import histories, instructions
 from chatconform.strategies.large import large_history
@@ -157,7 +157,7 @@ _DIALECT_FIRSTS = frozenset({p.dialect: p.id for p in reversed(PROVIDERS.values(
 
 
 def _cited(ex: Example, check: str, message: str, **details: Any) -> Violation:
-    """A failure of a check the provider may reject, at the level chatconform.providers.levels
+    """A failure of a check the provider may reject, at the level chatconform.provider_schemas.levels
     gives it on this provider: an error names the provider's rule, a warning says why."""
     return Violation(f"{message} ({cite(check, ex.variant)})", level=check_level(check, ex.variant).level,
                      **details)
@@ -355,7 +355,7 @@ def _carried(leaf: str, text: str) -> bool:
             or json.dumps(leaf)[1:-1] in text)
 
 
-#: The row of chatconform.providers.levels that weighs a pairing fault.
+#: The row of chatconform.provider_schemas.levels that weighs a pairing fault.
 PAIRING = "payload.tool_pairing"
 
 

@@ -20,9 +20,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from chatconform.errors import ERROR, WARNING
-
-from . import PROVIDERS
-from .profile import CheckLevel
+from chatconform.providers import PROVIDERS
+from chatconform.providers.profile import CheckLevel
 
 #: The row of a tool-call id sent twice, each time answered in its own round.
 REUSED_ID = "payload.tool_pairing (a reused id)"
