@@ -308,9 +308,7 @@ def test_a_fault_is_a_no_crash_failure_and_the_run_goes_on(mode, tmp_path, monke
         assert "stderr: about to misbehave: " + mode in crash["message"]
         assert "started again for the next call" in crash["message"]
     others = [r for (_, check), r in found.items() if check != "thread.no_crash"]
-    if mode == "hang":  # a hang ends the search, as one in a single process does: each costs a deadline
-        assert others and all(r["status"] == "not_evaluated" and "hung" in r["message"] for r in others), others
-        return
+    # A hang too: the program is killed and started again, and the search goes on.
     assert others and all(r["status"] == "pass" and r["evaluated"] for r in others), others
 
 
