@@ -3,7 +3,8 @@
     python benchmarks/isolation.py [--impl reference] [--contract thread ...] [--cases 200] [--rounds 3]
 
 The same implementation is loaded twice: in this process (``--in-process``) and in a
-process of its own behind the built-in host (the default of every front end). The same
+process of its own behind the built-in host (the default of every front end for every
+implementation but the bundled reference, which is hosted here all the same). The same
 drawn cases (the ``ci`` profile's, derandomized) go through the engine's
 :func:`evaluate_case` (the call and every check) for each, in alternating rounds so that
 drift on a shared machine hits both alike. Not part of the test run; nothing here is
@@ -20,6 +21,7 @@ from hypothesis import HealthCheck, given, settings
 from chatconform.conformance import discovery
 from chatconform.conformance.contracts import all_contracts, get_contract
 from chatconform.conformance.engine import evaluate_case
+from chatconform.conformance.protocol import start_host
 
 
 def draw(contract, variant, count: int) -> list:
@@ -35,6 +37,15 @@ def draw(contract, variant, count: int) -> list:
     return cases
 
 
+def hosted(spec: str) -> discovery.Implementation:
+    """``spec`` behind the built-in host, the reference too (a run keeps the bundled reference
+    in its own process, so this is what any other implementation pays)."""
+    entry = discovery.registered()[spec].value if ":" not in spec else None
+    impl = discovery.wrap(start_host(spec, entry), spec)
+    impl.hosted = True
+    return impl
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--impl", default="reference")
@@ -42,7 +53,7 @@ def main() -> None:
     parser.add_argument("--cases", type=int, default=200)
     parser.add_argument("--rounds", type=int, default=3)
     args = parser.parse_args()
-    impls = {"in-process": discovery.load(args.impl, in_process=True), "isolated": discovery.load(args.impl)}
+    impls = {"in-process": discovery.load(args.impl, in_process=True), "isolated": hosted(args.impl)}
     print(f"{args.impl}: {args.cases} ci cases per contract x {args.rounds} rounds, the call and every check")
     print(f"{'contract':<12} {'in-process/s':>13} {'isolated/s':>11} {'cost':>6}")
     totals = dict.fromkeys(impls, 0.0)

@@ -61,8 +61,8 @@ def main() -> None:
         print(f"{label:<11} {seconds[label]:>7.0f} s  exit {codes[label]}  ({out / (label + '.jsonl')})")
     print(f"{'cost':<11} {seconds['isolated'] / seconds['in-process']:>7.2f}x")
     isolated, in_process = verdicts(out / "isolated.jsonl"), verdicts(out / "in-process.jsonl")
-    differ = sorted(key for key in isolated.keys() | in_process.keys()
-                    if isolated.get(key) != in_process.get(key))
+    differ = sorted((key for key in isolated.keys() | in_process.keys() if isolated.get(key) != in_process.get(key)),
+                    key=lambda key: [str(part) for part in key])
     print(f"{len(isolated)} results isolated, {len(in_process)} in-process, {len(differ)} differ")
     for key in differ:
         print("  ", "/".join(str(part) for part in key if part is not None))
