@@ -211,6 +211,18 @@ def test_markdown_summary_in_a_narrow_pipe_has_one_row_per_line(tmp_path):
     assert any(len(line) > 40 for line in pretty.stdout.splitlines())
 
 
+def test_markdown_summary_of_an_empty_shard_has_no_broken_table(tmp_path):
+    """A shard with nothing to search writes a report with no result: its step summary says
+    so, without a table header over no columns."""
+    ran = cli("run", "--impl", "reference", "--contract", "thread", "--shard", "2/2", "--in-process",
+              "--report", "r.jsonl", cwd=tmp_path)
+    assert ran.returncode == 0, ran.stderr
+    done = cli("summary", "r.jsonl", "--format", "markdown", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "No check ran." in done.stdout
+    assert not [line for line in done.stdout.splitlines() if line.startswith("|")]
+
+
 # -- 6. bad values fail before the search, in one line ----------------------------------------------
 
 @pytest.mark.parametrize("args", [

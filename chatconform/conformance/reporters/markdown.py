@@ -23,9 +23,11 @@ def markdown(report: Report) -> str:
     results, absent = split_provided(report.results, provided_in(report.header))
     impls, checks, cells = matrix(results)
     lines = [f"### chatconform {report.header.get('version', '')} "
-             f"(profile {report.header.get('profile', '?')})", "",
-             "| check | " + " | ".join(impls) + " |",
-             "|---|" + "---|" * len(impls)]
+             f"(profile {report.header.get('profile', '?')})", ""]
+    if impls:
+        lines += ["| check | " + " | ".join(impls) + " |", "|---|" + "---|" * len(impls)]
+    else:  # a shard with nothing to search: no table, which would render broken
+        lines.append("No check ran.")
     stopped = interruption(report)
     if stopped:
         lines[1:1] = ["", f"**{stopped}**: {PARTIAL}"]
