@@ -337,3 +337,32 @@ def test_a_compacted_history_that_is_not_user_led_weighs_what_the_mapped_provide
                                None, timeout=5)
     failure = {f.check: f for f in evaluation.failures}["compaction.user_led"]
     assert failure.level == level and cited in failure.message
+
+
+PARALLEL = [ModelRequest([UserPromptPart("weather in two cities (u1)")]),
+            ModelResponse([ToolCallPart("get_weather", {"city": "Paris"}, "call_1"),
+                           ToolCallPart("get_weather", {"city": "Oslo"}, "call_2")]),
+            ModelRequest([ToolReturnPart("get_weather", "sunny (r1)", "call_1"),
+                          ToolReturnPart("get_weather", "rainy (r2)", "call_2")])]
+
+
+def test_calls_without_ids_are_paired_by_position_and_never_reused():
+    """Gemini's call ids are optional: a body that sends none pairs each result with the
+    oldest open call, and two calls without an id are not one id used twice."""
+    from chatconform.reference import ReferenceImplementation
+
+    def without_ids(value):
+        if isinstance(value, dict):
+            return {k: without_ids(v) for k, v in value.items() if k != "id"}
+        return [without_ids(v) for v in value] if isinstance(value, list) else value
+
+    class NoIds:
+        name, version, providers = "no-ids", "1", frozenset({"gemini"})
+
+        def to_payload(self, history, *, provider, instructions=None):
+            return without_ids(ReferenceImplementation.to_payload(history, provider=provider,
+                                                                  instructions=instructions))
+
+    evaluation = evaluate_case(wrap(NoIds), get_contract("payload"), PayloadCase(list(PARALLEL)), "gemini", timeout=5)
+    assert "payload.tool_pairing" in evaluation.evaluated
+    assert [f.message for f in evaluation.failures if f.check == "payload.tool_pairing"] == []

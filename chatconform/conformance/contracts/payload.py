@@ -378,8 +378,13 @@ def tool_pairing(ex: Example) -> None:
     pending: dict[str, str] = {}  # call id -> path of its call
     seen_calls: set[str] = set()
     answered: set[str] = set()
+    # A call without an id (Gemini's ids are optional) is no id to reuse: its result answers
+    # the oldest open call without one, as the provider pairs them, by position.
+    nameless: deque[str] = deque()
     for turn in _turns(ex):
         for call_id, _ in turn.tool_results:
+            if not call_id and nameless:
+                call_id = nameless.popleft()
             if call_id not in seen_calls:
                 raise _cited(ex, PAIRING, f"tool result {call_id} at {turn.path} has no earlier call")
             if call_id in answered:
@@ -393,7 +398,10 @@ def tool_pairing(ex: Example) -> None:
         if pending and turn.tool_calls:
             raise _cited(ex, PAIRING, f"new tool calls at {turn.path} while {', '.join(pending)} are open")
         for call_id, _ in turn.tool_calls:
-            if call_id in seen_calls:
+            if not call_id:
+                call_id = f"(a call without an id, #{len(seen_calls) + 1})"
+                nameless.append(call_id)
+            elif call_id in seen_calls:
                 raise _cited(ex, REUSED_ID, f"tool call id {call_id} is used twice (again at {turn.path})",
                              expected="a unique id per call (rewrite a reused one)", actual=call_id)
             seen_calls.add(call_id)
