@@ -39,7 +39,7 @@ from pydantic_ai.messages import (
 
 from chatconform.strategies.histories import histories
 
-__all__ = ["PAIRING_WINDOW", "compaction_cases", "cut_points", "cuts", "late_result_tail", "summaries"]
+__all__ = ["PAIRING_WINDOW", "compaction_cases", "cut_points", "cuts", "late_result_tail", "summaries", "tool_pairs"]
 
 #: The widest pairing window a real compaction used (pydantic-ai-harness: 5 messages
 #: either way); a "far" pair is one whose result comes later than this after its call.
@@ -48,7 +48,7 @@ PAIRING_WINDOW = 5
 _EPOCH = datetime(2026, 3, 2, 12, 0, tzinfo=timezone.utc)
 
 
-def _pairs(history: Sequence[ModelMessage]) -> list[tuple[int, int, int]]:
+def tool_pairs(history: Sequence[ModelMessage]) -> list[tuple[int, int, int]]:
     """(call index, result index, calls in the call's response) of every answered call."""
     calls: dict[str, tuple[int, int]] = {}
     pairs = []
@@ -76,7 +76,7 @@ def _after_last_user(history: Sequence[ModelMessage]) -> int | None:
 
 def cut_points(history: Sequence[ModelMessage]) -> list[int]:
     """The cuts most likely to break a compaction, most telling first, without repeats."""
-    pairs = _pairs(history)
+    pairs = tool_pairs(history)
     # For a far pair: every cut inside it from which the result is still out of a window's
     # reach, then the cut right after the call.
     far = [cut for call, result, _ in pairs if result - call > PAIRING_WINDOW
