@@ -630,10 +630,12 @@ def histories(
     return _histories(cfg)
 
 
-def instructions(*, blank: bool = True):
-    """A strategy for the run's ``instructions``: None, a short unique-looking string, or
-    (with ``blank``) an empty or whitespace-only one, which an app passes when its
-    instructions field was left empty and which must not become a system message."""
+def instructions(*, blank: bool = True, absent: bool = True):
+    """A strategy for the run's ``instructions``: (with ``absent``) None, a short
+    unique-looking string, or (with ``blank``) an empty or whitespace-only one, which an app
+    passes when its instructions field was left empty and which must not become a system
+    message."""
     check_bool("blank", blank)
+    check_bool("absent", absent)
     text = st.sampled_from(PHRASES["instructions"]).map(lambda phrase: f"{phrase} (instructions)")
-    return st.none() | text | st.sampled_from(BLANKS) if blank else st.none() | text
+    return st.one_of(*([st.none()] if absent else []), text, *([st.sampled_from(BLANKS)] if blank else []))
