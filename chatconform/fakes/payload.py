@@ -370,6 +370,22 @@ class SendsBlankPrompts(_Fake):
         return as_is or super().keeps_text(text)
 
 
+class GeminiSendsEmptyText(_Fake):
+    """Blank text is filtered only where it is whitespace: an empty string (an empty prompt
+    in an input box, a streamed answer that produced no text) goes out as ``{"text": ""}``."""
+
+    name = "fake-gemini-sends-empty-text"
+    providers = frozenset({"gemini"})
+    reproduces = ("Gemini rejects a part with empty text: 'Unable to submit request because it has an empty text "
+                  "parameter' (https://github.com/google-gemini/deprecated-generative-ai-python/issues/697); an "
+                  "OpenAI-to-Gemini proxy that padded the history with empty messages hit it "
+                  "(https://github.com/zuisong/gemini-openai-proxy/issues/83)")
+    violates = ("payload.schema_valid",)
+
+    def keeps_text(self, text):
+        return text == "" or super().keeps_text(text)
+
+
 class WrapsLaterSystemPrompts(_Fake):
     """System prompts after the first request are sent as ``<system>…</system>`` user
     text, as pydantic-ai does for models without inline system messages."""
