@@ -62,7 +62,22 @@ def _window_safe(history: Sequence[ModelMessage], cut: int, window: int) -> bool
                    for message in history[cut:cut + window] for part in message.parts)
 
 
-class WindowedPairCheck(Fake):
+class _MovesCutBackWhileSplit(Fake):
+    """The cut moves back one message at a time while :meth:`_splits` says it splits a tool
+    pair; what the pair check cannot see stays split."""
+
+    def _splits(self, history: Sequence[ModelMessage], cut: int) -> bool:
+        raise NotImplementedError
+
+    def compact(self, history, *, cut, summary):
+        check_compaction_input(history, cut, summary)
+        moved = cut
+        while moved > 0 and self._splits(history, moved):
+            moved -= 1
+        return [*_head(history, moved), summary_request(summary), *history[moved:]]
+
+
+class WindowedPairCheck(_MovesCutBackWhileSplit):
     """The cut moves back only while a pair inside a ±5-message window straddles it."""
 
     name = "fake-windowed-pair-check"
@@ -75,12 +90,32 @@ class WindowedPairCheck(Fake):
                   "found in tool_result blocks' (https://github.com/Significant-Gravitas/AutoGPT/issues/11861)")
     violates = ("compaction.pairs_intact", "compaction.matches_reference")
 
-    def compact(self, history, *, cut, summary):
-        check_compaction_input(history, cut, summary)
-        moved = cut
-        while moved > 0 and not _window_safe(history, moved, self.window):
-            moved -= 1
-        return [*_head(history, moved), summary_request(summary), *history[moved:]]
+    def _splits(self, history, cut):
+        return not _window_safe(history, cut, self.window)
+
+
+def _first_calls_split(history: Sequence[ModelMessage], cut: int) -> bool:
+    """Whether the first call of a response before ``cut`` is answered at or after it: a
+    batch's later calls are not looked at."""
+    firsts = {next(p.tool_call_id for p in message.parts if isinstance(p, ToolCallPart))
+              for message in history[:cut] if isinstance(message, ModelResponse)
+              and any(isinstance(p, ToolCallPart) for p in message.parts)}
+    return any(isinstance(part, (ToolReturnPart, RetryPromptPart)) and part.tool_call_id in firsts
+               for message in history[cut:] for part in message.parts)
+
+
+class PairsFirstCallOnly(_MovesCutBackWhileSplit):
+    """The cut moves back while it splits a response's first call from its result; the other
+    calls of a parallel batch are not paired, so one answered late is cut from its result."""
+
+    name = "fake-pairs-first-call-only"
+    reproduces = ("omnigent's pair-aware truncation recognised a call/output pair only at the first call, so with "
+                  "parallel calls [call A, call B, output A, output B] it dropped a call and kept its output, "
+                  "which providers reject (https://github.com/omnigent-ai/omnigent/issues/2448)")
+    violates = ("compaction.pairs_intact", "compaction.matches_reference")
+
+    def _splits(self, history, cut):
+        return _first_calls_split(history, cut)
 
 
 class ReaddsSystemPromptWithTask(Fake):

@@ -346,6 +346,46 @@ class SendsBlankText(_Fake):
         return text != ""
 
 
+class SendsBlankPrompts(_Fake):
+    """A prompt stored as a plain string is sent as it is; blank text is filtered only among
+    a list prompt's items and the model's texts, so an empty input box (``""``, whitespace)
+    becomes a user message with no non-blank text."""
+
+    name = "fake-sends-blank-prompts"
+    providers = frozenset({"anthropic"})
+    reproduces = ("Anthropic rejects a user message whose only text is empty or whitespace: 'all messages must "
+                  "have non-empty content except for the optional final assistant message' "
+                  "(https://github.com/anthropics/claude-code/issues/3196) and 'text content blocks must contain "
+                  "non-whitespace text' (https://github.com/anthropics/claude-code/issues/23369)")
+    violates = ("payload.schema_valid",)
+    _as_is = False  # the next text item is a plain-string prompt's: sent unfiltered
+
+    def part_items(self, part):
+        items = super().part_items(part)
+        self._as_is = isinstance(part, UserPromptPart) and isinstance(part.content, str)
+        return items
+
+    def keeps_text(self, text):
+        as_is, self._as_is = self._as_is, False
+        return as_is or super().keeps_text(text)
+
+
+class GeminiSendsEmptyText(_Fake):
+    """Blank text is filtered only where it is whitespace: an empty string (an empty prompt
+    in an input box, a streamed answer that produced no text) goes out as ``{"text": ""}``."""
+
+    name = "fake-gemini-sends-empty-text"
+    providers = frozenset({"gemini"})
+    reproduces = ("Gemini rejects a part with empty text: 'Unable to submit request because it has an empty text "
+                  "parameter' (https://github.com/google-gemini/deprecated-generative-ai-python/issues/697); an "
+                  "OpenAI-to-Gemini proxy that padded the history with empty messages hit it "
+                  "(https://github.com/zuisong/gemini-openai-proxy/issues/83)")
+    violates = ("payload.schema_valid",)
+
+    def keeps_text(self, text):
+        return text == "" or super().keeps_text(text)
+
+
 class WrapsLaterSystemPrompts(_Fake):
     """System prompts after the first request are sent as ``<system>…</system>`` user
     text, as pydantic-ai does for models without inline system messages."""

@@ -69,6 +69,23 @@ class KeepsInstructions(_OneStepChanged):
         return list(captured)
 
 
+class StripsFirstRequestOnly(_OneStepChanged):
+    """Strips the instructions of the first captured request that carries them, and stores the
+    rest as they are: a run with a tool round keeps them on every later request."""
+
+    name = "fake-strips-first-request-only"
+    reproduces = ("pydantic-ai sets the run's instructions on every request of a run, the tool-return requests "
+                  "too (https://github.com/pydantic/pydantic-ai/issues/1501, fixed in 0.1.1), so a store that "
+                  "clears them on the prompt's request alone keeps them in the history, where a later run meets "
+                  "the stale ones (https://github.com/pydantic/pydantic-ai/issues/3273)")
+    violates = ("persist.no_instructions", "persist.matches_reference")
+
+    def _strip(self, captured):
+        first = next((i for i, m in enumerate(captured) if isinstance(m, ModelRequest) and m.instructions is not None),
+                     None)
+        return [dataclasses.replace(m, instructions=None) if i == first else m for i, m in enumerate(captured)]
+
+
 class NoInterruptedMarker(_OneStepChanged):
     """Stores the capture (instructions stripped) without marking a cut-off tool round."""
 

@@ -6,10 +6,13 @@ in-place cut), so it fails the checks its bug explains and ``trim.matches_refere
 
 from __future__ import annotations
 
+import copy
+
 from pydantic_ai.messages import ModelRequest, UserPromptPart
 
 from chatconform.fakes.base import Fake
-from chatconform.reference.trim import check_budget, trim
+from chatconform.reference.compaction import standing_system_parts
+from chatconform.reference.trim import check_budget, trim, valid_starts
 
 
 class KeepLastN(Fake):
@@ -89,3 +92,25 @@ class TrimsInPlace(Fake):
     def trim(self, history, *, max_messages):
         history[:] = trim(history, max_messages=max_messages)
         return history
+
+
+class SystemPromptOnTop(Fake):
+    """The reference's valid starts, but the budget counts the kept suffix only: the standing
+    system prompt goes back in front afterwards, one message over a budget the suffix filled."""
+
+    name = "fake-system-prompt-on-top"
+    reproduces = ("zep-python issue #243: the example agent trims its messages with langchain-core "
+                  "trim_messages(max_tokens=3, token_counter=len) and sends [system_message] + messages, "
+                  "so the model gets one message more than the budget "
+                  "(https://github.com/getzep/zep-python/issues/243); a trim that puts the system prompt back "
+                  "after counting must count it too")
+    violates = ("trim.within_budget", "trim.matches_reference")
+
+    def trim(self, history, *, max_messages):
+        check_budget(max_messages)
+        if len(history) <= max_messages:
+            return list(history)
+        starts = valid_starts(history)
+        start = next((s for s in starts if len(history) - s <= max_messages), starts[-1])
+        standing = [copy.deepcopy(part) for part in standing_system_parts(history, start)]
+        return [*([ModelRequest(standing)] if standing else []), *history[start:]]

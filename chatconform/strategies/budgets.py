@@ -8,6 +8,12 @@ long agentic tail with no user in it), and the edges: 1, 2, exactly the history'
 length and more (nothing to trim). The places are the cut points of
 :mod:`chatconform.strategies.cuts`, where compactions broke for the same reasons.
 
+The rest sit at a start a trim may take (:func:`trim_starts`: a request that opens a user
+turn with no tool pair across it) and one below: a budget of exactly
+``len(history) - start`` is filled by the suffix alone, so a trim that counts the suffix
+and then puts the standing system prompt back in front goes one over it. The start is
+drawn from all of them, so across cases every start is met, not only the last.
+
 :func:`trim_cases` pairs them with histories that reach those places (agent runs, some
 with a tool tail in which one call is answered many messages later) and, now and then,
 the empty history.
@@ -18,11 +24,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from hypothesis import strategies as st
-from pydantic_ai.messages import ModelMessage
+from pydantic_ai.messages import ModelMessage, ModelRequest
 
-from chatconform.strategies.cuts import cut_points, history_with_tail
+from chatconform.history import visible_items
+from chatconform.strategies.cuts import cut_points, history_with_tail, tool_pairs
 
-__all__ = ["budget_points", "budgets", "trim_cases"]
+__all__ = ["budget_points", "budgets", "trim_cases", "trim_starts"]
 
 #: One case in this many trims the empty history.
 _EMPTY_ODDS = 20
@@ -39,10 +46,28 @@ def budget_points(history: Sequence[ModelMessage]) -> list[int]:
     return list(dict.fromkeys(p for p in points if p >= 1))
 
 
+def trim_starts(history: Sequence[ModelMessage]) -> list[int]:
+    """0 and every later request from which the first item, system prompts aside, is a user
+    prompt or a summary, with no tool call before it answered at or after it: where a trim
+    may start."""
+    spanned = {index for call, result, _ in tool_pairs(history) for index in range(call + 1, result + 1)}
+    starts = []
+    opening = None  # the kind of the first item, system prompts aside, from this message on
+    for index in range(len(history) - 1, 0, -1):
+        opening = next((i.kind for i in visible_items(history[index:index + 1]) if i.kind != "system"), opening)
+        if index not in spanned and isinstance(history[index], ModelRequest) and opening in ("user", "summary"):
+            starts.append(index)
+    return [0, *reversed(starts)] if history else []
+
+
 def budgets(history: Sequence[ModelMessage]):
-    """A strategy of ``max_messages`` for ``history``: mostly one of :func:`budget_points`."""
+    """A strategy of ``max_messages`` for ``history``: mostly one of :func:`budget_points`, or
+    ``len(history) - start`` (or one below) for a start of :func:`trim_starts`."""
     anywhere = st.integers(1, len(history) + 2)
-    return st.sampled_from(budget_points(history)) | anywhere
+    starts = trim_starts(history)[1:]  # from 0 the budget is the whole length, a budget point already
+    at_starts = st.builds(lambda start, below: max(1, len(history) - start - below),
+                          st.sampled_from(starts), st.integers(0, 1)) if starts else st.nothing()
+    return st.sampled_from(budget_points(history)) | at_starts | anywhere
 
 
 @st.composite

@@ -39,7 +39,8 @@ from pydantic_ai.messages import (
 
 from chatconform.strategies.histories import histories
 
-__all__ = ["PAIRING_WINDOW", "compaction_cases", "cut_points", "cuts", "late_result_tail", "summaries"]
+__all__ = ["PAIRING_WINDOW", "compaction_cases", "cut_points", "cuts", "late_batch_cuts", "late_result_tail",
+           "summaries", "tool_pairs"]
 
 #: The widest pairing window a real compaction used (pydantic-ai-harness: 5 messages
 #: either way); a "far" pair is one whose result comes later than this after its call.
@@ -48,7 +49,7 @@ PAIRING_WINDOW = 5
 _EPOCH = datetime(2026, 3, 2, 12, 0, tzinfo=timezone.utc)
 
 
-def _pairs(history: Sequence[ModelMessage]) -> list[tuple[int, int, int]]:
+def tool_pairs(history: Sequence[ModelMessage]) -> list[tuple[int, int, int]]:
     """(call index, result index, calls in the call's response) of every answered call."""
     calls: dict[str, tuple[int, int]] = {}
     pairs = []
@@ -76,7 +77,7 @@ def _after_last_user(history: Sequence[ModelMessage]) -> int | None:
 
 def cut_points(history: Sequence[ModelMessage]) -> list[int]:
     """The cuts most likely to break a compaction, most telling first, without repeats."""
-    pairs = _pairs(history)
+    pairs = tool_pairs(history)
     # For a far pair: every cut inside it from which the result is still out of a window's
     # reach, then the cut right after the call.
     far = [cut for call, result, _ in pairs if result - call > PAIRING_WINDOW
@@ -90,21 +91,35 @@ def cut_points(history: Sequence[ModelMessage]) -> list[int]:
     return list(dict.fromkeys(p for p in points if 0 <= p <= len(history)))
 
 
+def late_batch_cuts(history: Sequence[ModelMessage]) -> list[int]:
+    """Every cut between a call of a parallel batch and its result, where the result comes
+    after the round that answered the batch (the late call may be any of the batch's)."""
+    return list(dict.fromkeys(cut for call, result, n_calls in tool_pairs(history)
+                              if n_calls > 1 and result - call > 1 for cut in range(call + 2, result + 1)))
+
+
 def cuts(history: Sequence[ModelMessage]):
-    """A strategy of a cut into ``history``: mostly one of :func:`cut_points`, else any."""
+    """A strategy of a cut into ``history``: mostly one of :func:`cut_points`, or one of
+    :func:`late_batch_cuts` where the history has them, else any."""
     anywhere = st.integers(0, len(history))
-    points = cut_points(history)
-    return st.sampled_from(points) | anywhere if points else anywhere
+    points, late = cut_points(history), late_batch_cuts(history)
+    return ((st.sampled_from(points) if points else st.nothing())
+            | (st.sampled_from(late) if late else st.nothing()) | anywhere)
 
 
-def late_result_tail(start_tag: int, rounds: int) -> list[ModelMessage]:
-    """An agentic tail with no user message: a call answered only after ``rounds`` other
-    tool rounds (a long-running job whose result is stored late), then the answer.
+def late_result_tail(start_tag: int, rounds: int, *, width: int = 2, late: int = 0) -> list[ModelMessage]:
+    """An agentic tail with no user message: a parallel batch of ``width`` calls in which the
+    one at position ``late`` is answered only after ``rounds`` other tool rounds (a
+    long-running job whose result is stored late), then the answer.
 
     The late call's result comes ``2 * rounds - 1`` messages after it, so with more than
-    3 rounds it is beyond :data:`PAIRING_WINDOW`. Texts carry tags from ``start_tag``
-    (``(x<n>)``), distinct from the history's own.
+    3 rounds it is beyond :data:`PAIRING_WINDOW`; the batch's other calls are answered in
+    the first round. Any call of the batch may be the late one: a compaction that pairs only
+    a batch's first call with its result splits a later one. Texts carry tags from
+    ``start_tag`` (``(x<n>)``), distinct from the history's own.
     """
+    if not 0 <= late < width:
+        raise ValueError(f"late={late} is not a position in a batch of {width} calls")
     tag = start_tag
     clock = _EPOCH
 
@@ -123,18 +138,21 @@ def late_result_tail(start_tag: int, rounds: int) -> list[ModelMessage]:
         tag += 1
         return ToolReturnPart(c.tool_name, f"done (x{tag})", tool_call_id=c.tool_call_id, timestamp=clock)
 
-    late = call("run_sql", {"sql": "select count(*) from tickets"})
-    current = call("read_file", {"path": "README.md"})
-    messages: list[ModelMessage] = [ModelResponse([late, current], timestamp=tick(), model_name="test-model")]
+    late_call = call("run_sql", {"sql": "select count(*) from tickets"})
+    others = [call("read_file", {"path": f"docs/part{index}.md" if index else "README.md"})
+              for index in range(width - 1)]
+    batch = [*others[:late], late_call, *others[late:]]
+    messages: list[ModelMessage] = [ModelResponse(batch, timestamp=tick(), model_name="test-model")]
+    answered = others
     for index in range(rounds):
-        returns = [result(current)]
+        returns = [result(c) for c in answered]
         if index == rounds - 1:
-            returns.append(result(late))
+            returns.append(result(late_call))
             messages.append(ModelRequest(returns, timestamp=tick()))
             break
         messages.append(ModelRequest(returns, timestamp=tick()))
-        current = call("search_docs", {"query": "release notes"})
-        messages.append(ModelResponse([current], timestamp=tick(), model_name="test-model"))
+        answered = [call("search_docs", {"query": "release notes"})]
+        messages.append(ModelResponse(answered, timestamp=tick(), model_name="test-model"))
     tag += 1
     messages.append(ModelResponse([TextPart(f"All jobs finished. (x{tag})")], timestamp=tick(),
                                   model_name="test-model"))
@@ -156,11 +174,13 @@ def summaries():
 @st.composite
 def history_with_tail(draw, max_bulk_turns: int = 700) -> list[ModelMessage]:
     """A drawn history (ending with a request, so a response may follow), plus maybe a
-    long tool tail in which one call is answered many messages later."""
+    long tool tail in which one call of a parallel batch (any of them, not only the first)
+    is answered many messages later."""
     history = draw(histories(max_turns=4, max_tool_rounds=5, ends_with_request=True, max_bulk_turns=max_bulk_turns,
                               late_system_requests=True))
     if draw(st.booleans()):
-        history = [*history, *late_result_tail(10_000, draw(st.integers(1, 6)))]
+        rounds, width = draw(st.integers(1, 6)), draw(st.integers(2, 4))
+        history = [*history, *late_result_tail(10_000, rounds, width=width, late=draw(st.integers(0, width - 1)))]
     return history
 
 

@@ -169,6 +169,7 @@ class _Config:
     odd_text: bool
     reused_call_ids: bool
     late_system_requests: bool = False
+    blank_prompts: bool = False
 
 
 class _Run:
@@ -186,6 +187,7 @@ class _Run:
         self.bulk = bulk
         self.messages: list[ModelMessage] = []
         self.counter = 0
+        self.prompted = False  # a user prompt with text was made: later ones may be blank
         self.seconds = 0
         self.id_style = choose.choice(_ID_STYLES)
         self.model_name = choose.choice(_MODEL_NAMES)
@@ -223,7 +225,8 @@ class _Run:
         return self.choose.choice(SHAPES)
 
     def blank(self) -> str:
-        """An empty or whitespace-only string: no tag, and never a message's only content."""
+        """An empty or whitespace-only string: no tag, and a prompt's only content only with
+        ``blank_prompts``."""
         return self.choose.choice(BLANKS)
 
     def with_blank(self, parts: list, make) -> list:
@@ -237,6 +240,13 @@ class _Run:
         return SystemPromptPart(self.text("system"), timestamp=ts)
 
     def user_prompt(self, ts: datetime) -> UserPromptPart:
+        if self.prompted and self.on["blank_prompts"] and self.choose.integer(0, 2) == 0:
+            # A prompt made only of blank text, after one with text (a history with no
+            # user text has nothing to send): a plain string, or a list of blank items.
+            if self.choose.boolean():
+                return UserPromptPart(self.blank(), timestamp=ts)
+            return UserPromptPart([self.blank() for _ in range(self.choose.integer(1, 2))], timestamp=ts)
+        self.prompted = True
         if not self.maybe("files"):
             return UserPromptPart(self.text("user"), timestamp=ts)
         images = []
@@ -521,7 +531,7 @@ class _Run:
 
 
 _FEATURES = ("files", "thinking", "summaries", "retries", "interruptions", "mid_system", "steer", "tools",
-             "bad_outcomes", "odd_text", "blanks", "reused_ids")
+             "bad_outcomes", "odd_text", "blanks", "reused_ids", "blank_prompts")
 
 
 @st.composite
@@ -532,7 +542,7 @@ def _histories(draw, cfg: _Config) -> list[ModelMessage]:
         "files": cfg.files, "thinking": cfg.thinking, "summaries": cfg.summaries, "retries": cfg.retries,
         "interruptions": cfg.interruptions, "mid_system": cfg.system_prompts == "anywhere",
         "steer": True, "tools": cfg.tools, "bad_outcomes": True, "odd_text": cfg.odd_text, "blanks": cfg.odd_text,
-        "reused_ids": cfg.tools and cfg.reused_call_ids,
+        "reused_ids": cfg.tools and cfg.reused_call_ids, "blank_prompts": cfg.blank_prompts,
     }
     # Swarm testing: each example switches some features off, so the others meet often,
     # and switching off is the first thing shrinking does. A dangling tail needs tools.
@@ -562,6 +572,7 @@ def histories(
     odd_text: bool = True,
     reused_call_ids: bool = True,
     late_system_requests: bool = False,
+    blank_prompts: bool = False,
 ):
     """A strategy for ``list[ModelMessage]`` histories shaped like real agent runs.
 
@@ -602,6 +613,9 @@ def histories(
     - ``late_system_requests``: with ``system_prompts="anywhere"``, a system prompt may also
       come in a request of its own right after the user's, before the response (a reminder
       an app stores as its own message; compaction cases turn it on).
+    - ``blank_prompts``: a user prompt after the first may be only blank text, ``""`` or
+      whitespace, as a string or a list of blank items (an app that sends an empty input box; the payload
+      contract turns it on: Anthropic rejects a user message with no non-blank text).
 
     Without a dangling tail every tool call is answered exactly once, by the request
     right after its response.
@@ -622,18 +636,21 @@ def histories(
     check_bool("odd_text", odd_text)
     check_bool("reused_call_ids", reused_call_ids)
     check_bool("late_system_requests", late_system_requests)
+    check_bool("blank_prompts", blank_prompts)
     if dangling_tail and not tools:
         raise InvalidArgument("dangling_tail=True needs tools=True: a dangling tail is unanswered tool calls")
     cfg = _Config(min_turns, max_turns, system_prompts, tools, files, thinking, summaries, retries,
                   interruptions, dangling_tail, ends_with_request, max_tool_rounds, max_parallel_calls,
-                  max_bulk_turns, odd_text, reused_call_ids, late_system_requests)
+                  max_bulk_turns, odd_text, reused_call_ids, late_system_requests, blank_prompts)
     return _histories(cfg)
 
 
-def instructions(*, blank: bool = True):
-    """A strategy for the run's ``instructions``: None, a short unique-looking string, or
-    (with ``blank``) an empty or whitespace-only one, which an app passes when its
-    instructions field was left empty and which must not become a system message."""
+def instructions(*, blank: bool = True, absent: bool = True):
+    """A strategy for the run's ``instructions``: (with ``absent``) None, a short
+    unique-looking string, or (with ``blank``) an empty or whitespace-only one, which an app
+    passes when its instructions field was left empty and which must not become a system
+    message."""
     check_bool("blank", blank)
+    check_bool("absent", absent)
     text = st.sampled_from(PHRASES["instructions"]).map(lambda phrase: f"{phrase} (instructions)")
-    return st.none() | text | st.sampled_from(BLANKS) if blank else st.none() | text
+    return st.one_of(*([st.none()] if absent else []), text, *([st.sampled_from(BLANKS)] if blank else []))

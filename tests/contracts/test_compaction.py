@@ -18,6 +18,7 @@ from chatconform.history import SUMMARY_METADATA_KEY, history_from_json, tool_pa
 from chatconform.reference.compaction import SUMMARY_FRAME, compact, safe_cut
 from chatconform.strategies import compaction_cases
 from chatconform.strategies.cuts import PAIRING_WINDOW, cut_points, late_result_tail
+from tests.ci_stream import ci_cases
 from tests.messages import SYSTEM, answer, user
 
 
@@ -104,6 +105,35 @@ def test_cut_points_lead_with_the_far_pair_and_the_last_user_message():
     points = cut_points(history)
     assert points[:4] == [3, 4, 5, 2]  # inside the far pair (call 1, result 10), then right after the call
     assert 1 in points and len(history) in points and 0 in points
+
+
+def test_any_call_of_the_tail_batch_may_be_the_late_one():
+    for width, late in [(2, 0), (2, 1), (3, 2), (4, 1)]:
+        tail = late_result_tail(100, rounds=4, width=width, late=late)
+        batch = [p.tool_call_id for p in tail[0].parts]
+        assert len(batch) == width and tool_pairing_problems([user("Go (u1)"), *tail]) == []
+        answered_at = {p.tool_call_id: i for i, m in enumerate(tail) for p in m.parts
+                       if isinstance(p, ToolReturnPart)}
+        assert [answered_at[c] for c in batch] == [7 if i == late else 1 for i in range(width)]
+    with pytest.raises(ValueError, match="late=2"):
+        late_result_tail(100, rounds=1, width=2, late=2)
+
+
+def _splits_a_later_call_of_a_batch(history, cut) -> bool:
+    """Whether ``cut`` falls between a parallel batch's call other than the first and its
+    result, with the batch's first call answered before the cut."""
+    answered_at = {p.tool_call_id: i for i, m in enumerate(history) if isinstance(m, ModelRequest)
+                   for p in m.parts if isinstance(p, ToolReturnPart)}
+    batches = [[p.tool_call_id for p in m.parts if isinstance(p, ToolCallPart)] for m in history[:cut]]
+    return any(len(calls) > 1 and answered_at.get(calls[0], len(history)) < cut
+               and any(answered_at.get(c, -1) >= cut for c in calls[1:]) for calls in batches)
+
+
+@pytest.mark.slow
+def test_ci_cuts_split_a_later_call_of_a_batch_from_its_late_result(monkeypatch):
+    """A compaction that pairs only each batch's first call passes unless a cut does this."""
+    cases = ci_cases("compaction", monkeypatch)
+    assert sum(_splits_a_later_call_of_a_batch(c.history, c.cut) for c in cases) >= 10
 
 
 @settings(max_examples=60)

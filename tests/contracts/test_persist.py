@@ -14,7 +14,9 @@ from pydantic_ai.messages import ModelRequest, ModelResponse, TextPart, ToolCall
 from chatconform import check_case, run_conformance
 from chatconform.conformance.contracts.persist import CONTRACT, PersistCase, _continue, large_case
 from chatconform.reference.persist import persist_run
+from chatconform.strategies.histories import instructions
 from chatconform.strategies.runs import ENDINGS, POINTS, Scenario, run_cases, run_scenario, scenarios
+from tests.ci_stream import ci_cases
 
 PREVIOUS = [ModelRequest([UserPromptPart("Hi (u1)")]), ModelResponse([TextPart("Hello (a1)")])]
 INSTRUCTIONS = "Answer briefly. (instructions)"
@@ -161,6 +163,21 @@ def test_generated_runs_end_as_their_outcome_says(result):
     if result.outcome == "failure":
         assert result.stopped_by in ("RuntimeError", "UsageLimitExceeded")
     assert bool(result.captured) == (result.scenario.cut_at != "before_start")
+
+
+@pytest.mark.slow
+def test_ci_runs_often_carry_instructions_on_several_requests(monkeypatch):
+    """A store that strips the instructions of the first request only passes a run with one
+    request: the ci stream must hold dozens of runs with two or more."""
+    carrying = [sum(isinstance(m, ModelRequest) and bool((m.instructions or "").strip()) for m in case.captured)
+                for case in ci_cases("persist", monkeypatch)]
+    assert sum(count >= 2 for count in carrying) >= 40, carrying
+
+
+@settings(max_examples=30)
+@given(instructions(blank=False, absent=False))
+def test_instructions_without_absent_or_blank_are_text(text):
+    assert text.strip().endswith("(instructions)")
 
 
 def test_bad_scenarios_and_knobs_are_refused_by_name():

@@ -1,5 +1,6 @@
 """The reference trim policy, the budget strategy, and the contract's catches."""
 
+import itertools
 import re
 
 import pytest
@@ -22,8 +23,9 @@ from chatconform.history import tool_pairing_problems, visible_items
 from chatconform.reference.compaction import standing_system_parts
 from chatconform.reference.trim import trim, valid_starts
 from chatconform.strategies import budgets, histories, trim_cases
-from chatconform.strategies.budgets import budget_points
+from chatconform.strategies.budgets import budget_points, trim_starts
 from chatconform.strategies.cuts import late_result_tail
+from tests.ci_stream import ci_cases
 from tests.messages import SYSTEM, answer, user
 
 
@@ -211,6 +213,33 @@ def test_budget_points_make_a_slice_start_inside_each_pair_and_after_the_last_us
     assert n - 2 in points  # history[-N:] starts right after the far pair's call
     assert n - 1 in points  # right after the last user message
     assert {1, 2, n, n + 1} <= set(points) and min(points) >= 1
+
+
+def test_trim_starts_are_the_reference_valid_starts():
+    history = [ModelRequest([SYSTEM]), user("Q1 (u1)"), *tool_round("c1"), answer("A1 (a2)"),
+               ModelRequest([SYSTEM]), user("Q2 (u3)"), *late_result_tail(100, rounds=2)]
+    assert trim_starts(history) == valid_starts(history) == [0, 1, 5, 6]  # 5: a system prompt, then Q2
+    assert trim_starts([]) == valid_starts([]) == []
+
+
+@pytest.mark.slow
+def test_ci_budgets_are_filled_by_the_suffix_from_a_start_before_the_last(monkeypatch):
+    """A budget of exactly len(history) - start, for a valid start after the standing system
+    prompt and before the last: a trim that counts the suffix alone and then puts the prompt
+    back in front is one over it. And one below, where the suffix from that start no longer fits."""
+    exact, below, first = 0, 0, 0
+    for case in ci_cases("trim", monkeypatch):
+        n, starts = len(case.history), valid_starts(case.history)
+        leading = itertools.takewhile(lambda m: isinstance(m, ModelRequest), case.history)
+        standing = next((i for i, m in enumerate(leading) if any(isinstance(p, SystemPromptPart) for p in m.parts)),
+                        None)
+        if standing is None or n <= case.max_messages:
+            continue
+        hits = [i for i, s in enumerate(starts[:-1]) if s > standing and case.max_messages == n - s]
+        exact += bool(hits)
+        first += bool(hits) and hits[0] == 1
+        below += any(s > standing and case.max_messages == n - s - 1 for s in starts)
+    assert exact >= 8 and below >= 20 and exact - first >= 4, (exact, below, first)
 
 
 # -- the contract -----------------------------------------------------------------------------

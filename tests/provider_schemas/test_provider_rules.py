@@ -518,6 +518,22 @@ CASES = [
     ),
     (
         "gemini",
+        "G12",
+        [gu(), gm({"text": ""}), gu()],
+        "Unable to submit request because it has an empty text parameter. Add a value to the parameter and try "
+        "again.",
+        [gu(), gm({"text": "ok"}), gu()],
+    ),
+    (
+        "gemini",
+        "G12",
+        [gu({"text": ""}, {"text": "hi"})],
+        "Unable to submit request because it has an empty text parameter. Add a value to the parameter and try "
+        "again.",
+        [gu({"text": "hi"})],
+    ),
+    (
+        "gemini",
         "G5",
         [gu({"thought": True})],
         "* GenerateContentRequest.contents[0].parts[0].data: "

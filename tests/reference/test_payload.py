@@ -465,3 +465,68 @@ def test_every_fake_declares_itself():
         assert cls.providers and cls.providers <= set(PROVIDER_IDS)
         assert "http" in cls.reproduces and all(v.startswith("payload.") for v in cls.violates)
 
+
+
+def _blank_only(part) -> bool:
+    content = part.content
+    return isinstance(part, UserPromptPart) and all(
+        isinstance(item, str) and not item.strip() for item in ([content] if isinstance(content, str) else content))
+
+
+def _blank_prompts(history) -> list[UserPromptPart]:
+    return [p for m in history if isinstance(m, ModelRequest) for p in m.parts if _blank_only(p)]
+
+
+def test_a_blank_prompt_turn_is_left_out_for_anthropic():
+    history = [req(user("Hi (u1)")), resp(TextPart("Hello (a2)")), req(user("  \n")), resp(TextPart("Yes (a3)")),
+               req(user([""])), resp(TextPart("Done (a4)")), req(user("More (u5)"))]
+    body = to_payload(history, provider="anthropic")
+    assert validate(body, "anthropic") == []
+    assert [m["role"] for m in body["messages"]] == ["user", "assistant", "user"]
+    caught = fakes.SendsBlankPrompts().to_payload(history, provider="anthropic")
+    assert [p.rule for p in validate(caught, "anthropic")] == ["A7"]
+
+
+@settings(max_examples=40)
+@given(histories(blank_prompts=True, max_bulk_turns=0))
+def test_blank_prompts_come_after_a_prompt_with_content(history):
+    prompts = [p for m in history if isinstance(m, ModelRequest) for p in m.parts if isinstance(p, UserPromptPart)]
+    assert not prompts or not _blank_only(prompts[0])
+
+
+@pytest.mark.slow
+def test_ci_payload_histories_hold_user_turns_of_blank_text_only(monkeypatch):
+    from tests.ci_stream import ci_cases
+
+    blanks = [_blank_prompts(case.history) for case in ci_cases("payload", monkeypatch)]
+    as_string = sum(any(isinstance(p.content, str) for p in found) for found in blanks)
+    assert sum(bool(found) for found in blanks) >= 25 and as_string >= 12, blanks
+
+
+def _empty_texts(history) -> int:
+    """Empty-string texts a mapper might send as parts: model texts and user prompt items."""
+    found = 0
+    for message in history:
+        for part in message.parts:
+            if isinstance(part, TextPart):
+                found += part.content == ""
+            elif isinstance(part, UserPromptPart):
+                content = part.content
+                found += sum(item == "" for item in ([content] if isinstance(content, str) else content))
+    return found
+
+
+def test_empty_text_parts_are_left_out_for_gemini():
+    history = [req(user("Hi (u1)")), resp(TextPart(""), TextPart("Hello (a2)")), req(user("")),
+               resp(TextPart("Yes (a3)")), req(user("More (u4)"))]
+    assert validate(to_payload(history, provider="gemini"), "gemini") == []
+    caught = fakes.GeminiSendsEmptyText().to_payload(history, provider="gemini")
+    assert [p.rule for p in validate(caught, "gemini")] == ["G12", "G12"]
+
+
+@pytest.mark.slow
+def test_ci_payload_histories_hold_empty_texts(monkeypatch):
+    from tests.ci_stream import ci_cases
+
+    found = [_empty_texts(case.history) for case in ci_cases("payload", monkeypatch)]
+    assert sum(count > 0 for count in found) >= 15, found

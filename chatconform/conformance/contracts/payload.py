@@ -110,7 +110,8 @@ class PayloadContract(HistoryContract):
         # One history in four ends in a response (a continuation, or a caller that maps
         # the stored thread as it is): each provider's last-message rule meets it.
         ending = st.sampled_from((True, True, True, False))
-        return st.builds(PayloadCase, ending.flatmap(lambda request: histories(ends_with_request=request)),
+        return st.builds(PayloadCase, ending.flatmap(lambda request: histories(ends_with_request=request,
+                                                                                  blank_prompts=True)),
                          instructions())
 
     def call(self, fn, case, variant):

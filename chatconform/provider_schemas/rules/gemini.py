@@ -136,6 +136,12 @@ CATALOG = rules(
         "Requests ending with a model turn are not supported.",
         "https://github.com/Prism-Shadow/agenthub/pull/189",
     ),
+    RuleInfo(
+        "G12", "a text part of a user or model turn is not empty", SCHEMA,
+        "Unable to submit request because it has an empty text parameter. Add a value to the parameter and try "
+        "again.",
+        "https://github.com/google-gemini/deprecated-generative-ai-python/issues/697",
+    ),
 )
 
 LEFT_OUT: dict[str, str] = {
