@@ -95,6 +95,19 @@ FAKES_MODULE = '''
             return list(reversed(history))
 
 
+    class Slow:
+        name, version = "fake-echo-slow", "0"
+        reproduces = "an echo that takes a second"
+        violates = ()
+        warns = ("scratch.slow",)
+
+        def echo_history(self, history):
+            import time
+
+            time.sleep(1.0)
+            return list(history)
+
+
     class DropsLast:
         name, version = "fake-echo-drops-last", "0"
         reproduces = "an echo that drops the last message"
@@ -184,7 +197,8 @@ def test_a_ninth_contract_is_its_own_files(tmp_path):
     assert ran.returncode == 0, ran.stdout[-2000:] + ran.stderr[-2000:]
     verdicts = {(r["implementation"], r["check"]): r["status"]
                 for r in map(json.loads, (tmp_path / "r.jsonl").read_text().splitlines()) if r["type"] == "result"}
-    checks = {"scratch.no_crash", "scratch.input_untouched", "scratch.keeps_length", "scratch.matches_reference"}
+    checks = {"scratch.no_crash", "scratch.input_untouched", "scratch.slow", "scratch.keeps_length",
+              "scratch.matches_reference"}
     assert verdicts == {(impl, check): "pass" for impl in ("reference", "echo-program") for check in checks}
 
     # The copy holds only the new contract's tests, so only its parts are checked there.

@@ -24,7 +24,7 @@ from chatconform.conformance.profiles import get_profile
 from chatconform.fakes.trim import KeepLastN
 
 FAKE = "chatconform.fakes.trim:KeepLastN"
-QUICK = ("--examples", "20")
+QUICK = ("--examples", "30")  # enough trim cases for fake-keep-last-n to fail each check it names
 
 
 @pytest.fixture(autouse=True)
@@ -97,8 +97,8 @@ def test_the_terminal_and_the_report_are_the_same_with_workers(capsys, tmp_path,
                          [line for line in lines if line["type"] == "result"], lines[-1]["counts"])
     assert outputs["1"] == outputs["2"]
     out, progress, results, counts = outputs["1"]
-    assert progress == ["  fake-keep-last-n · trim: 20 examples, <s>, 3 failing",
-                        "  reference · trim: 20 examples, <s>, ok"]
+    assert progress == ["  fake-keep-last-n · trim: 30 examples, <s>, 3 failing",
+                        "  reference · trim: 30 examples, <s>, ok"]
     assert out.startswith("conformance\n") and "FAIL trim.pairs_intact · fake-keep-last-n" in out
     assert out.rstrip().endswith("report: r.jsonl")
     assert f"{counts['pass']} pass, {counts['fail']} fail in <s>" in out

@@ -191,7 +191,8 @@ def test_objects_are_sent_by_where_they_are_defined():
     spec = discovery.portable_spec(impl)  # by module name where a worker can import it, else by file
     assert spec.endswith("test_scale.py:TopLevel") or spec.endswith("test_scale:TopLevel")
     verdicts = api.run_conformance(TopLevel, contracts=["payload"], examples=3, shrink=False, jobs=2)
-    assert {v.status for v in verdicts} <= {Status.PASS, Status.NOT_EVALUATED}
+    # Three examples leave undecided (skip) what they cannot decide.
+    assert {v.status for v in verdicts} <= {Status.PASS, Status.NOT_EVALUATED, Status.SKIP}
     assert [v for v in verdicts if v.check == "payload.no_crash"][0].status == Status.PASS
     with pytest.raises(ConfigError, match="cannot send TopLevel"):
         discovery.portable_spec(discovery.wrap(TopLevel()))
@@ -292,5 +293,5 @@ def test_the_plugin_under_xdist_gives_the_outcomes_of_a_plain_session(tmp_path):
                               capture_output=True, text=True, timeout=300)
         assert done.returncode == 1, done.stdout + done.stderr  # the fake fails some checks
     serial, distributed = _outcomes(tmp_path / "n0.xml"), _outcomes(tmp_path / "n2.xml")
-    assert len(serial) == 9 and "failure" in serial.values() and "passed" in serial.values()
+    assert len(serial) == 10 and "failure" in serial.values() and "passed" in serial.values()
     assert distributed == serial

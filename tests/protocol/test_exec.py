@@ -350,4 +350,4 @@ def test_the_pytest_plugin_takes_an_exec_spec(tmp_path):
                            "--chatconform-contract=thread", "--chatconform-examples=20"],
                           capture_output=True, text=True, cwd=tmp_path)
     assert done.returncode == 0, done.stdout[-2000:]
-    assert "9 passed" in done.stdout
+    assert "10 passed" in done.stdout
