@@ -182,7 +182,9 @@ def test_the_handlers_note_the_signal_and_are_put_back():
     before = {number: signal.getsignal(number) for number in stop.SIGNALS}
     with stop.handling():
         os.kill(os.getpid(), signal.SIGINT)  # no KeyboardInterrupt: only noted
-        time.sleep(0.01)
+        waited = time.monotonic() + 5  # the handler runs on the main thread, soon after
+        while stop.requested() is None and time.monotonic() < waited:
+            time.sleep(0.01)
         assert stop.requested() == "SIGINT"
         with pytest.raises(Interrupted):
             stop.check()
