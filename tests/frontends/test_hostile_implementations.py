@@ -28,7 +28,8 @@ ATTACKS = {
     "ExitZero": ("thread.no_crash", "exited with status 0"),
     "ExitOne": ("thread.no_crash", "exited with status 1"),
     "KillSelf": ("thread.no_crash", "exited with signal 9"),
-    "HoldTheGil": ("thread.no_crash", "did not return within 2s (hung)"),
+    "HoldTheGil": ("thread.no_crash", "did not return within 2s (hung): the implementation gave no answer in time "
+                                      "(its process was stopped)"),
     "HangWhenIterated": ("thread.no_crash", "did not return within 2s (hung)"),
     "HangWhenRead": ("thread.no_crash", "did not return within 2s (hung)"),
     "RaiseWhenRead": ("thread.no_crash", "raised RuntimeError: no id today"),

@@ -182,7 +182,9 @@ class Session:
         """Stop the program after ``fault``; the error to raise, with its stderr's last lines."""
         channel, self._channel = self._channel, None
         what = f"the program {fault}"
-        if fault.kind == "hung":
+        if fault.kind == "hung" and self.launch is not None:  # the built-in host: a Python call that ran on
+            what = "the implementation gave no answer in time (its process was stopped)"
+        elif fault.kind == "hung":
             what = "the program gave no answer in time (it was stopped; a program must flush stdout after each line)"
         tail: list[str] = []
         if channel is not None:
