@@ -36,67 +36,19 @@ def _slowed(method: str) -> Callable[..., Any]:
     return slowed
 
 
-class SlowThreads(Fake):
-    name = "fake-slow-threads"
-    reproduces = _REPRODUCES
-    violates = ()
-    warns = ("thread.slow",)
-    extract_thread = _slowed("extract_thread")
+def _slow_fake(class_name: str, contract: str, method: str, **more: Any) -> type:
+    """A fake whose ``method`` (the ``contract``'s own) is the reference's, slowed."""
+    return type(class_name, (Fake,), {
+        "__module__": __name__, "__doc__": f"The reference's {method}, taking {SECONDS:g} s a call.",
+        "name": f"fake-slow-{contract}", "reproduces": _REPRODUCES, "violates": (), "warns": (f"{contract}.slow",),
+        method: _slowed(method), **more})
 
 
-class SlowPayload(Fake):
-    name = "fake-slow-payload"
-    reproduces = _REPRODUCES
-    violates = ()
-    warns = ("payload.slow",)
-    providers = frozenset({"openai-chat"})
-    to_payload = _slowed("to_payload")
-
-
-class SlowCompaction(Fake):
-    name = "fake-slow-compaction"
-    reproduces = _REPRODUCES
-    violates = ()
-    warns = ("compaction.slow",)
-    compact = _slowed("compact")
-
-
-class SlowPersist(Fake):
-    name = "fake-slow-persist"
-    reproduces = _REPRODUCES
-    violates = ()
-    warns = ("persist.slow",)
-    persist_run = _slowed("persist_run")
-
-
-class SlowSanitize(Fake):
-    name = "fake-slow-sanitize"
-    reproduces = _REPRODUCES
-    violates = ()
-    warns = ("sanitize.slow",)
-    sanitize = _slowed("sanitize")
-
-
-class SlowTrim(Fake):
-    name = "fake-slow-trim"
-    reproduces = _REPRODUCES
-    violates = ()
-    warns = ("trim.slow",)
-    trim = _slowed("trim")
-
-
-class SlowRepair(Fake):
-    name = "fake-slow-repair"
-    reproduces = _REPRODUCES
-    violates = ()
-    warns = ("repair.slow",)
-    repair = _slowed("repair")
-
-
-class SlowSerde(Fake):
-    name = "fake-slow-serde"
-    reproduces = _REPRODUCES
-    violates = ()
-    warns = ("serde.slow",)
-    dump = _slowed("dump")
-    load = staticmethod(ReferenceImplementation.load)
+SlowThreads = _slow_fake("SlowThreads", "thread", "extract_thread")
+SlowPayload = _slow_fake("SlowPayload", "payload", "to_payload", providers=frozenset({"openai-chat"}))
+SlowCompaction = _slow_fake("SlowCompaction", "compaction", "compact")
+SlowPersist = _slow_fake("SlowPersist", "persist", "persist_run")
+SlowSanitize = _slow_fake("SlowSanitize", "sanitize", "sanitize")
+SlowTrim = _slow_fake("SlowTrim", "trim", "trim")
+SlowRepair = _slow_fake("SlowRepair", "repair", "repair")
+SlowSerde = _slow_fake("SlowSerde", "serde", "dump", load=staticmethod(ReferenceImplementation.load))
