@@ -21,7 +21,6 @@ from hypothesis import HealthCheck, given, settings
 from chatconform.conformance import discovery
 from chatconform.conformance.contracts import all_contracts, get_contract
 from chatconform.conformance.engine import evaluate_case
-from chatconform.conformance.protocol import start_host
 
 
 def draw(contract, variant, count: int) -> list:
@@ -37,15 +36,6 @@ def draw(contract, variant, count: int) -> list:
     return cases
 
 
-def hosted(spec: str) -> discovery.Implementation:
-    """``spec`` behind the built-in host, the reference too (a run keeps the bundled reference
-    in its own process, so this is what any other implementation pays)."""
-    entry = discovery.registered()[spec].value if ":" not in spec else None
-    impl = discovery.wrap(start_host(spec, entry), spec)
-    impl.hosted = True
-    return impl
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--impl", default="reference")
@@ -53,7 +43,7 @@ def main() -> None:
     parser.add_argument("--cases", type=int, default=200)
     parser.add_argument("--rounds", type=int, default=3)
     args = parser.parse_args()
-    impls = {"in-process": discovery.load(args.impl, in_process=True), "isolated": hosted(args.impl)}
+    impls = {"in-process": discovery.load(args.impl, in_process=True), "isolated": discovery.hosted(args.impl)}
     print(f"{args.impl}: {args.cases} ci cases per contract x {args.rounds} rounds, the call and every check")
     print(f"{'contract':<12} {'in-process/s':>13} {'isolated/s':>11} {'cost':>6}")
     totals = dict.fromkeys(impls, 0.0)

@@ -110,6 +110,26 @@ def load(spec: str, *, in_process: bool = False, entry_value: str | None = None)
     return impl
 
 
+def _entry(spec: str) -> str | None:
+    """The ``module:attr`` of an entry-point name (None for a ``module:attr`` spec)."""
+    if ":" in spec:
+        return None
+    eps = registered()
+    if spec not in eps:
+        load(spec, in_process=True)  # the error of an unknown name, said here
+    return eps[spec].value
+
+
+def hosted(spec: str) -> Implementation:
+    """``spec`` in a process of its own behind the built-in host, whatever it is (the bundled
+    reference too, which :func:`load` keeps in this process)."""
+    from chatconform.conformance.protocol import start_host
+
+    impl = wrap(start_host(spec, _entry(spec)), spec)
+    impl.hosted = True
+    return impl
+
+
 def _load(spec: str, *, in_process: bool, entry_value: str | None) -> Implementation:
     if spec.startswith("exec:"):
         from chatconform.conformance.protocol import start
@@ -118,19 +138,10 @@ def _load(spec: str, *, in_process: bool, entry_value: str | None) -> Implementa
     if ":" in spec:
         spec = absolute_spec(spec)
     if not in_process:
-        from chatconform.conformance.protocol import start_host
-
-        entry = None
-        if ":" not in spec:
-            eps = registered()
-            if spec not in eps:
-                load(spec, in_process=True)  # the error of an unknown name, said here
-            entry = eps[spec].value
+        entry = _entry(spec)
         if REFERENCE_TARGET in (spec, entry):
             return load(spec, in_process=True)
-        hosted = wrap(start_host(spec, entry), spec)
-        hosted.hosted = True
-        return hosted
+        return hosted(spec)
     if ":" in spec:
         target = _resolve_attr(spec)
     else:

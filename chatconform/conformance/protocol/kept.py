@@ -47,11 +47,9 @@ class Sent:
         self._by_id: dict[int, tuple[Any, str]] = {}  # id of the copy -> (the copy, its key)
         self._prefixes = itertools.count(1)
 
-    def clear(self) -> bool:
-        """Forget every kept result; whether there were any."""
-        had = bool(self._by_id)
+    def clear(self) -> None:
+        """Forget every kept result."""
         self._by_id.clear()
-        return had
 
     def full(self) -> bool:
         return len(self._by_id) >= LIMIT
