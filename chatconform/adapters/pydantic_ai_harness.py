@@ -37,10 +37,11 @@ stamps a summary with the time it was written; here that time is the newest time
 the input history (the harness's own hook for a durable engine replaying a summary), so
 equal inputs give equal results.
 
-``to_payload`` is the ``pydantic-ai`` adapter's (:mod:`chatconform.adapters.pydantic_ai`),
-for the same providers and models: an application on the harness sends its compacted
-history through pydantic-ai's provider models. The reported version is the installed
-``pydantic-ai-harness``; it pins the ``pydantic-ai-slim`` release it runs on.
+The adapter judges compaction only. An application on the harness sends its compacted
+history through pydantic-ai's own provider models, which the ``pydantic-ai`` adapter
+(:mod:`chatconform.adapters.pydantic_ai`) already judges; a ``to_payload`` here would judge
+the same code twice. The reported version is the installed ``pydantic-ai-harness``; it pins
+the ``pydantic-ai-slim`` release it runs on.
 """
 
 from __future__ import annotations
@@ -70,7 +71,7 @@ from pydantic_ai_harness.compaction import SummarizingCompaction, compact_now  #
 from pydantic_ai_harness.compaction._summarizing_compaction import write_summary  # noqa: E402
 from pydantic_ai_harness.compaction._summary import WrittenSummary  # noqa: E402
 
-from chatconform.adapters.pydantic_ai import PydanticAIAdapter, run_offline  # noqa: E402
+from chatconform.adapters.pydantic_ai import run_offline  # noqa: E402
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
@@ -112,16 +113,12 @@ def harness_strategy(history: Sequence[ModelMessage], cut: int, model: FunctionM
 
 
 class PydanticAIHarnessAdapter:
-    """``compact`` through pydantic-ai-harness, ``to_payload`` through pydantic-ai (see the
-    module docstring)."""
+    """``compact`` through pydantic-ai-harness (see the module docstring)."""
 
     name = "pydantic-ai-harness"
-    providers = PydanticAIAdapter.providers
-    models = PydanticAIAdapter.models
-    #: Check id -> why it fails: the pydantic-ai adapter's (the same to_payload), then
-    #: pydantic-ai-harness 0.62.0's own, each with its minimal case in docs/adapters.md.
+    #: Check id -> why pydantic-ai-harness 0.62.0 fails it, each with its minimal case in
+    #: docs/adapters.md.
     expected_failures = {
-        **getattr(PydanticAIAdapter, "expected_failures", {}),
         "compaction.pairs_intact": (
             "_is_safe_cutoff looks for split tool pairs only 5 messages either side of the cut "
             "(_TOOL_PAIR_SEARCH_RANGE), so a call answered more than 5 messages later is summarized "
@@ -143,14 +140,9 @@ class PydanticAIHarnessAdapter:
 
     def __init__(self) -> None:
         self.version = version(DISTRIBUTION)
-        self._payload = PydanticAIAdapter()
 
     def compact(self, history: Sequence[ModelMessage], *, cut: int, summary: str) -> list[ModelMessage]:
         model = _summarizer(summary)
         strategy = harness_strategy(history, cut, model)
         messages = list(history)
         return run_offline(lambda: compact_now(strategy, messages, model=model))
-
-    def to_payload(self, history: Sequence[ModelMessage], *, provider: str,
-                   instructions: str | None = None) -> dict:
-        return self._payload.to_payload(history, provider=provider, instructions=instructions)

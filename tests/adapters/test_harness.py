@@ -22,7 +22,6 @@ from pydantic_ai.messages import (  # noqa: E402
     UserPromptPart,
 )
 
-from chatconform.adapters.pydantic_ai import PydanticAIAdapter  # noqa: E402
 from chatconform.adapters.pydantic_ai_harness import PydanticAIHarnessAdapter, harness_strategy  # noqa: E402
 from chatconform.conformance import discovery  # noqa: E402
 from chatconform.history import tool_pairing_problems  # noqa: E402
@@ -54,13 +53,14 @@ def contents(history):
              for p in m.parts] for m in history]
 
 
-def test_declares_name_version_providers_and_contracts(adapter):
+def test_declares_name_version_and_compaction_only(adapter):
+    """The harness sends through pydantic-ai's provider models, which the pydantic-ai adapter
+    judges: judging them here too would count the same code twice."""
     impl = discovery.wrap(adapter, "pydantic-ai-harness")
     assert adapter.name == "pydantic-ai-harness"
     assert adapter.version == version("pydantic-ai-harness") == "0.62.0"
-    assert sorted(impl.contracts()) == ["compaction", "payload"]
-    assert impl.options["providers"] == PydanticAIAdapter.providers
-    assert adapter.models == PydanticAIAdapter.models
+    assert sorted(impl.contracts()) == ["compaction"]
+    assert not any(check.startswith("payload.") for check in adapter.expected_failures)
 
 
 @pytest.mark.parametrize("cut", [0, 1, 3, 5])
@@ -122,12 +122,6 @@ def test_callable_from_a_running_event_loop(adapter):
         return adapter.compact(chat(3), cut=3, summary="S")
 
     assert contents(asyncio.run(inside_a_loop()))[2] == [("CompactionPart", "S")]
-
-
-def test_to_payload_is_pydantic_ais(adapter):
-    history = chat(2)
-    assert adapter.to_payload(history, provider="anthropic", instructions="Be brief.") == \
-        PydanticAIAdapter().to_payload(history, provider="anthropic", instructions="Be brief.")
 
 
 # -- registration and a short run --------------------------------------------------------------
