@@ -32,7 +32,7 @@ TEST_BANNER = "# regression test: paste into your test suite"
 class FailureReport:
     title: str  # "<check> [<variant>] · <implementation>"
     fields: list[tuple[str, str]]  # (label, one-line text): why, what, expected, actual, saved
-    input_label: str  # "minimal input" or "input (not shrunk)"
+    input_label: str  # "minimal input", "input (not shrunk)" or "smallest input seen"
     input_json: str
     test: str  # the regression test, ready to paste at column 0
     call: str = ""  # the test's last line, the check_case(...) call
@@ -87,14 +87,22 @@ def describe(verdict: Verdict, failure: Failure) -> FailureReport:
         fields.append(("level", f"{failure.level}: {note}"))
     if failure.expected is not None or failure.actual is not None:
         fields += [("expected", short(failure.expected)), ("actual", short(failure.actual))]
+    if failure.shrink_note:
+        fields.append(("shrink", failure.shrink_note))
     if failure.saved:
         fields.append(("saved", failure.saved))
     test = regression_test(failure_record(verdict, failure), failure.level)
     return FailureReport(
         title=f"{'FAIL' if failure.level == 'error' else 'WARN'} {verdict.check}{variant} · {verdict.implementation}",
         fields=fields,
-        input_label="minimal input" if failure.shrunk else "input (not shrunk)",
+        input_label=_input_label(failure),
         input_json=render(failure.case),
         test=test,
         call=test.rstrip("\n").splitlines()[-1].strip(),
     )
+
+
+def _input_label(failure: Failure) -> str:
+    if not failure.shrunk:
+        return "input (not shrunk)"
+    return "smallest input seen" if failure.shrink_note else "minimal input"

@@ -167,7 +167,7 @@ def _failure_json(failure: Failure) -> dict:
 
     return {"check": failure.check, "message": failure.message, "case": failure.case, "variant": failure.variant,
             "expected": value(failure.expected), "actual": value(failure.actual), "shrunk": failure.shrunk,
-            "level": failure.level}
+            "shrink_note": failure.shrink_note, "level": failure.level}
 
 
 def _failure(data: dict) -> Failure:

@@ -247,7 +247,8 @@ RESULT = Record({"implementation": STR, "check": STR, "status": STATUS}, {
 })
 
 FAILURE = Record({"check": STR, "message": STR, "case": ANY}, {
-    "variant": Nullable(STR), "expected": ANY, "actual": ANY, "shrunk": BOOL, "level": STR,
+    "variant": Nullable(STR), "expected": ANY, "actual": ANY, "shrunk": BOOL, "shrink_note": Nullable(STR),
+    "level": STR,
 })
 
 SEARCH = Record({"implementation": STR, "contract": STR}, {

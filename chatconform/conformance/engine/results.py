@@ -30,8 +30,15 @@ class Failure:
     expected: Any = None
     actual: Any = None
     shrunk: bool = True
+    #: Why the case is not the minimal one (not shrunk, or shrinking cut short); None when it is.
+    shrink_note: str | None = None
     saved: str | None = None  # where the run saved it, once it has
     level: str = ERROR  # "error" fails the run; "warning" only under --strict
+
+
+    def not_shrunk(self, why: str) -> None:
+        """Mark the case as the one the failure was first seen on, and say why."""
+        self.shrunk, self.shrink_note = False, why
 
 
 @dataclass

@@ -14,13 +14,14 @@ import hashlib
 import json
 import random
 import warnings
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any
 
 import hypothesis
-from hypothesis import given
+from hypothesis import given, statistics
 from hypothesis.errors import HypothesisException
+from hypothesis.internal.conjecture.engine import ExitReason
 
 from chatconform.conformance import stop
 from chatconform.conformance.contract import Contract
@@ -73,6 +74,7 @@ class _Pass:
         self.killable = isinstance(impl.obj, Program)
         self.hangs_left = HANGS_PER_PASS
         self.hung_on: dict[str, Failure] = {}  # the cases that hung, by their JSON
+        self.stopped_because: str | None = None  # Hypothesis' reason, from its statistics
 
     def test(self, case: Any) -> None:
         stop.check()  # a stop (SIGINT, SIGTERM) ends the search here, between two examples
@@ -102,7 +104,7 @@ class _Pass:
         if evaluation.hung:
             hang = evaluation.failures[0]
             if not self.killable:
-                hang.shrunk = False
+                hang.not_shrunk(IN_PROCESS_HANG)
                 self.result.hung = hang
                 return
             self.hangs_left -= 1
@@ -160,7 +162,7 @@ class _Pass:
             with warnings.catch_warnings():
                 # Hypothesis warns when it writes out a large failing case; long cases are the point.
                 warnings.filterwarnings("ignore", message="Generating overly large repr")
-                with no_local_constants():
+                with no_local_constants(), _STATISTICS.with_value(self._note_statistics):
                     wrapped()
         except BaseException as exc:  # noqa: BLE001 - sorted out below
             stop.check()  # Hypothesis may have reported an Interrupted as a failure, or in a group
@@ -169,6 +171,10 @@ class _Pass:
             self._collect(exc)
         stop.check()
         return self.result
+
+    def _note_statistics(self, stats: Mapping[str, Any]) -> None:
+        """Hypothesis' own statistics of the run: why it stopped (a shrink cut short says so)."""
+        self.stopped_because = stats.get("stopped-because")
 
     def _collect(self, exc: BaseException) -> None:
         for leaf in _leaves(exc):
@@ -210,6 +216,10 @@ def no_local_constants() -> Iterator[None]:
         providers._get_local_constants = original
         cache.clear()
 
+
+#: Where Hypothesis hands each run's statistics (its pytest plugin's hook); typed there as
+#: holding None, so it is read here as Any.
+_STATISTICS: Any = statistics.collector
 
 #: Hangs one pass of a search spends deadlines on before it stops calling the implementation.
 HANGS_PER_PASS = 2
@@ -262,9 +272,10 @@ def search(impl: Implementation, contract: Contract, variant: str | None, profil
     explore.done_when_all_seen = not shrink
     result = explore.run()
     for check_id, failure in explore.observed.items():
-        if not shrink or result.hung is not None or result.aborted or result.engine_error \
-                or not get_check(check_id).shrinks:
-            failure.shrunk = False
+        why_not = _why_not_shrunk(result, shrink, get_check(check_id).shrinks)
+        if why_not is not None:
+            if failure.shrink_note is None:
+                failure.not_shrunk(why_not)
             result.failures[check_id] = failure
             continue
         shrinker = _Pass(impl, contract, variant, profile, seed=seed, stream=stream, timeout=timeout,
@@ -276,10 +287,47 @@ def search(impl: Implementation, contract: Contract, variant: str | None, profil
             result.hung = shrunk.hung  # hung on a case the explore pass never met
         if check_id in shrunk.failures:
             result.failures[check_id] = shrunk.failures[check_id]
-        else:  # not met again (a flaky implementation): report the case it was seen on
-            failure.shrunk = False
+            cut_short = _shrink_cut_short(shrinker.stopped_because)
+            if cut_short is not None:
+                result.failures[check_id].shrink_note = cut_short
+        else:
+            failure.not_shrunk(FLAKY)
             result.failures[check_id] = failure
     return result
+
+
+#: Why a failure's case is the one it was first seen on, by cause.
+IN_PROCESS_HANG = ("the call hung in the run's own process, where its thread cannot be stopped, so the "
+                   "search ended there; run it isolated (without --in-process) and the hang's case shrinks")
+FLAKY = ("not met again when its cases were replayed to shrink it: the implementation answered the same "
+         "input differently (state kept between calls, time, or randomness)")
+NOT_ASKED = "shrinking was not asked for (shrink=False)"
+NOT_SHRINKABLE = "this check's failures depend on the machine's speed, so they are not shrunk"
+
+
+def _why_not_shrunk(result: SearchResult, shrink: bool, shrinkable: bool) -> str | None:
+    if not shrink:
+        return NOT_ASKED
+    if result.hung is not None:
+        return f"the search ended at a hang ({result.hung.message})"
+    if result.aborted:
+        return f"the search was stopped: {result.aborted}"
+    if result.engine_error is not None:
+        return f"the search was stopped: {result.engine_error}"
+    return None if shrinkable else NOT_SHRINKABLE
+
+
+def _shrink_cut_short(stopped_because: str | None) -> str | None:
+    """Hypothesis ends a shrink after 500 improvements or five minutes and reports the smallest
+    case it had (engine.MAX_SHRINKS, MAX_SHRINKING_SECONDS); say so, since the case may not be
+    minimal."""
+    if stopped_because in _SHRINK_LIMITS:
+        return (f"shrinking stopped early ({stopped_because}, Hypothesis' own limit): "
+                "this is the smallest case it had reached, and may not be minimal")
+    return None
+
+
+_SHRINK_LIMITS = frozenset(reason.value for reason in (ExitReason.max_shrinks, ExitReason.very_slow_shrinking))
 
 
 def new_stream(profile: Profile, seed: int | None) -> int | None:

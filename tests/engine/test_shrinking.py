@@ -1,0 +1,78 @@
+"""Every failure shrinks, and where its case is not minimal the verdict says why: Hypothesis'
+own shrink limits, a flaky implementation, a hang in the run's own process."""
+
+import threading
+
+from hypothesis.internal.conjecture import engine as hypothesis_engine
+
+from chatconform.conformance import run_conformance
+from chatconform.conformance.engine import search as search_module
+from chatconform.conformance.present import describe
+from chatconform.fakes.thread import OldestFirst
+from chatconform.reference.thread import extract_thread
+
+CHECK = "thread.starts_at_newest"
+
+
+def run(impl, **options):
+    """A short search in this process: what is judged here is the engine's bookkeeping."""
+    (verdict,) = [v for v in run_conformance(impl, checks=[CHECK], examples=30, in_process=True, **options)
+                  if v.check == CHECK]
+    return verdict
+
+
+def test_a_shrunk_failure_says_nothing_about_shrinking():
+    verdict = run(OldestFirst)
+    failure = verdict.failures[0]
+    assert failure.shrunk and failure.shrink_note is None
+    assert describe(verdict, failure).input_label == "minimal input"
+
+
+def test_a_shrink_cut_short_by_hypothesis_says_so_and_keeps_the_smallest_case(monkeypatch):
+    monkeypatch.setattr(hypothesis_engine, "MAX_SHRINKS", 1)
+    verdict = run(OldestFirst)
+    failure = verdict.failures[0]
+    assert failure.shrunk and "shrinking stopped early" in failure.shrink_note
+    report = describe(verdict, failure)
+    assert report.input_label == "smallest input seen"
+    assert ("shrink", failure.shrink_note) in report.fields
+
+
+def test_hypothesis_limits_are_the_ones_named():
+    """If Hypothesis renames its reasons, the note would silently never appear: pin them."""
+    assert search_module._shrink_cut_short(hypothesis_engine.ExitReason.max_shrinks.value)
+    assert search_module._shrink_cut_short(hypothesis_engine.ExitReason.very_slow_shrinking.value)
+    assert search_module._shrink_cut_short(hypothesis_engine.ExitReason.finished.value) is None
+    assert search_module._shrink_cut_short(None) is None
+
+
+class WrongOnce:
+    """Right on every call but the first that could go wrong: the shrinking pass never meets
+    its failure again."""
+
+    name, version = "wrong-once", "1"
+
+    def __init__(self):
+        self.wronged = False
+        self.lock = threading.Lock()
+
+    def extract_thread(self, rows):
+        thread = extract_thread(rows)
+        with self.lock:
+            if self.wronged or len(thread) < 2:
+                return thread
+            self.wronged = True
+        return list(reversed(thread))
+
+
+def test_a_flaky_failure_is_reported_where_seen_and_says_why():
+    verdict = run(WrongOnce)
+    failure = verdict.failures[0]
+    assert not failure.shrunk and failure.shrink_note == search_module.FLAKY
+    report = describe(verdict, failure)
+    assert report.input_label == "input (not shrunk)" and ("shrink", search_module.FLAKY) in report.fields
+
+
+def test_without_shrinking_the_reason_is_given():
+    failure = run(OldestFirst, shrink=False).failures[0]
+    assert not failure.shrunk and failure.shrink_note == search_module.NOT_ASKED
