@@ -106,7 +106,8 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--examples", type=positive_int, default=None, metavar="N",
                      help="examples per search instead of the profile's (a quick look, not a gate)")
     run.add_argument("--timeout", type=positive_seconds, default=None, metavar="SECONDS",
-                     help="the deadline of a call (default 10), and as much again per 1,000 items of its input")
+                     help="the deadline of a call on a small input (default 10), "
+                     "times (1 + items/1000)^2 for a larger one")
     run.add_argument("--jobs", "-j", type=jobs, default=1, metavar="N",
                      help="run the searches in N worker processes (auto: one per CPU); the verdicts "
                           "and the report are those of a serial run")

@@ -27,18 +27,24 @@ from chatconform.conformance import stop
 from chatconform.errors import ProgramError
 
 DEFAULT_TIMEOUT = 10.0
-#: Items of input (rows, messages) per ``--timeout`` of a call's deadline: real mappers take
+#: The input size (rows, messages) by which a call's deadline is scaled: real mappers take
 #: seconds on histories of thousands of messages (the openai SDK's request transform walks the
-#: whole body: openai/openai-python#3616, BerriAI/litellm#29769), which is slow, not hung.
+#: whole body: openai/openai-python#3616, BerriAI/litellm#29769), and some take time growing
+#: with the square of it (a scan of every tool message for each response with calls), which
+#: is slow, not hung.
 ITEMS_PER_TIMEOUT = 1000
 #: The share of its deadline after which a call that returns is slow (``<contract>.slow``).
 SLOW_SHARE = 0.2
 
 
 def call_deadline(timeout: float, size: int) -> float:
-    """The hard deadline of one call on an input of ``size`` items: ``timeout``, and
-    ``timeout`` more for each whole :data:`ITEMS_PER_TIMEOUT` items."""
-    return timeout * (1 + max(size, 0) // ITEMS_PER_TIMEOUT)
+    """The hard deadline of one call on an input of ``size`` items: ``timeout`` times
+    ``(1 + size / ITEMS_PER_TIMEOUT)`` squared, so a mapper quadratic in its input (slow, and
+    ``chatconform bench`` shows it) is not read as hung: 10 s under 100 items, 40 s at 1,000,
+    about 250 s at 4,000 (the size counted in whole hundreds, so a short input's deadline is
+    ``timeout`` itself)."""
+    hundreds = max(size, 0) * 10 // ITEMS_PER_TIMEOUT
+    return round(timeout * (1 + hundreds / 10) ** 2, 3)
 
 
 def slow_limit(deadline: float) -> float:

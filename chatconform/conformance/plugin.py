@@ -41,7 +41,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--chatconform-examples", type=positive_int, default=None, metavar="N",
                     help="examples per search instead of the profile's (a quick look, not a gate)")
     group.addoption("--chatconform-timeout", type=positive_seconds, default=None, metavar="SECONDS",
-                    help="the deadline of a call (default: 10), and as much again per 1,000 items of its input")
+                    help="the deadline of a call on a small input (default: 10), "
+                    "times (1 + items/1000)^2 for a larger one")
     group.addoption("--chatconform-in-process", action="store_true", default=False,
                     help="load Python implementations in the test process, for a debugger's breakpoints "
                          "(default: each runs in a process of its own, so its crash or hang is a verdict)")

@@ -123,3 +123,14 @@ def test_every_provider_is_judged_on_the_same_histories():
         engine.run([discovery.wrap(Recording)], engine.Selection([get_contract("payload")], None), profile)
         assert seen["openai-chat"] == seen["anthropic"] == seen["bedrock-converse"], profile.name
         assert len(set(seen["openai-chat"])) > 5
+
+
+def test_a_calls_deadline_grows_with_the_square_of_its_input():
+    """A mapper quadratic in its input is slow, not hung: the deadline grows as fast."""
+    from chatconform.conformance.guard import call_deadline, slow_limit
+
+    assert call_deadline(10, 0) == call_deadline(10, 99) == 10
+    assert call_deadline(10, 1000) == 40 and call_deadline(10, 4433) > 250
+    small, large = call_deadline(10, 500), call_deadline(10, 5000)
+    assert large / small > 5000 / 500  # faster than the input grows
+    assert slow_limit(call_deadline(10, 1000)) == 8

@@ -351,9 +351,11 @@ def _leaves(value: Any) -> list[str]:
 
 
 def _carried(leaf: str, text: str) -> bool:
-    """``leaf`` is in ``text`` as it is, or as the inside of a JSON string."""
+    """``leaf`` is in ``text`` as it is, as the inside of a JSON string, or as the inside of
+    a Python string literal (a tool's dict sent as ``str(output)``: the same text, with its
+    unprintable characters escaped as JSON would)."""
     return (leaf in text or json.dumps(leaf, ensure_ascii=False)[1:-1] in text
-            or json.dumps(leaf)[1:-1] in text)
+            or json.dumps(leaf)[1:-1] in text or repr(leaf)[1:-1] in text)
 
 
 #: The row of chatconform.provider_schemas.levels that weighs a pairing fault.
@@ -412,15 +414,34 @@ def tool_pairing(ex: Example) -> None:
     _results_are_their_own(ex)
 
 
+def _unheld_results(ex: Example) -> list[tuple[_Answer, str]]:
+    """Each answer that does not hold the content of the result stored for its call, with
+    the first string of that content it lacks."""
+    def compute():
+        out = []
+        for answer in _answers(ex):
+            text = "\n".join(answer.turn.texts)
+            missing = next((leaf for leaf in _leaves(answer.stored.content) if not _carried(leaf, text)), None)
+            if missing is not None:
+                out.append((answer, missing))
+        return out
+
+    return ex.once("unheld results", compute)
+
+
 def _results_are_their_own(ex: Example) -> None:
-    """Each call's answer holds the content of the result stored for that call."""
-    texts: dict[int, str] = {}
-    for answer in _answers(ex):
-        text = texts.setdefault(id(answer.turn), "\n".join(answer.turn.texts))
-        missing = next((leaf for leaf in _leaves(answer.stored.content) if not _carried(leaf, text)), None)
-        if missing is not None:
+    """No call is answered with the result stored for another call (a dict keyed by a
+    reused id). An answer that lacks its own content and holds no other is a loss, which
+    ``nothing_lost`` reports."""
+    answers = _answers(ex)
+    for answer, missing in _unheld_results(ex):
+        text = "\n".join(answer.turn.texts)
+        other = next((a.stored for a in answers if a.stored is not answer.stored
+                      and (leaves := _leaves(a.stored.content))
+                      and all(_carried(leaf, text) for leaf in leaves)), None)
+        if other is not None:
             raise Violation(f"the answer at {answer.turn.path} to tool call {answer.stored.tool_call_id} "
-                            f"does not hold its own result {missing[:200]!r}",
+                            f"holds another call's result, not its own {missing[:200]!r}",
                             expected=missing[:200], actual=[t[:200] for t in answer.turn.texts],
                             level=ERROR)  # levels.OWN_RESULT: accepted, and misread
 
@@ -591,6 +612,12 @@ def nothing_lost(ex: Example) -> None:
     results_have = _result_names(turns)
     if results_want - results_have:
         raise Violation("tool results missing", expected=dict(results_want), actual=dict(results_have))
+    unheld = _unheld_results(ex)
+    if unheld:
+        answer, missing = unheld[0]
+        raise Violation(f"the answer at {answer.turn.path} to tool call {answer.stored.tool_call_id} "
+                        f"lacks its result's content {missing[:200]!r}" + and_more(unheld, "answer"),
+                        expected=missing[:200], actual=[t[:200] for t in answer.turn.texts])
 
 
 @CONTRACT.check(

@@ -50,8 +50,9 @@ PREFIX = "exec:"
 PROTOCOL_VERSION = 1
 #: The longest line a program may write; a longer one is a flood.
 MAX_LINE_BYTES = 64 * 2**20
-#: How long a program has to start and answer the first hello.
-START_TIMEOUT = DEFAULT_TIMEOUT
+#: How long a program has to start and answer the first hello: importing a large library
+#: (langchain-google-genai, openai-agents) takes over 15 s on a loaded two-core machine.
+START_TIMEOUT = 60.0
 
 
 # -- what travels for each contract ---------------------------------------------------------
