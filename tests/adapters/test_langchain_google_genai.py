@@ -12,12 +12,9 @@ import pytest
 pytest.importorskip("langchain_google_genai")
 
 from pydantic_ai.messages import (  # noqa: E402
-    BinaryImage,
-    ImageUrl,
     ModelRequest,
     ModelResponse,
     SystemPromptPart,
-    TextPart,
     ToolCallPart,
     ToolReturnPart,
     UserPromptPart,
@@ -25,9 +22,9 @@ from pydantic_ai.messages import (  # noqa: E402
 
 from chatconform.adapters.langchain_google_genai import LangChainGoogleGenAIAdapter  # noqa: E402
 from chatconform.conformance import discovery  # noqa: E402
+from tests.messages import weather_history  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
-PNG = b"\x89PNG\r\n\x1a\n" + b"\x00" * 8
 
 #: Sockets are blocked in every test here (the ``no_network`` fixture of conftest.py).
 pytestmark = [pytest.mark.usefixtures("no_network"), pytest.mark.adapter]
@@ -36,17 +33,6 @@ pytestmark = [pytest.mark.usefixtures("no_network"), pytest.mark.adapter]
 @pytest.fixture(scope="module")
 def adapter():
     return LangChainGoogleGenAIAdapter()
-
-
-def weather_history(result=None):
-    return [
-        ModelRequest(parts=[SystemPromptPart("You are a weather bot."),
-                            UserPromptPart(["Weather here?", ImageUrl("https://example.com/sky.png"),
-                                            BinaryImage(data=PNG, media_type="image/png")])]),
-        ModelResponse(parts=[TextPart("Let me check."), ToolCallPart("get_weather", '{"city": "Paris"}', "call_1")]),
-        ModelRequest(parts=[result or ToolReturnPart("get_weather", {"temp_c": 21}, "call_1")]),
-        ModelResponse(parts=[TextPart("It is 21 degrees.")]),
-    ]
 
 
 def test_body_is_the_generate_content_request(adapter):
@@ -90,7 +76,8 @@ def test_deviations_as_the_library_has_them(adapter):
     call = ModelResponse(parts=[ToolCallPart("get_weather", {"city": "Paris"}, "call_2")])
     reused = [hello, call, ModelRequest(parts=[ToolReturnPart("get_weather", "sunny (r3)", "call_2")]),
               call, ModelRequest(parts=[ToolReturnPart("get_weather", "rain (r5)", "call_2")])]
-    responses = [c["parts"] for c in adapter.to_payload(reused, provider="gemini")["contents"] if c["role"] == "user"][1:]
+    contents = adapter.to_payload(reused, provider="gemini")["contents"]
+    responses = [c["parts"] for c in contents if c["role"] == "user"][1:]
     assert responses == [[{"functionResponse": {"name": "get_weather", "response": {"output": "sunny (r3)"}}}]] * 2
 
 

@@ -14,14 +14,11 @@ pytest.importorskip("agents")
 
 from hypothesis import HealthCheck, given, settings  # noqa: E402
 from pydantic_ai.messages import (  # noqa: E402
-    BinaryImage,
     CompactionPart,
-    ImageUrl,
     ModelRequest,
     ModelResponse,
     RetryFeedbackPart,
     RetryInfo,
-    SystemPromptPart,
     TextPart,
     ThinkingPart,
     ToolCallPart,
@@ -33,9 +30,9 @@ from chatconform.adapters.openai_agents import OpenAIAgentsAdapter, from_input_i
 from chatconform.conformance import discovery  # noqa: E402
 from chatconform.history import Item, visible_items  # noqa: E402
 from chatconform.strategies import histories  # noqa: E402
+from tests.messages import weather_history  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
-PNG = b"\x89PNG\r\n\x1a\n" + b"\x00" * 8
 FAKE_ID = "__fake_id__"
 
 #: Sockets are blocked in every test here (the ``no_network`` fixture of conftest.py).
@@ -45,17 +42,6 @@ pytestmark = [pytest.mark.usefixtures("no_network"), pytest.mark.adapter]
 @pytest.fixture(scope="module")
 def adapter():
     return OpenAIAgentsAdapter()
-
-
-def weather_history(result=None):
-    return [
-        ModelRequest(parts=[SystemPromptPart("You are a weather bot."),
-                            UserPromptPart(["Weather here?", ImageUrl("https://example.com/sky.png"),
-                                            BinaryImage(data=PNG, media_type="image/png")])]),
-        ModelResponse(parts=[TextPart("Let me check."), ToolCallPart("get_weather", '{"city": "Paris"}', "call_1")]),
-        ModelRequest(parts=[result or ToolReturnPart("get_weather", {"temp_c": 21}, "call_1")]),
-        ModelResponse(parts=[TextPart("It is 21 degrees.")]),
-    ]
 
 
 # -- the converter ------------------------------------------------------------------------------
