@@ -76,13 +76,13 @@ import base64
 import concurrent.futures
 import contextvars
 import importlib
-import importlib.util
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from importlib.metadata import version
 from typing import Any
 
+from chatconform.adapters import missing_modules
 from chatconform.errors import MissingDependency
 from chatconform.providers import PROVIDER_IDS, get_provider
 
@@ -96,20 +96,8 @@ DISTRIBUTION = "pydantic-ai-slim"
 _SDKS = ("openai", "anthropic", "google.genai", "mistralai", "boto3")
 
 
-def _missing_sdks() -> list[str]:
-    missing = []
-    for module in _SDKS:
-        try:
-            found = importlib.util.find_spec(module) is not None
-        except ModuleNotFoundError:  # its parent package (``google``) is missing
-            found = False
-        if not found:
-            missing.append(module)
-    return missing
-
-
-if _missing_sdks():
-    raise MissingDependency(f"the pydantic-ai adapter needs {', '.join(_missing_sdks())}: "
+if missing_modules(_SDKS):
+    raise MissingDependency(f"the pydantic-ai adapter needs {', '.join(missing_modules(_SDKS))}: "
                             f"pip install 'chatconform[{EXTRA}]'")
 
 from pydantic_ai import models as _models  # noqa: E402
