@@ -15,9 +15,7 @@ pytest.importorskip("langchain_core")
 from hypothesis import HealthCheck, given, settings  # noqa: E402
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage  # noqa: E402
 from pydantic_ai.messages import (  # noqa: E402
-    BinaryImage,
     CompactionPart,
-    ImageUrl,
     ModelRequest,
     ModelResponse,
     RetryFeedbackPart,
@@ -34,9 +32,9 @@ from chatconform.adapters.langchain_core import LangChainCoreAdapter, from_langc
 from chatconform.conformance import discovery  # noqa: E402
 from chatconform.history import Item, visible_items  # noqa: E402
 from chatconform.strategies import histories  # noqa: E402
+from tests.messages import weather_history  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
-PNG = b"\x89PNG\r\n\x1a\n" + b"\x00" * 8
 
 
 #: Sockets are blocked in every test here (the ``no_network`` fixture of conftest.py).
@@ -46,17 +44,6 @@ pytestmark = pytest.mark.usefixtures("no_network")
 @pytest.fixture(scope="module")
 def adapter():
     return LangChainCoreAdapter()
-
-
-def weather_history(result=None):
-    return [
-        ModelRequest(parts=[SystemPromptPart("You are a weather bot."),
-                            UserPromptPart(["Weather here?", ImageUrl("https://example.com/sky.png"),
-                                            BinaryImage(data=PNG, media_type="image/png")])]),
-        ModelResponse(parts=[TextPart("Let me check."), ToolCallPart("get_weather", '{"city": "Paris"}', "call_1")]),
-        ModelRequest(parts=[result or ToolReturnPart("get_weather", {"temp_c": 21}, "call_1")]),
-        ModelResponse(parts=[TextPart("It is 21 degrees.")]),
-    ]
 
 
 # -- the converter ------------------------------------------------------------------------------
