@@ -18,7 +18,9 @@ own ``invoke`` stopped where its SDK would send the request.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
+from importlib.metadata import version
 from typing import Any
 
 from langchain_core.messages import BaseMessage, SystemMessage
@@ -27,7 +29,7 @@ from pydantic_ai.messages import ModelMessage, ModelResponse, ToolCallPart
 
 from chatconform.adapters.langchain_core import to_langchain
 
-__all__ = ["Sent", "bound", "history_messages", "sent_body"]
+__all__ = ["ChatModelAdapter", "Sent", "bound", "history_messages", "sent_body"]
 
 
 class Sent(Exception):  # noqa: N818 - an outcome, not a failure: the request was built
@@ -69,3 +71,28 @@ def sent_body(runnable: Any, messages: list[BaseMessage]) -> bytes | str:
     except Sent as sent:
         return sent.body
     raise RuntimeError("the chat model returned without building a request")
+
+
+class ChatModelAdapter:
+    """``to_payload`` for one provider through a LangChain chat model's ``invoke``: a subclass
+    names its distribution and builds the model with its SDK's send stopped
+    (:meth:`chat_model`, whose hook raises :class:`Sent`)."""
+
+    name: str
+    providers: frozenset[str]
+    #: The distribution whose version the adapter reports.
+    distribution: str
+
+    def __init__(self) -> None:
+        self.version = version(self.distribution)
+        self._model = self.chat_model()
+
+    def chat_model(self) -> Any:
+        raise NotImplementedError
+
+    def to_payload(self, history: Sequence[ModelMessage], *, provider: str,
+                   instructions: str | None = None) -> dict:
+        if provider not in self.providers:
+            raise ValueError(f"the {self.name} adapter maps {', '.join(sorted(self.providers))} only, "
+                             f"not {provider!r}")
+        return json.loads(sent_body(bound(self._model, history), history_messages(history, instructions)))

@@ -37,9 +37,6 @@ propagates (the suite reports it as a crash).
 from __future__ import annotations
 
 import importlib.util
-import json
-from collections.abc import Sequence
-from importlib.metadata import version
 from typing import Any
 
 from chatconform.errors import MissingDependency
@@ -58,9 +55,8 @@ if importlib.util.find_spec("langchain_aws") is None or importlib.util.find_spec
                             f"pip install 'chatconform[{EXTRA}]'")
 
 from langchain_aws import ChatBedrockConverse  # noqa: E402
-from pydantic_ai.messages import ModelMessage  # noqa: E402
 
-from chatconform.adapters._langchain_chat import Sent, bound, history_messages, sent_body  # noqa: E402
+from chatconform.adapters._langchain_chat import ChatModelAdapter, Sent  # noqa: E402
 
 
 def _stop_before_sending(request: Any, **kwargs: Any) -> None:
@@ -69,25 +65,19 @@ def _stop_before_sending(request: Any, **kwargs: Any) -> None:
     raise Sent(request.body)
 
 
-class LangChainAWSAdapter:
+class LangChainAWSAdapter(ChatModelAdapter):
     """``to_payload`` for ``bedrock-converse`` through ``ChatBedrockConverse``'s own invoke
     path and botocore's validation and serializer (see the module docstring)."""
 
     name = "langchain-aws"
+    distribution = DISTRIBUTION
     providers = frozenset({"bedrock-converse"})
     #: The model the request names (in its URL), so model-dependent rules are judged for it.
     models = {"bedrock-converse": MODEL}
     expected_failures: dict[str, str] = {}
 
-    def __init__(self) -> None:
-        self.version = version(DISTRIBUTION)
-        self._model = ChatBedrockConverse(model=MODEL, region_name="us-east-1", aws_access_key_id="dummy",
-                                          aws_secret_access_key="dummy")
-        self._model.client.meta.events.register("before-send.bedrock-runtime.Converse", _stop_before_sending)
-
-    def to_payload(self, history: Sequence[ModelMessage], *, provider: str,
-                   instructions: str | None = None) -> dict:
-        if provider not in self.providers:
-            raise ValueError(f"the langchain-aws adapter maps bedrock-converse only, not {provider!r}")
-        body = sent_body(bound(self._model, history), history_messages(history, instructions))
-        return json.loads(body)
+    def chat_model(self) -> ChatBedrockConverse:
+        model = ChatBedrockConverse(model=MODEL, region_name="us-east-1", aws_access_key_id="dummy",
+                                    aws_secret_access_key="dummy")
+        model.client.meta.events.register("before-send.bedrock-runtime.Converse", _stop_before_sending)
+        return model

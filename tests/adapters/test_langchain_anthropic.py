@@ -2,21 +2,25 @@
 the anthropic SDK serializes, unfixed, offline, and registered behind its extra."""
 
 import base64
-import tomllib
-from importlib.metadata import EntryPoint, version
-from pathlib import Path
+from importlib.metadata import version
 
 import pytest
 
 pytest.importorskip("langchain_anthropic")
 
-from pydantic_ai.messages import ModelRequest, ToolReturnPart, UserPromptPart  # noqa: E402
+from pydantic_ai.messages import (  # noqa: E402
+    ModelRequest,
+    ModelResponse,
+    SystemPromptPart,
+    TextPart,
+    ToolCallPart,
+    ToolReturnPart,
+    UserPromptPart,
+)
 
 from chatconform.adapters.langchain_anthropic import LangChainAnthropicAdapter  # noqa: E402
-from chatconform.conformance import discovery  # noqa: E402
 from tests.messages import PNG, weather_history  # noqa: E402
-
-ROOT = Path(__file__).resolve().parents[2]
+from tests.registration import project, registered  # noqa: E402
 
 #: Sockets are blocked in every test here (the ``no_network`` fixture of conftest.py).
 pytestmark = [pytest.mark.usefixtures("no_network"), pytest.mark.adapter]
@@ -78,16 +82,46 @@ def test_anthropic_only(adapter):
         adapter.to_payload(weather_history(), provider="bedrock-converse")
 
 
+# -- the expected failures, as ChatAnthropic has them (docs/adapters.md) --------------------------
+
+def test_a_later_system_prompt_is_langchain_anthropic_s_own_error(adapter):
+    history = [ModelRequest(parts=[SystemPromptPart("s1"), UserPromptPart("u2"), SystemPromptPart("s3")])]
+    with pytest.raises(ValueError, match="Received multiple non-consecutive system messages"):
+        adapter.to_payload(history, provider="anthropic")
+
+
+def test_blank_text_as_chat_anthropic_sends_it(adapter):
+    answered = [ModelRequest(parts=[UserPromptPart("Hello (u1)")]), ModelResponse(parts=[TextPart("Done. (a2)")])]
+    blank = adapter.to_payload([*answered, ModelRequest(parts=[UserPromptPart("  \n")])], provider="anthropic")
+    assert blank["messages"][2] == {"role": "user", "content": "  \n"}  # A7
+    blocks = adapter.to_payload([*answered, ModelRequest(parts=[UserPromptPart(["\n\n"])])], provider="anthropic")
+    assert blocks["messages"][2] == {"role": "user", "content": []}  # A6
+    instructions = adapter.to_payload(weather_history(), provider="anthropic", instructions=" ")
+    assert instructions["system"][0] == {"type": "text", "text": " "}  # A7
+
+
+def test_user_text_merged_ahead_of_the_results_and_a_reused_id_kept(adapter):
+    call = ModelResponse(parts=[ToolCallPart("get_weather", {"city": "Paris"}, "c1")])
+    typed_while_running = [ModelRequest(parts=[UserPromptPart("Weather? (u1)")]), call,
+                           ModelRequest(parts=[UserPromptPart("Also Berlin (u2)"),
+                                               ToolReturnPart("get_weather", "sunny (r3)", "c1")])]
+    merged = adapter.to_payload(typed_while_running, provider="anthropic")["messages"][2]["content"]
+    assert [block["type"] for block in merged] == ["text", "tool_result"]  # A9
+    reused = [ModelRequest(parts=[UserPromptPart("Weather? (u1)")]), call,
+              ModelRequest(parts=[ToolReturnPart("get_weather", "sunny (r3)", "c1")]), call,
+              ModelRequest(parts=[ToolReturnPart("get_weather", "rain (r5)", "c1")])]
+    sent = adapter.to_payload(reused, provider="anthropic")["messages"]
+    assert [m["content"][0]["id"] for m in sent if m["role"] == "assistant"] == ["c1", "c1"]  # A15
+
+
 # -- registration and a short run --------------------------------------------------------------
 
 def test_registered_as_an_entry_point_behind_its_extra():
-    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
-    target = project["entry-points"]["chatconform.implementations"]["langchain-anthropic"]
-    impl = discovery.wrap(EntryPoint("langchain-anthropic", target, discovery.GROUP).load(), "langchain-anthropic")
+    impl = registered("langchain-anthropic")
     assert (impl.name, impl.contracts(), impl.options["providers"]) == (
         "langchain-anthropic", ["payload"], frozenset({"anthropic"}))
     assert impl.version == version("langchain-anthropic")
-    assert "langchain-anthropic" in project["optional-dependencies"]["all"][0]
+    assert "langchain-anthropic" in project()["optional-dependencies"]["all"][0]
 
 
 def test_short_payload_run_has_no_engine_errors(short_run):

@@ -2,9 +2,7 @@
 botocore validates and serializes, unfixed, offline, and registered behind its extra."""
 
 import base64
-import tomllib
-from importlib.metadata import EntryPoint, version
-from pathlib import Path
+from importlib.metadata import version
 
 import pytest
 
@@ -13,10 +11,8 @@ pytest.importorskip("langchain_aws")
 from pydantic_ai.messages import ImageUrl, ModelRequest, ToolReturnPart, UserPromptPart  # noqa: E402
 
 from chatconform.adapters.langchain_aws import LangChainAWSAdapter  # noqa: E402
-from chatconform.conformance import discovery  # noqa: E402
 from tests.messages import PNG, weather_history  # noqa: E402
-
-ROOT = Path(__file__).resolve().parents[2]
+from tests.registration import project, registered  # noqa: E402
 
 #: Sockets are blocked in every test here (the ``no_network`` fixture of conftest.py).
 pytestmark = [pytest.mark.usefixtures("no_network"), pytest.mark.adapter]
@@ -100,13 +96,11 @@ def test_bedrock_converse_only(adapter):
 # -- registration and a short run --------------------------------------------------------------
 
 def test_registered_as_an_entry_point_behind_its_extra():
-    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
-    target = project["entry-points"]["chatconform.implementations"]["langchain-aws"]
-    impl = discovery.wrap(EntryPoint("langchain-aws", target, discovery.GROUP).load(), "langchain-aws")
+    impl = registered("langchain-aws")
     assert (impl.name, impl.contracts(), impl.options["providers"]) == (
         "langchain-aws", ["payload"], frozenset({"bedrock-converse"}))
     assert impl.version == version("langchain-aws")
-    assert "langchain-aws" in project["optional-dependencies"]["all"][0]
+    assert "langchain-aws" in project()["optional-dependencies"]["all"][0]
 
 
 def test_short_payload_run_has_no_engine_errors(short_run):
