@@ -8,7 +8,15 @@ import pytest
 
 pytest.importorskip("langchain_aws")
 
-from pydantic_ai.messages import ImageUrl, ModelRequest, ToolReturnPart, UserPromptPart  # noqa: E402
+from pydantic_ai.messages import (  # noqa: E402
+    ImageUrl,
+    ModelRequest,
+    ModelResponse,
+    TextPart,
+    ToolCallPart,
+    ToolReturnPart,
+    UserPromptPart,
+)
 
 from chatconform.adapters.langchain_aws import LangChainAWSAdapter  # noqa: E402
 from tests.messages import PNG, weather_history  # noqa: E402
@@ -65,6 +73,22 @@ def test_an_image_url_is_langchain_aws_s_own_error(adapter):
     and the adapter lets it through (the suite reports it)."""
     with pytest.raises(ValueError, match="Image data only supported through in-line base64 format"):
         adapter.to_payload(weather_history(), provider="bedrock-converse")
+
+
+def test_not_fixed_up_as_langchain_aws_sends_it(adapter):
+    """docs/adapters.md: blank text becomes '.', user text shares the results' turn, a reused id is sent twice."""
+    answered = [ModelRequest(parts=[UserPromptPart("Hello (u1)")]), ModelResponse(parts=[TextPart("Done. (a2)")])]
+    blank = adapter.to_payload([*answered, ModelRequest(parts=[UserPromptPart("  \n")])],
+                               provider="bedrock-converse", instructions=" ")
+    assert (blank["system"], blank["messages"][2]["content"]) == ([{"text": "."}], [{"text": "."}])
+    call = ModelResponse(parts=[ToolCallPart("get_weather", {"city": "Paris"}, "c1")])
+    history = [ModelRequest(parts=[UserPromptPart("Weather? (u1)")]), call,
+               ModelRequest(parts=[UserPromptPart("Also Berlin (u2)"),
+                                   ToolReturnPart("get_weather", "sunny (r3)", "c1")]),
+               call, ModelRequest(parts=[ToolReturnPart("get_weather", "rain (r5)", "c1")])]
+    sent = adapter.to_payload(history, provider="bedrock-converse")["messages"]
+    assert [list(block) for block in sent[2]["content"]] == [["text"], ["toolResult"]]
+    assert [m["content"][0]["toolUse"]["toolUseId"] for m in sent if m["role"] == "assistant"] == ["c1", "c1"]
 
 
 def test_no_tool_config_without_calls(adapter):
