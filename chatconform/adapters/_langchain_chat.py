@@ -32,7 +32,7 @@ from chatconform.adapters.langchain_core import to_langchain
 __all__ = ["ChatModelAdapter", "Sent", "bound", "history_messages", "sent_body"]
 
 
-class Sent(Exception):  # noqa: N818 - an outcome, not a failure: the request was built
+class Sent(Exception):
     """Raised by the SDK hook with the serialized body, so the call ends before sending."""
 
     def __init__(self, body: bytes | str) -> None:

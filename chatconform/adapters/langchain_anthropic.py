@@ -87,7 +87,8 @@ class LangChainAnthropicAdapter(ChatModelAdapter):
             "user text stored before the tool results of one request (a message typed while the tools ran) "
             "is merged ahead of the tool_result blocks, which must come first (A9 '`tool_use` ids were found "
             "without `tool_result` blocks immediately after'); a tool-call id an OpenAI-compatible server "
-            "reused in a later round is sent twice (A15 '`tool_use` ids must be unique'); no upstream issue "
+            "reused in a later round is sent twice (A15 '`tool_use` ids must be unique', the API's answer to an "
+            "id reused across rounds: https://github.com/NVIDIA-NeMo/Switchyard/issues/502); no langchain issue "
             "found"),
         "payload.tool_pairing": "the two cases of payload.provider_rules: A9 and A15",
     }
