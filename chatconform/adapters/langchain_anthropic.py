@@ -78,8 +78,9 @@ class LangChainAnthropicAdapter(ChatModelAdapter):
             "(https://github.com/langchain-ai/langchain/issues/38651, "
             "https://github.com/langchain-ai/langchain/issues/20835)"),
         "payload.schema_valid": (
-            "blank text is sent as it is: a whitespace-only user prompt ([user '  \\n']) as message content "
-            "and whitespace-only instructions or system prompts as a system text block (Anthropic A7 'text "
+            "blank text is sent as it is: a whitespace-only user prompt ([user '  \\n']) as message content, a "
+            "blank assistant text beside a tool call as a text block, and whitespace-only instructions or "
+            "system prompts as a system text block (Anthropic A7 'text "
             "content blocks must contain non-whitespace text'); a user prompt of blank text blocks only "
             "([user ['\\n\\n']]) loses them and goes as an empty content list (A6 'all messages must have "
             "non-empty content except for the optional final assistant message'); no upstream issue found"),
