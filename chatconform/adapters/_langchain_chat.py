@@ -1,0 +1,98 @@
+"""What the adapters of LangChain's provider packages share: the history as a LangChain
+application holds it, the tools that application binds, and one call of the chat model's
+own ``invoke`` stopped where its SDK would send the request.
+
+- **Messages.** :func:`chatconform.adapters.langchain_core.to_langchain` (one LangChain
+  message per part, in order), the run's instructions first as a ``SystemMessage``.
+- **Tools.** Each tool the history calls is bound with ``bind_tools`` in the OpenAI
+  function format every LangChain chat model takes, its parameters an object schema open
+  to any arguments, and no description: the agent that made the calls had these tools,
+  and the history holds no schema for them.
+- **The call.** ``model.bind_tools(tools).invoke(messages)``: langchain-core's own path
+  (``_normalize_messages``, the cache check, ``_generate``), then the provider package's
+  request building, then its SDK's. The adapter stops it inside the SDK, after the request
+  is serialized and before anything is sent, by raising :class:`Sent` with the body; the
+  invoke path never reaches a socket. LangSmith tracing is off for the call, so a tracing
+  setting in the environment cannot post a run either.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from importlib.metadata import version
+from typing import Any
+
+from langchain_core.messages import BaseMessage, SystemMessage
+from langsmith import tracing_context
+from pydantic_ai.messages import ModelMessage, ModelResponse, ToolCallPart
+
+from chatconform.adapters.langchain_core import to_langchain
+
+__all__ = ["ChatModelAdapter", "Sent", "bound", "history_messages", "sent_body"]
+
+
+class Sent(Exception):
+    """Raised by the SDK hook with the serialized body, so the call ends before sending."""
+
+    def __init__(self, body: bytes | str) -> None:
+        super().__init__("request built; not sent")
+        self.body = body
+
+
+def history_messages(history: Sequence[ModelMessage], instructions: str | None) -> list[BaseMessage]:
+    """The history as LangChain messages, the instructions first as a ``SystemMessage``."""
+    messages = to_langchain(history)
+    if instructions:
+        messages.insert(0, SystemMessage(content=instructions))
+    return messages
+
+
+def _called_tools(history: Sequence[ModelMessage]) -> list[dict]:
+    names = dict.fromkeys(part.tool_name for message in history if isinstance(message, ModelResponse)
+                          for part in message.parts if isinstance(part, ToolCallPart))
+    return [{"type": "function",
+             "function": {"name": name, "parameters": {"type": "object", "additionalProperties": True}}}
+            for name in names]
+
+
+def bound(model: Any, history: Sequence[ModelMessage]) -> Any:
+    """``model`` with the history's tools bound, or ``model`` itself when it calls none."""
+    tools = _called_tools(history)
+    return model.bind_tools(tools) if tools else model
+
+
+def sent_body(runnable: Any, messages: list[BaseMessage]) -> bytes | str:
+    """The request body ``runnable.invoke(messages)`` serializes, as the SDK would send it;
+    the SDK hook must raise :class:`Sent`. Any other exception is the library's own."""
+    try:
+        with tracing_context(enabled=False):
+            runnable.invoke(messages)
+    except Sent as sent:
+        return sent.body
+    raise RuntimeError("the chat model returned without building a request")
+
+
+class ChatModelAdapter:
+    """``to_payload`` for one provider through a LangChain chat model's ``invoke``: a subclass
+    names its distribution and builds the model with its SDK's send stopped
+    (:meth:`chat_model`, whose hook raises :class:`Sent`)."""
+
+    name: str
+    providers: frozenset[str]
+    #: The distribution whose version the adapter reports.
+    distribution: str
+
+    def __init__(self) -> None:
+        self.version = version(self.distribution)
+        self._model = self.chat_model()
+
+    def chat_model(self) -> Any:
+        raise NotImplementedError
+
+    def to_payload(self, history: Sequence[ModelMessage], *, provider: str,
+                   instructions: str | None = None) -> dict:
+        if provider not in self.providers:
+            raise ValueError(f"the {self.name} adapter maps {', '.join(sorted(self.providers))} only, "
+                             f"not {provider!r}")
+        return json.loads(sent_body(bound(self._model, history), history_messages(history, instructions)))
