@@ -128,6 +128,9 @@ def _parser() -> argparse.ArgumentParser:
                           "0: no cap): past it, an allocation fails there, as a no_crash verdict")
     run.add_argument("--strict", action="store_true",
                      help="exit 1 on warning-level findings too (portability hazards, advice)")
+    run.add_argument("--shrink-expected", action="store_true",
+                     help="shrink expected failures to minimal cases too (default: a gate run only reaches "
+                          "them, and reports the case each was first seen on)")
     run.add_argument("--verbose", "-v", action="store_true",
                      help="print every counterexample in full (default: the smallest per check)")
     run.set_defaults(handler=cmd_run)
@@ -281,7 +284,8 @@ def _run(args, out: Console, err: Console, report: Path | None, junit: Path | No
     for impl in impls if args.provider else ():
         impl.select("providers", set(args.provider))
     outcome = engine.run(impls, selection, profile, seed=args.seed, timeout=args.timeout or DEFAULT_TIMEOUT,
-                         jobs=args.jobs, shard=args.shard, handlers=handlers)
+                         shrink_expected=args.shrink_expected, jobs=args.jobs, shard=args.shard,
+                         handlers=handlers)
     if outcome.interrupted:
         err.print(reports.interrupted_text(outcome.interrupted, outcome.searched, outcome.searches)
                   + (f"; partial report: {args.report}" if report is not None else ""))

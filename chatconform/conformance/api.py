@@ -20,6 +20,7 @@ def run_conformance(
     timeout: float = DEFAULT_TIMEOUT,
     examples: int | None = None,
     shrink: bool = True,
+    shrink_expected: bool = False,
     jobs: int = 1,
     in_process: bool = False,
 ) -> list[engine.Verdict]:
@@ -28,7 +29,8 @@ def run_conformance(
     ``implementation`` is an entry-point name, ``module:attr``, or the object itself
     (class, instance or zero-argument factory). ``examples`` replaces the profile's
     example budget: that many examples per search. ``shrink=False`` reports failures
-    unshrunk, and stops searching once every selected check has failed. ``jobs`` > 1 runs the
+    unshrunk, and stops searching once every selected check has failed; an expected failure
+    is only reached, not shrunk, unless ``shrink_expected``. ``jobs`` > 1 runs the
     searches in that many worker processes, with the same verdicts; each loads the
     implementation again, so an object must be a class or factory defined at a module's top
     level (an instance cannot be sent), and a script that calls this needs the usual
@@ -42,4 +44,4 @@ def run_conformance(
         discovery.load_object(implementation, in_process=in_process)
     selection = engine.select(contracts, checks)
     return engine.run([impl], selection, get_profile(profile, examples=examples), seed=seed, timeout=timeout,
-                      shrink=shrink, jobs=jobs).verdicts
+                      shrink=shrink, shrink_expected=shrink_expected, jobs=jobs).verdicts

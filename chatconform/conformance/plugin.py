@@ -48,6 +48,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                          "(default: each runs in a process of its own, so its crash or hang is a verdict)")
     group.addoption("--chatconform-strict", action="store_true", default=False,
                     help="fail on warning-level findings too (default: they pass with a warning)")
+    group.addoption("--chatconform-shrink-expected", action="store_true", default=False,
+                    help="shrink expected failures to minimal cases too (default: only reached)")
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -159,7 +161,8 @@ class _Session:
 
             selection = engine.Selection([contract], frozenset(get_check(c).id for c in checks) if checks else None)
             found = engine.run([impl], selection, profile, timeout=timeout,
-                               seed=self.config.getoption("chatconform_seed")).verdicts
+                               seed=self.config.getoption("chatconform_seed"),
+                               shrink_expected=self.config.getoption("chatconform_shrink_expected")).verdicts
             save_failures(found)
             self.verdicts[key] = {v.check: v for v in found}
         return self.verdicts[key][check_id]

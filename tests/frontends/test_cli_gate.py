@@ -438,3 +438,32 @@ def test_every_option_has_help_and_the_description_says_what_it_does():
     docs = (ROOT / "README.md").read_text() + "".join(p.read_text() for p in (ROOT / "docs" / "contracts").glob("*.md"))
     for words in ("max_tokens", "UUID_NIL", "LIMIT window", "--fail-on-failure", "created_at"):
         assert words in docs, words
+
+
+def test_markdown_summary_has_one_payload_table_per_provider_with_a_column_per_library():
+    from chatconform.conformance.report import Report
+    from chatconform.conformance.reporters.markdown import markdown
+
+    def search(impl, provider, failures=(), evaluated=("payload.nothing_lost", "payload.tool_pairing")):
+        return {"type": "search", "implementation": impl, "contract": "payload", "variant": provider,
+                "result": {"failures": [{"check": c, "message": m, "case": {}, "level": level}
+                                        for c, m, level in failures],
+                           "examples": 10, "unjudged": 0, "evaluated": {c: 10 for c in evaluated}}}
+
+    header = {"type": "header", "version": "1", "profile": "ci", "implementations": {
+        "lib-a": {"expected_failures": {"payload.tool_pairing": "why"}}, "lib-b": {}}}
+    report = Report(header, [], {"counts": {}}, [
+        search("lib-a", "anthropic", [("payload.tool_pairing", "A9 at $.messages[2]: ids without results", "error")]),
+        search("lib-b", "anthropic", [("payload.nothing_lost", "an image is missing", "error")]),
+        search("lib-a", "openai-chat", [("payload.tool_pairing", "reused id", "warning")]),
+    ])
+    text = markdown(report)
+    anthropic = text[text.index("#### `anthropic`"):text.index("#### `openai-chat`")]
+    assert "| check | lib-a | lib-b |" in anthropic
+    assert "| `payload.tool_pairing` | xfail | pass |" in anthropic
+    assert "| `payload.nothing_lost` | pass | **fail** |" in anthropic
+    assert "lib-a · `payload.tool_pairing` (xfail): A9 at $.messages[2]" in anthropic
+    openai = text[text.index("#### `openai-chat`"):]
+    assert "| check | lib-a |" in openai and "| `payload.tool_pairing` | warn |" in openai
+    assert "reused id" not in openai  # a warning is in the findings below, not a deviation here
+    assert "provider by provider" not in markdown(Report(header, [], {"counts": {}}, []))

@@ -112,6 +112,8 @@ class SearchSettings:
     timeout: float = DEFAULT_TIMEOUT  # per call of the implementation
     checks: frozenset[str] | None = None  # the selected check ids (None: all)
     shrink: bool = True
+    #: Shrink an implementation's expected failures too (a gate needs only to reach them).
+    shrink_expected: bool = False
 
 
 @dataclass

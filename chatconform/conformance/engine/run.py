@@ -29,7 +29,8 @@ from chatconform.errors import Interrupted
 
 
 def run(impls: list[Implementation], selection: Selection, profile: str | Profile = "ci", *,
-        seed: int | None = None, timeout: float = DEFAULT_TIMEOUT, shrink: bool = True, jobs: int = 1,
+        seed: int | None = None, timeout: float = DEFAULT_TIMEOUT, shrink: bool = True,
+        shrink_expected: bool = False, jobs: int = 1,
         shard: tuple[int, int] | None = None, handlers: Sequence[Handler] = ()) -> RunOutcome:
     """Plan the run, search its units (``jobs`` > 1: in that many worker processes; ``shard``
     ``(I, N)``: the I-th of N shards only) and fold the verdicts, emitting the
@@ -45,7 +46,7 @@ def run(impls: list[Implementation], selection: Selection, profile: str | Profil
     searches = [u for u in units if u.skip is None]
     emit(handlers, RunStarted(impls, selection, prof, seed, jobs, shard, len(searches),
                               sum(u.skip is None for u in planned)))
-    settings = SearchSettings(prof, seed, timeout, selection.checks, shrink)
+    settings = SearchSettings(prof, seed, timeout, selection.checks, shrink, shrink_expected)
     results: dict[Unit, SearchResult] = {}
     try:
         if jobs > 1 and len(searches) > 1:

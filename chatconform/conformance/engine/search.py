@@ -246,7 +246,7 @@ def _leaves(exc: BaseException) -> Iterable[BaseException]:
 def search(impl: Implementation, contract: Contract, variant: str | None, profile: Profile, *,
            seed: int | None = None, timeout: float = DEFAULT_TIMEOUT,
            selected: frozenset[str] | None = None, tick: Callable[[dict[str, Failure], bool], None] | None = None,
-           shrink: bool = True, stream: int | None = None) -> SearchResult:
+           shrink: bool = True, shrink_expected: bool = True, stream: int | None = None) -> SearchResult:
     """Search one (implementation, contract, variant); every distinct failure, shrunk.
 
     Hypothesis stops exploring soon after its first failure, so a rare bug behind a
@@ -273,6 +273,8 @@ def search(impl: Implementation, contract: Contract, variant: str | None, profil
     result = explore.run()
     for check_id, failure in explore.observed.items():
         why_not = _why_not_shrunk(result, shrink, get_check(check_id).shrinks)
+        if why_not is None and not shrink_expected and check_id in impl.expected_failures:
+            why_not = EXPECTED_NOT_SHRUNK
         if why_not is not None:
             if failure.shrink_note is None:
                 failure.not_shrunk(why_not)
@@ -302,6 +304,8 @@ IN_PROCESS_HANG = ("the call hung in the run's own process, where its thread can
 FLAKY = ("not met again when its cases were replayed to shrink it: the implementation answered the same "
          "input differently (state kept between calls, time, or randomness)")
 NOT_ASKED = "shrinking was not asked for (shrink=False)"
+EXPECTED_NOT_SHRUNK = ("an expected failure, reached: a gate needs only to know it still fails, so its case is "
+                       "not shrunk (--shrink-expected shrinks it)")
 NOT_SHRINKABLE = "this check's failures depend on the machine's speed, so they are not shrunk"
 
 
@@ -365,4 +369,4 @@ def search_unit(impl: Implementation, unit: Unit, settings: SearchSettings,
 
     return search(impl, contract, unit.variant, settings.profile, seed=settings.seed, timeout=settings.timeout,
                   selected=checks_of(contract, settings.checks), tick=tick if handlers else None,
-                  shrink=settings.shrink, stream=unit.stream)
+                  shrink=settings.shrink, shrink_expected=settings.shrink_expected, stream=unit.stream)

@@ -36,6 +36,7 @@ def markdown(report: Report) -> str:
         lines.append(f"| `{check}` | " + " | ".join(
             "" if c is None else f"**{c.label}**" if c.status.fails_run else c.label for c in row) + " |")
     lines += ["", counts_text(results)]  # never the footer's: it may be forged
+    lines += provider_tables(report)
     if absent:
         lines += ["", *(f"- {not_provided_text(name, contracts)}" for name, contracts in absent.items())]
     # Errors first, then warnings (reported; they fail a run only under --strict), then the
@@ -74,3 +75,50 @@ def _example_block(result: dict) -> list[str]:
     text = "\n".join(shown)
     return ["", f"<details><summary>{result['implementation']} · {result['check']}{variant}: the case</summary>",
             "", "```json", text, "```", "", "</details>"]
+
+
+def provider_tables(report: Report) -> list[str]:
+    """One table per provider of the payload checks, a column per implementation that maps
+    for it, from the report's search lines: what each library gets wrong for the provider a
+    reader uses, with the message of each deviation (the rule and the provider's error text).
+    Nothing for a report without payload searches."""
+    expected = {name: set(info.get("expected_failures", {}))
+                for name, info in report.header.get("implementations", {}).items()}
+    cells: dict[str, dict[tuple[str, str], str]] = {}  # provider -> (check, impl) -> label
+    notes: dict[str, list[str]] = {}
+    impls: dict[str, list[str]] = {}
+    checks: list[str] = []
+    for search in report.searches:
+        provider, result = search.get("variant"), search.get("result")
+        if search.get("contract") != "payload" or not provider or result is None:
+            continue
+        impl = search["implementation"]
+        impls.setdefault(provider, [])
+        if impl not in impls[provider]:
+            impls[provider].append(impl)
+        table = cells.setdefault(provider, {})
+        for check, count in result.get("evaluated", {}).items():
+            if count and (check, impl) not in table:
+                checks.append(check)
+                table[(check, impl)] = "pass"
+        for failure in result.get("failures", []):
+            check = failure["check"]
+            checks.append(check)
+            label = ("warn" if failure.get("level") == "warning" else
+                     "xfail" if check in expected.get(impl, ()) else "**fail**")
+            table[(check, impl)] = label
+            if label != "warn":
+                notes.setdefault(provider, []).append(f"- {impl} · `{check}` ({label}): {_cell(failure['message'])}")
+    if not cells:
+        return []
+    order = list(dict.fromkeys(checks))
+    lines = ["", "### The payload contract, provider by provider", ""]
+    for provider in sorted(cells):
+        table, columns = cells[provider], impls[provider]
+        rows = [c for c in order if any((c, i) in table for i in columns)]
+        lines += [f"#### `{provider}`", "", "| check | " + " | ".join(columns) + " |", "|---|" + "---|" * len(columns)]
+        lines += [f"| `{c}` | " + " | ".join(table.get((c, i), "") for i in columns) + " |" for c in rows]
+        if notes.get(provider):
+            lines += ["", *notes[provider]]
+        lines.append("")
+    return lines
