@@ -14,8 +14,9 @@ from chatconform.conformance.engine import Event, RunFinished, RunStarted
 
 class JsonlReporter:
     """Writes the report: the header (the run's settings, when it started), the search lines
-    (one per search, with its failures by provider), one result line per verdict, and the footer with the counts (and, for a run
-    stopped by a signal, which signal after how many searches).
+    (one per search, with its failures by provider), one result line per verdict, and the
+    footer with the counts (and, for a run stopped by a signal, which signal after how many
+    searches).
 
     ``providers``: the providers the run was narrowed to (``--provider``), which the header
     records, in the order given. ``path`` is made absolute here, at the start, so a chdir
