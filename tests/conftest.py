@@ -47,7 +47,8 @@ def short_run(tmp_path, monkeypatch):
     and that the calls neither crashed nor touched their input. Returns the verdicts by check.
 
     An expected failure that a few examples do not reach is undecided (``skip``): a quick
-    look cannot tell a fixed deviation from one the budget missed."""
+    look cannot tell a fixed deviation from one the budget missed. A library that crashes on
+    some valid input declares ``no_crash`` expected; then it may be ``xfail`` too."""
     from chatconform.conformance import api
     from chatconform.conformance.status import Status
 
@@ -57,7 +58,9 @@ def short_run(tmp_path, monkeypatch):
         assert verdicts
         assert not [v for v in verdicts if v.status == Status.ERROR]
         by_check = {v.check: v.status for v in verdicts}
-        assert by_check[f"{contract}.no_crash"] == Status.PASS
+        crash = f"{contract}.no_crash"
+        declared = crash in getattr(implementation, "expected_failures", {})
+        assert by_check[crash] in ((Status.PASS, Status.XFAIL, Status.SKIP) if declared else (Status.PASS,))
         assert by_check[f"{contract}.input_untouched"] == Status.PASS
         return by_check
 
