@@ -1,0 +1,174 @@
+"""langchain-openai's ``ChatOpenAI`` as a ``to_payload`` implementation, run offline.
+
+``to_payload(history, provider=..., instructions=...)`` returns the Chat Completions body
+``ChatOpenAI`` puts on the wire, byte for byte as JSON. The history is held as a LangChain
+application holds it: converted to LangChain messages by
+:func:`chatconform.adapters.langchain_core.to_langchain` (one message per part, in order),
+the run's ``instructions`` first as a ``SystemMessage`` (where a LangChain agent puts its
+system prompt; none when empty). The model is the one the provider's documentation
+configures, its tools bound as an application binds them, and invoked::
+
+    model = ChatOpenAI(model=..., api_key="dummy", base_url=..., http_client=<in-memory transport>)
+    model.bind_tools(tools).invoke(messages)
+
+``invoke`` runs ChatOpenAI's whole request path: its message conversion
+(``_get_request_payload``), then the openai SDK's ``chat.completions.create``, which
+transforms the parameters and serializes the JSON body. The request reaches an
+``httpx.MockTransport`` instead of the network: the transport keeps the request, answers
+with a minimal completion, and the adapter returns ``json.loads(request.content)`` (the
+whole body: ``model``, ``stream``, ``messages`` and ``tools`` when there are any). Nothing
+is fixed up: a block ChatOpenAI passes through, a flag it drops or an order it keeps is
+what the checks judge. No socket is opened, and LangSmith tracing is off for the call
+whatever the environment says.
+
+Provider id -> the model (and whose documentation configures it that way):
+
+============================  =====================================================================
+``openai-chat``               ``ChatOpenAI(model="gpt-4o", api_key="dummy")``: OpenAI's own API
+``qwen-vllm``                 ``ChatOpenAI(model="Qwen/Qwen3.5-35B-A3B",
+                              base_url="http://localhost:8000/v1")``: a vLLM server's OpenAI
+                              Chat Completions API, as LangChain's vLLM page
+                              (https://docs.langchain.com/oss/python/integrations/chat/vllm) and
+                              vLLM's own (https://docs.vllm.ai/en/latest/serving/openai_compatible_server.html)
+                              configure it
+``glm``                       ``ChatOpenAI(model="glm-4.7", base_url="https://api.z.ai/api/paas/v4/")``:
+                              Z.ai's OpenAI-compatible API, as Z.ai's LangChain guide
+                              (https://docs.z.ai/guides/develop/langchain/introduction) configures it
+============================  =====================================================================
+
+Tools: each tool the history calls is bound once, in order of first call, with an object
+schema open to any arguments (``{"type": "function", "function": {"name": ..., "parameters":
+{"type": "object", "additionalProperties": true}}}``), since the application that made
+those calls had those tools; a history that calls none binds none. The ``http_client``
+argument is ChatOpenAI's documented hook for the transport; the one setting it changes,
+``stream_usage``, applies to streamed calls only, and ``invoke`` does not stream.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import importlib.util
+import json
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass
+from importlib.metadata import version
+from typing import Any
+
+from chatconform.errors import MissingDependency
+from chatconform.providers import get_provider
+
+__all__ = ["DISTRIBUTION", "EXTRA", "MODELS", "LangChainOpenAIAdapter", "tools_for"]
+
+#: The extra that installs langchain-openai (and through it the openai SDK and httpx).
+EXTRA = "langchain-openai"
+#: The distribution whose version the adapter reports.
+DISTRIBUTION = "langchain-openai"
+
+if importlib.util.find_spec("langchain_openai") is None:
+    raise MissingDependency(f"the langchain-openai adapter needs langchain-openai: pip install 'chatconform[{EXTRA}]'")
+
+import httpx  # noqa: E402
+from langchain_core.messages import SystemMessage  # noqa: E402
+from langchain_openai import ChatOpenAI  # noqa: E402
+from langsmith import tracing_context  # noqa: E402
+from pydantic_ai.messages import ModelMessage, ModelResponse, ToolCallPart  # noqa: E402
+
+from chatconform.adapters.langchain_core import to_langchain  # noqa: E402
+
+
+@dataclass(frozen=True)
+class ChatOpenAIChoice:
+    """How ChatOpenAI is configured for a provider id."""
+
+    model: str
+    base_url: str | None = None
+
+
+#: Provider id -> the ChatOpenAI configuration (see the module docstring).
+MODELS: dict[str, ChatOpenAIChoice] = {
+    "openai-chat": ChatOpenAIChoice("gpt-4o"),
+    "qwen-vllm": ChatOpenAIChoice("Qwen/Qwen3.5-35B-A3B", "http://localhost:8000/v1"),
+    "glm": ChatOpenAIChoice("glm-4.7", "https://api.z.ai/api/paas/v4/"),
+}
+
+#: The parameters schema of every bound tool: an object open to any arguments.
+OPEN_OBJECT = {"type": "object", "additionalProperties": True}
+
+
+def tools_for(history: Sequence[ModelMessage]) -> list[dict[str, Any]]:
+    """One OpenAI tool per tool the history calls, in order of first call, each with the
+    open object schema."""
+    names = dict.fromkeys(part.tool_name for message in history if isinstance(message, ModelResponse)
+                          for part in message.parts if isinstance(part, ToolCallPart))
+    return [{"type": "function", "function": {"name": name, "parameters": dict(OPEN_OBJECT)}} for name in names]
+
+
+# -- the wire, in memory ---------------------------------------------------------------------------
+
+#: Set while a call runs: the requests the SDK sent through the in-memory transport.
+_SENT: contextvars.ContextVar[list[httpx.Request] | None] = contextvars.ContextVar(
+    "chatconform_langchain_openai_sent", default=None)
+
+
+def _answer(request: httpx.Request) -> httpx.Response:
+    """Keep the request; answer it with the smallest completion the SDK parses."""
+    sent = _SENT.get()
+    if sent is None:
+        raise RuntimeError("the langchain-openai adapter's transport was used outside to_payload")
+    sent.append(request)
+    return httpx.Response(200, json={
+        "id": "chatcmpl-offline", "object": "chat.completion", "created": 0, "model": "offline",
+        "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": ""}}]})
+
+
+# -- the adapter -----------------------------------------------------------------------------------
+
+class LangChainOpenAIAdapter:
+    """``to_payload`` for ``openai-chat``, ``qwen-vllm`` and ``glm`` through ``ChatOpenAI``'s
+    own request path and the openai SDK's serializer (see the module docstring)."""
+
+    name = "langchain-openai"
+    providers = frozenset(MODELS)
+    #: The model behind each provider id, so model-dependent rules are judged for it.
+    models = {provider: choice.model for provider, choice in MODELS.items()}
+    #: Check id -> why ChatOpenAI fails it; each minimal case is in docs/adapters.md.
+    expected_failures: dict[str, str] = {}
+
+    def __init__(self) -> None:
+        self.version = version(DISTRIBUTION)
+        self._models: dict[str, ChatOpenAI] = {}
+        self._lock = threading.Lock()
+
+    def model(self, provider: str) -> ChatOpenAI:
+        """The ChatOpenAI model for ``provider``, built once (a dummy key, the in-memory
+        transport)."""
+        get_provider(provider)
+        if provider not in MODELS:
+            raise ValueError(f"the langchain-openai adapter maps {', '.join(sorted(MODELS))}, not {provider!r}")
+        with self._lock:
+            if provider not in self._models:
+                choice = MODELS[provider]
+                self._models[provider] = ChatOpenAI(
+                    model=choice.model, api_key="dummy", base_url=choice.base_url,
+                    http_client=httpx.Client(transport=httpx.MockTransport(_answer)))
+            return self._models[provider]
+
+    def to_payload(self, history: Sequence[ModelMessage], *, provider: str,
+                   instructions: str | None = None) -> dict:
+        model = self.model(provider)
+        messages = to_langchain(history)
+        if instructions:
+            messages.insert(0, SystemMessage(content=instructions))
+        tools = tools_for(history)
+        runnable = model.bind_tools(tools) if tools else model
+        sent: list[httpx.Request] = []
+        token = _SENT.set(sent)
+        try:
+            with tracing_context(enabled=False):
+                runnable.invoke(messages)
+        finally:
+            _SENT.reset(token)
+        if len(sent) != 1 or not sent[0].url.path.endswith("/chat/completions"):
+            raise RuntimeError(f"ChatOpenAI sent {[str(r.url) for r in sent]}, not one Chat Completions request")
+        return json.loads(sent[0].content)
