@@ -8,18 +8,18 @@ the run's ``instructions`` first as a ``SystemMessage`` (where a LangChain agent
 system prompt; none when empty). The model is the one the provider's documentation
 configures, its tools bound as an application binds them, and invoked::
 
-    model = ChatOpenAI(model=..., api_key="dummy", base_url=..., http_client=<in-memory transport>)
+    model = ChatOpenAI(model=..., api_key="dummy", base_url=...)
     model.bind_tools(tools).invoke(messages)
 
 ``invoke`` runs ChatOpenAI's whole request path: its message conversion
 (``_get_request_payload``), then the openai SDK's ``chat.completions.create``, which
-transforms the parameters and serializes the JSON body. The request reaches an
-``httpx.MockTransport`` instead of the network: the transport keeps the request, answers
-with a minimal completion, and the adapter returns ``json.loads(request.content)`` (the
-whole body: ``model``, ``stream``, ``messages`` and ``tools`` when there are any). Nothing
-is fixed up: a block ChatOpenAI passes through, a flag it drops or an order it keeps is
-what the checks judge. No socket is opened, and LangSmith tracing is off for the call
-whatever the environment says.
+transforms the parameters and serializes the JSON body. The SDK client's
+``_prepare_request`` hook, called with the built request right before it is sent, stops
+the call there, and the adapter returns the request's JSON (the whole body: ``model``,
+``stream``, ``messages`` and ``tools`` when there are any). Nothing is fixed up: a block
+ChatOpenAI passes through, a flag it drops or an order it keeps is what the checks judge.
+No socket is opened, and LangSmith tracing is off for the call whatever the environment
+says.
 
 Provider id -> the model (and whose documentation configures it that way):
 
@@ -37,44 +37,38 @@ Provider id -> the model (and whose documentation configures it that way):
 ============================  =====================================================================
 
 Tools: each tool the history calls is bound once, in order of first call, with an object
-schema open to any arguments (``{"type": "function", "function": {"name": ..., "parameters":
-{"type": "object", "additionalProperties": true}}}``), since the application that made
-those calls had those tools; a history that calls none binds none. The ``http_client``
-argument is ChatOpenAI's documented hook for the transport; the one setting it changes,
-``stream_usage``, applies to streamed calls only, and ``invoke`` does not stream.
+schema open to any arguments, since the application that made those calls had those tools;
+a history that calls none binds none (:mod:`chatconform.adapters._langchain_chat`, shared
+with the other LangChain provider adapters).
 """
 
 from __future__ import annotations
 
-import contextvars
-import importlib.util
-import json
-import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from importlib.metadata import version
 from typing import Any
 
+from chatconform.adapters import missing_modules
 from chatconform.errors import MissingDependency
 from chatconform.providers import get_provider
 
-__all__ = ["DISTRIBUTION", "EXTRA", "MODELS", "LangChainOpenAIAdapter", "tools_for"]
+__all__ = ["DISTRIBUTION", "EXTRA", "MODELS", "LangChainOpenAIAdapter"]
 
-#: The extra that installs langchain-openai (and through it the openai SDK and httpx).
+#: The extra that installs langchain-openai (and through it the openai SDK).
 EXTRA = "langchain-openai"
 #: The distribution whose version the adapter reports.
 DISTRIBUTION = "langchain-openai"
 
-if importlib.util.find_spec("langchain_openai") is None:
+if missing_modules(["langchain_openai"]):
     raise MissingDependency(f"the langchain-openai adapter needs langchain-openai: pip install 'chatconform[{EXTRA}]'")
 
-import httpx  # noqa: E402
-from langchain_core.messages import SystemMessage  # noqa: E402
-from langchain_openai import ChatOpenAI  # noqa: E402
-from langsmith import tracing_context  # noqa: E402
-from pydantic_ai.messages import ModelMessage, ModelResponse, ToolCallPart  # noqa: E402
+import json  # noqa: E402
 
-from chatconform.adapters.langchain_core import to_langchain  # noqa: E402
+from langchain_openai import ChatOpenAI  # noqa: E402
+from pydantic_ai.messages import ModelMessage  # noqa: E402
+
+from chatconform.adapters._langchain_chat import Sent, bound, history_messages, sent_body  # noqa: E402
 
 
 @dataclass(frozen=True)
@@ -92,37 +86,23 @@ MODELS: dict[str, ChatOpenAIChoice] = {
     "glm": ChatOpenAIChoice("glm-4.7", "https://api.z.ai/api/paas/v4/"),
 }
 
-#: The parameters schema of every bound tool: an object open to any arguments.
-OPEN_OBJECT = {"type": "object", "additionalProperties": True}
+
+def _stop_before_sending(request: Any) -> None:
+    """The openai client's ``_prepare_request`` hook: called with the built request (body
+    serialized) right before the client would send it."""
+    if not request.url.path.endswith("/chat/completions"):
+        raise RuntimeError(f"ChatOpenAI built a request to {request.url}, not to Chat Completions")
+    raise Sent(request.content)
 
 
-def tools_for(history: Sequence[ModelMessage]) -> list[dict[str, Any]]:
-    """One OpenAI tool per tool the history calls, in order of first call, each with the
-    open object schema."""
-    names = dict.fromkeys(part.tool_name for message in history if isinstance(message, ModelResponse)
-                          for part in message.parts if isinstance(part, ToolCallPart))
-    return [{"type": "function", "function": {"name": name, "parameters": dict(OPEN_OBJECT)}} for name in names]
+def chat_model(provider: str) -> ChatOpenAI:
+    """ChatOpenAI as configured for ``provider`` (a dummy key), its client's send stopped."""
+    choice = MODELS[provider]
+    model = ChatOpenAI(model=choice.model, api_key="dummy", base_url=choice.base_url)
+    # The SDK client ChatOpenAI built; only its send is stopped.
+    model.root_client._prepare_request = _stop_before_sending
+    return model
 
-
-# -- the wire, in memory ---------------------------------------------------------------------------
-
-#: Set while a call runs: the requests the SDK sent through the in-memory transport.
-_SENT: contextvars.ContextVar[list[httpx.Request] | None] = contextvars.ContextVar(
-    "chatconform_langchain_openai_sent", default=None)
-
-
-def _answer(request: httpx.Request) -> httpx.Response:
-    """Keep the request; answer it with the smallest completion the SDK parses."""
-    sent = _SENT.get()
-    if sent is None:
-        raise RuntimeError("the langchain-openai adapter's transport was used outside to_payload")
-    sent.append(request)
-    return httpx.Response(200, json={
-        "id": "chatcmpl-offline", "object": "chat.completion", "created": 0, "model": "offline",
-        "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": ""}}]})
-
-
-# -- the adapter -----------------------------------------------------------------------------------
 
 class LangChainOpenAIAdapter:
     """``to_payload`` for ``openai-chat``, ``qwen-vllm`` and ``glm`` through ``ChatOpenAI``'s
@@ -157,38 +137,11 @@ class LangChainOpenAIAdapter:
 
     def __init__(self) -> None:
         self.version = version(DISTRIBUTION)
-        self._models: dict[str, ChatOpenAI] = {}
-        self._lock = threading.Lock()
-
-    def model(self, provider: str) -> ChatOpenAI:
-        """The ChatOpenAI model for ``provider``, built once (a dummy key, the in-memory
-        transport)."""
-        get_provider(provider)
-        if provider not in MODELS:
-            raise ValueError(f"the langchain-openai adapter maps {', '.join(sorted(MODELS))}, not {provider!r}")
-        with self._lock:
-            if provider not in self._models:
-                choice = MODELS[provider]
-                self._models[provider] = ChatOpenAI(
-                    model=choice.model, api_key="dummy", base_url=choice.base_url,
-                    http_client=httpx.Client(transport=httpx.MockTransport(_answer)))
-            return self._models[provider]
+        self._models = {provider: chat_model(provider) for provider in sorted(MODELS)}
 
     def to_payload(self, history: Sequence[ModelMessage], *, provider: str,
                    instructions: str | None = None) -> dict:
-        model = self.model(provider)
-        messages = to_langchain(history)
-        if instructions:
-            messages.insert(0, SystemMessage(content=instructions))
-        tools = tools_for(history)
-        runnable = model.bind_tools(tools) if tools else model
-        sent: list[httpx.Request] = []
-        token = _SENT.set(sent)
-        try:
-            with tracing_context(enabled=False):
-                runnable.invoke(messages)
-        finally:
-            _SENT.reset(token)
-        if len(sent) != 1 or not sent[0].url.path.endswith("/chat/completions"):
-            raise RuntimeError(f"ChatOpenAI sent {[str(r.url) for r in sent]}, not one Chat Completions request")
-        return json.loads(sent[0].content)
+        get_provider(provider)
+        if provider not in self._models:
+            raise ValueError(f"the langchain-openai adapter maps {', '.join(sorted(MODELS))}, not {provider!r}")
+        return json.loads(sent_body(bound(self._models[provider], history), history_messages(history, instructions)))

@@ -4,9 +4,7 @@ tracing), and registered behind its extra."""
 
 import importlib.util
 import json
-import tomllib
-from importlib.metadata import EntryPoint, version
-from pathlib import Path
+from importlib.metadata import version
 
 import pytest
 
@@ -14,28 +12,24 @@ pytest.importorskip("langchain_openai")
 
 from langchain_core.messages import SystemMessage  # noqa: E402
 from langchain_core.tracers import langchain as langchain_tracer  # noqa: E402
+from langchain_openai import ChatOpenAI  # noqa: E402
 from openai._utils import maybe_transform  # noqa: E402
 from openai.types.chat import completion_create_params  # noqa: E402
 from pydantic_ai.messages import (  # noqa: E402
-    BinaryImage,
-    ImageUrl,
     ModelRequest,
     ModelResponse,
-    SystemPromptPart,
-    TextPart,
+    ThinkingPart,
     ToolCallPart,
     ToolReturnPart,
     UserPromptPart,
 )
 
 import chatconform.adapters.langchain_openai as adapter_module  # noqa: E402
-from chatconform.adapters.langchain_core import to_langchain  # noqa: E402
-from chatconform.adapters.langchain_openai import LangChainOpenAIAdapter, tools_for  # noqa: E402
-from chatconform.conformance import discovery  # noqa: E402
+from chatconform.adapters._langchain_chat import bound, history_messages  # noqa: E402
+from chatconform.adapters.langchain_openai import LangChainOpenAIAdapter  # noqa: E402
 from chatconform.errors import MissingDependency  # noqa: E402
-
-ROOT = Path(__file__).resolve().parents[2]
-PNG = b"\x89PNG\r\n\x1a\n" + b"\x00" * 8
+from tests.messages import weather_history as one_call_history  # noqa: E402
+from tests.registration import project, registered  # noqa: E402
 
 #: Sockets are blocked in every test here (the ``no_network`` fixture of conftest.py).
 pytestmark = [pytest.mark.usefixtures("no_network"), pytest.mark.adapter]
@@ -49,17 +43,13 @@ def adapter():
 
 
 def weather_history():
-    """Text, an image by URL and as bytes, a call and its result, a call whose result failed."""
-    return [
-        ModelRequest(parts=[SystemPromptPart("You are a weather bot."),
-                            UserPromptPart(["Weather here?", ImageUrl("https://example.com/sky.png"),
-                                            BinaryImage(data=PNG, media_type="image/png")])]),
-        ModelResponse(parts=[TextPart("Let me check."), ToolCallPart("get_weather", '{"city": "Paris"}', "call_1")]),
-        ModelRequest(parts=[ToolReturnPart("get_weather", {"temp_c": 21}, "call_1")]),
-        ModelResponse(parts=[ToolCallPart("get_forecast", {"city": "Paris"}, "call_2")]),
-        ModelRequest(parts=[ToolReturnPart("get_forecast", "upstream timeout", "call_2", outcome="failed")]),
-        ModelResponse(parts=[TextPart("It is 21 degrees; no forecast.")]),
-    ]
+    """The shared weather history (text, an image by URL and as bytes, a call and its
+    result), then a second call whose result failed."""
+    *head, last = one_call_history()
+    return [*head,
+            ModelResponse(parts=[ToolCallPart("get_forecast", {"city": "Paris"}, "call_2")]),
+            ModelRequest(parts=[ToolReturnPart("get_forecast", "upstream timeout", "call_2", outcome="failed")]),
+            last]
 
 
 def expected_messages():
@@ -79,7 +69,7 @@ def expected_messages():
                          "function": {"name": "get_forecast", "arguments": '{"city": "Paris"}'}}]},
         # The ToolMessage's status="error" is dropped; the failure text is what is sent.
         {"content": "upstream timeout", "role": "tool", "tool_call_id": "call_2"},
-        {"content": "It is 21 degrees; no forecast.", "role": "assistant"},
+        {"content": "It is 21 degrees.", "role": "assistant"},
     ]
 
 
@@ -102,9 +92,10 @@ def test_the_body_is_chatopenai_s_payload_through_the_sdk_s_transform(adapter):
     """The same JSON as ChatOpenAI's own payload put through the openai SDK's transform of
     ``create(**params)``: what the adapter returns is the wire form of both steps."""
     history = weather_history()
-    model = adapter.model("openai-chat")
-    messages = [SystemMessage("Be brief."), *to_langchain(history)]
-    payload = model._get_request_payload(messages, tools=tools_for(history))
+    model = bound(ChatOpenAI(model="gpt-4o", api_key="dummy"), history)
+    messages = history_messages(history, "Be brief.")
+    assert messages[0] == SystemMessage("Be brief.")
+    payload = model.bound._get_request_payload(messages, **model.kwargs)
     transformed = maybe_transform(payload, completion_create_params.CompletionCreateParamsNonStreaming)
     body = adapter.to_payload(history, provider="openai-chat", instructions="Be brief.")
     assert body == json.loads(json.dumps(transformed))
@@ -119,8 +110,6 @@ def test_without_calls_no_tools_are_bound_and_empty_instructions_add_nothing(ada
 def test_not_fixed_up_an_answer_of_thinking_alone_is_sent_as_empty_content(adapter):
     """ChatOpenAI drops reasoning blocks, and an AIMessage that held nothing else goes out as
     ``content: []`` (the expected payload.schema_valid failure, O3)."""
-    from pydantic_ai.messages import ThinkingPart
-
     history = [ModelRequest(parts=[UserPromptPart("hi")]), ModelResponse(parts=[ThinkingPart("hmm")]),
                ModelRequest(parts=[UserPromptPart("and?")])]
     assert adapter.to_payload(history, provider="openai-chat")["messages"][1] == {"content": [], "role": "assistant"}
@@ -150,24 +139,27 @@ def test_no_socket_and_no_tracing_even_when_the_environment_asks_for_it(adapter,
     assert body["model"] == "Qwen/Qwen3.5-35B-A3B" and tracers == []
 
 
-def test_the_in_memory_transport_answers_only_inside_a_call(adapter):
-    from langchain_core.messages import HumanMessage
+def test_stopped_inside_the_sdk_before_sending(adapter, monkeypatch):
+    """The SDK builds the request and the adapter's hook ends the call: the HTTP client's
+    send is never reached (and sockets are blocked besides)."""
+    def send(*args, **kwargs):
+        raise AssertionError("the request was sent")
 
-    with pytest.raises(RuntimeError, match="outside to_payload"):
-        adapter.model("openai-chat").invoke([HumanMessage("hi")])
+    for model in adapter._models.values():
+        monkeypatch.setattr(model.root_client._client, "send", send)
+    for provider in PROVIDERS:
+        assert adapter.to_payload(weather_history(), provider=provider)["messages"]
 
 
 # -- registration and loading --------------------------------------------------------------------
 
 def test_registered_as_an_entry_point_behind_its_extra():
-    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
-    target = project["entry-points"]["chatconform.implementations"]["langchain-openai"]
-    impl = discovery.wrap(EntryPoint("langchain-openai", target, discovery.GROUP).load(), "langchain-openai")
+    impl = registered("langchain-openai")
     assert (impl.name, impl.contracts(), impl.options["providers"]) == (
         "langchain-openai", ["payload"], frozenset(PROVIDERS))
     assert impl.options["models"] == PROVIDERS
     assert impl.version == version("langchain-openai")
-    extras = project["optional-dependencies"]
+    extras = project()["optional-dependencies"]
     assert any(d.startswith("langchain-openai>=") for d in extras["langchain-openai"])
     assert "langchain-openai" in extras["all"][0]
 
