@@ -65,15 +65,23 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 CACHE = ROOT / ".chatconform" / "mutation-cache.json"
 
+#: The reference modules no one contract owns, with the fast tests that guard them: the
+#: package module gathers every contract's reference into ``ReferenceImplementation``.
+SHARED_GUARDS: dict[str, tuple[str, ...]] = {
+    "chatconform/reference/__init__.py": ("tests/reference/test_reference_package.py",),
+}
+
+
 def guards() -> dict[str, list[str]]:
     """The tests that guard each reference module, from the contracts: each contract names
     its reference module and the fast tests that pin it (``Contract.reference_module``,
-    ``Contract.guard_tests``), since the selected ones run once per mutant."""
+    ``Contract.guard_tests``), since the selected ones run once per mutant; then the
+    modules of :data:`SHARED_GUARDS`."""
     if str(ROOT) not in sys.path:
         sys.path.insert(0, str(ROOT))  # this checkout's package, not an installed one
     from chatconform.conformance.contracts import all_contracts
 
-    found: dict[str, list[str]] = {}
+    found: dict[str, list[str]] = {path: list(tests) for path, tests in SHARED_GUARDS.items()}
     for contract in all_contracts().values():
         if contract.reference_module is not None:
             path = contract.reference_module.replace(".", "/") + ".py"
@@ -1116,7 +1124,7 @@ def _interrupted(signum, frame) -> None:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--module", action="append",
-                        help="module to mutate (repeatable; default: every contract's reference module)")
+                        help="module to mutate (repeatable; default: every reference module with guard tests)")
     parser.add_argument("--list", action="store_true", help="print the mutants without running anything")
     parser.add_argument("--jobs", type=int, default=1, help="mutants run at once (default 1)")
     parser.add_argument("--timeout", type=float, help="seconds per mutant (default: 3x its tests' clean traced run "
@@ -1131,8 +1139,8 @@ def main(argv: list[str] | None = None) -> int:
         if not (ROOT / module).is_file():
             parser.error(f"no such module: {module}")
         if module not in guarding and not options.pytest_args:
-            parser.error(f"no tests are known to guard {module}: name them in its contract's guard_tests "
-                         "or pass --pytest-args")
+            parser.error(f"no tests are known to guard {module}: name them in its contract's guard_tests (or in "
+                         "SHARED_GUARDS, for a module no one contract owns) or pass --pytest-args")
     if options.list:
         for module in modules:
             for mutant in mutants(module):
