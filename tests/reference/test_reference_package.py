@@ -10,8 +10,8 @@ import inspect
 
 from chatconform.conformance.contracts import all_contracts
 from chatconform.conformance.discovery import REFERENCE_TARGET, load, load_object, portable_spec
-from chatconform.reference import ReferenceImplementation
 from chatconform.providers import PROVIDER_IDS
+from chatconform.reference import ReferenceImplementation
 from chatconform.version import __version__
 
 
