@@ -186,6 +186,8 @@ EQUIVALENT: dict[tuple[str, str, str, str], str] = {
      "replace(part.retry, cause=['model_retry'])"):
         "the cause is not kept: only model_response()'s text is, and pydantic-ai's RetryFeedbackPart.model_response "
         "fences every cause but 'no_output' and 'validation_error' as it fences a 'model_retry', in the same words",
+    (_SANITIZE, "_same", "`False` -> `True`", "zip(parts, original, strict=[False])"):
+        "the lengths are compared first, so zip only ever pairs lists of one length, where strict changes nothing",
     (_PACKAGE, "<module>", "'__module__' -> '__module_^'",
      "{'__doc__': 'Defines the expected behaviour of every cont..."):
         "type() sets a class's __module__ from the __name__ of the module that calls it, which is the value "
