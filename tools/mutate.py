@@ -65,15 +65,23 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 CACHE = ROOT / ".chatconform" / "mutation-cache.json"
 
+#: The reference modules no one contract owns, with the fast tests that guard them: the
+#: package module gathers every contract's reference into ``ReferenceImplementation``.
+SHARED_GUARDS: dict[str, tuple[str, ...]] = {
+    "chatconform/reference/__init__.py": ("tests/reference/test_reference_package.py",),
+}
+
+
 def guards() -> dict[str, list[str]]:
     """The tests that guard each reference module, from the contracts: each contract names
     its reference module and the fast tests that pin it (``Contract.reference_module``,
-    ``Contract.guard_tests``), since the selected ones run once per mutant."""
+    ``Contract.guard_tests``), since the selected ones run once per mutant; then the
+    modules of :data:`SHARED_GUARDS`."""
     if str(ROOT) not in sys.path:
         sys.path.insert(0, str(ROOT))  # this checkout's package, not an installed one
     from chatconform.conformance.contracts import all_contracts
 
-    found: dict[str, list[str]] = {}
+    found: dict[str, list[str]] = {path: list(tests) for path, tests in SHARED_GUARDS.items()}
     for contract in all_contracts().values():
         if contract.reference_module is not None:
             path = contract.reference_module.replace(".", "/") + ".py"
@@ -93,6 +101,8 @@ _PAYLOAD = "chatconform/reference/payload.py"
 _COMPACTION = "chatconform/reference/compaction.py"
 _TRIM = "chatconform/reference/trim.py"
 _REPAIR = "chatconform/reference/repair.py"
+_SANITIZE = "chatconform/reference/sanitize.py"
+_PACKAGE = "chatconform/reference/__init__.py"
 _LAST_IS_TEXT = ("an assistant message is last only when it holds no tool call (every call is followed by "
                  "its result), so each of its blocks is text")
 _SAME_KIND = ("a turn never mixes results with other items (tool turns hold only results, user turns none, "
@@ -172,6 +182,16 @@ EQUIVALENT: dict[tuple[str, str, str, str], str] = {
      "kinds = [item.kind for item in visible_items(history[index:index + [1]]) if item.kind != 'system']"):
         "a first non-system item found in the next message is opens[index + 1], which the fallback gives "
         "anyway",
+    (_SANITIZE, "Sanitizer.request_part", "'model_retry' -> 'model_retrx'",
+     "replace(part.retry, cause=['model_retry'])"):
+        "the cause is not kept: only model_response()'s text is, and pydantic-ai's RetryFeedbackPart.model_response "
+        "fences every cause but 'no_output' and 'validation_error' as it fences a 'model_retry', in the same words",
+    (_SANITIZE, "_same", "`False` -> `True`", "zip(parts, original, strict=[False])"):
+        "the lengths are compared first, so zip only ever pairs lists of one length, where strict changes nothing",
+    (_PACKAGE, "<module>", "'__module__' -> '__module_^'",
+     "{'__doc__': 'Defines the expected behaviour of every cont..."):
+        "type() sets a class's __module__ from the __name__ of the module that calls it, which is the value "
+        "given: the mutant only adds an attribute nothing reads",
     (_TRIM, "trim", "`<=` -> `<`", "n <= max_messages"):
         "with n == max_messages the search that follows picks start 0 (its size n fits) and builds the "
         "same list",
@@ -429,6 +449,17 @@ class Mutant:
         return hashlib.sha256(self.source.encode()).hexdigest()
 
 
+def _called_at_import(body: list[ast.stmt]) -> set[str]:
+    """The module's top-level functions that its module-level code calls: they run while
+    the module is imported (as ``_gathered`` builds the reference's class), so their
+    mutants need a fresh import, as module-level code does."""
+    functions = {s.name for s in body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))}
+    return {node.func.id for statement in body
+            if not isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+            for node in ast.walk(statement)
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in functions}
+
+
 def mutants(module: str, root: Path = ROOT, original: str | None = None) -> list[Mutant]:
     """Every distinct mutant of one module (read under ``root``), in source order.
 
@@ -459,7 +490,9 @@ def mutants(module: str, root: Path = ROOT, original: str | None = None) -> list
             seen.add(source)
             found.append((site, source))
     found.sort(key=lambda pair: (pair[0].line, pair[0].column))
-    return [Mutant(module, site.line, site.column, site.description, source, site.lines, site.at_import,
+    at_import = _called_at_import(body)
+    return [Mutant(module, site.line, site.column, site.description, source, site.lines,
+                   site.at_import or site.scope.split(".")[0] in at_import,
                    site.scope, context) for (site, source), context in zip(found, _contexts([s for s, _ in found]),
                                                                          strict=True)]
 
@@ -817,6 +850,11 @@ class _FreshRun:
             self.failed = report.nodeid
 
 
+def _module_name(path: str) -> str:
+    """The dotted name a module path is imported by (a package's ``__init__.py``: the package)."""
+    return path.removesuffix(".py").removesuffix("/__init__").replace("/", ".")
+
+
 def _fresh_session(mutant: Mutant, tests: list[str], say: Callable[[dict], None]) -> str | None:
     """In a child: the project's modules and tests imported afresh, the mutant in place of
     the module, and the tests run in a new session. For module-level code, whose values
@@ -827,7 +865,8 @@ def _fresh_session(mutant: Mutant, tests: list[str], say: Callable[[dict], None]
 
     import pytest
 
-    name = mutant.module.removesuffix(".py").replace("/", ".")
+    name = _module_name(mutant.module)
+    package = mutant.module.endswith("/__init__.py")
     for loaded in [n for n, m in sys.modules.items()
                    if n.split(".")[0] in ("chatconform", "tests") or
                    str(getattr(m, "__file__", "") or "").startswith(str(ROOT / "tests"))]:
@@ -844,7 +883,9 @@ def _fresh_session(mutant: Mutant, tests: list[str], say: Callable[[dict], None]
         def find_spec(self, fullname, path, target=None):
             if fullname != name:
                 return None
-            return importlib.util.spec_from_file_location(fullname, ROOT / mutant.module, loader=Loader())
+            inside = [str((ROOT / mutant.module).parent)] if package else None  # a package's __path__
+            return importlib.util.spec_from_file_location(fullname, ROOT / mutant.module, loader=Loader(),
+                                                          submodule_search_locations=inside)
 
     sys.meta_path.insert(0, Finder())
     plugin = _FreshRun(tests, say)
@@ -914,7 +955,7 @@ class Runner:
             self.failed = "no tests collected"
             return True
         _no_shrinking(items)
-        name = self.module.removesuffix(".py").replace("/", ".")
+        name = _module_name(self.module)
         module = importlib.import_module(name)
         if os.path.realpath(module.__file__) != os.path.realpath(self.filename):
             self.failed = f"{name} is imported from {module.__file__}, not from this checkout"
@@ -1116,7 +1157,7 @@ def _interrupted(signum, frame) -> None:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--module", action="append",
-                        help="module to mutate (repeatable; default: every contract's reference module)")
+                        help="module to mutate (repeatable; default: every reference module with guard tests)")
     parser.add_argument("--list", action="store_true", help="print the mutants without running anything")
     parser.add_argument("--jobs", type=int, default=1, help="mutants run at once (default 1)")
     parser.add_argument("--timeout", type=float, help="seconds per mutant (default: 3x its tests' clean traced run "
@@ -1131,8 +1172,8 @@ def main(argv: list[str] | None = None) -> int:
         if not (ROOT / module).is_file():
             parser.error(f"no such module: {module}")
         if module not in guarding and not options.pytest_args:
-            parser.error(f"no tests are known to guard {module}: name them in its contract's guard_tests "
-                         "or pass --pytest-args")
+            parser.error(f"no tests are known to guard {module}: name them in its contract's guard_tests (or in "
+                         "SHARED_GUARDS, for a module no one contract owns) or pass --pytest-args")
     if options.list:
         for module in modules:
             for mutant in mutants(module):
