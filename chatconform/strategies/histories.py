@@ -148,6 +148,12 @@ _PNG = bytes.fromhex(
     "1f15c4890000000d49444154789c6360000002000154a24f5d0000000049454e44ae426082"
 )
 _GIF = bytes.fromhex("47494638396101000100800000000000ffffff21f90401000000002c00000000010001000002024401003b")
+#: Stored bytes that are themselves valid base64 text (a WebP file's opening tags): a mapper
+#: that takes such bytes for base64 already sends them unencoded, and the provider decodes
+#: other bytes (llama_index issue #17924).
+BASE64_LOOKING_BYTES = b"RIFFWEBPVP8L"
+#: The binary images a prompt may hold, the first one what shrinking goes to.
+_BINARIES = ((_PNG, "image/png"), (_GIF, "image/gif"), (BASE64_LOOKING_BYTES, "image/webp"))
 
 
 @dataclass(frozen=True)
@@ -255,10 +261,9 @@ class _Run:
             if self.choose.boolean():
                 word = self.choose.choice(_IMAGE_WORDS)
                 images.append(ImageUrl(url=f"https://example.com/img/{word}-{n}.png"))
-            elif self.choose.boolean():
-                images.append(BinaryImage(data=_PNG, media_type="image/png"))
             else:
-                images.append(BinaryImage(data=_GIF, media_type="image/gif"))
+                data, media_type = self.choose.choice(_BINARIES)
+                images.append(BinaryImage(data=data, media_type=media_type))
         # An image-only prompt is legal; text first is the common (and simpler) case.
         text_position = self.choose.choice(("first", "last", "none"))
         if text_position == "none":
