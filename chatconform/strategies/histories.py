@@ -588,7 +588,9 @@ def histories(
       a request of their own), ``"anywhere"`` (also mid-conversation, before or after a
       user prompt, after tool results, or alone in a request), ``"none"``.
     - ``tools``: tool rounds (one or several calls with unique ids, each answered).
-    - ``files``: images in user prompts (``BinaryImage`` and ``ImageUrl``).
+    - ``files``: images in user prompts (``BinaryImage`` and ``ImageUrl``); the same bytes
+      may come twice in a history, and some stored bytes are themselves valid base64 text
+      (:data:`BASE64_LOOKING_BYTES`), which a mapper must still encode.
     - ``thinking``: ``ThinkingPart`` in responses (a cancelled one may hold only that).
     - ``summaries``: a request-side ``CompactionPart`` in a request of its own, placed as
       pydantic-ai-harness 0.62 stores it.

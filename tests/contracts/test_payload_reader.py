@@ -5,6 +5,7 @@ from it (or bytes as a link) is the same file. Each bug has a fake the suite cat
 from __future__ import annotations
 
 import base64
+import itertools
 import json
 
 import pytest
@@ -221,7 +222,7 @@ def _joined_texts(history) -> int:
     found = 0
     for message in history:
         texts = [p.content for p in message.parts if isinstance(p, TextPart) and p.content.strip()]
-        found += any(a[-1:].strip() and b[:1].strip() for a, b in zip(texts, texts[1:]))
+        found += any(a[-1:].strip() and b[:1].strip() for a, b in itertools.pairwise(texts))
     return found
 
 
