@@ -295,7 +295,8 @@ class Item:
     """One thing a reader of the conversation sees.
 
     ``value`` is the text (for text kinds), the tool name (calls and results) or the
-    media identity (a URL, or the base64 of inline data); ``ref`` is the tool-call id.
+    media identity (:func:`media_identity`); ``ref`` is the tool-call id, or, for a file,
+    :data:`INLINE` when its bytes are held inline (a link has none).
     """
 
     kind: ItemKind
@@ -303,13 +304,48 @@ class Item:
     ref: str = ""
 
 
+#: The ``ref`` of a file item whose bytes the history holds (or a ``data:`` URL spells out).
+INLINE = "inline"
+
+_URLSAFE = str.maketrans("-_", "+/")
+
+
+def inline_identity(data: str) -> str | None:
+    """The identity of the bytes that base64 text ``data`` decodes to (either alphabet,
+    padding optional), as :func:`media_identity` writes it; None when ``data`` is no base64.
+
+    Two bodies that send the same bytes have one identity however they spell them, and
+    text that is not the encoding of the stored bytes (raw bytes that merely look like
+    base64, sent as they are) has another.
+    """
+    text = "".join(data.split()).translate(_URLSAFE).rstrip("=")  # line breaks are not data
+    text += "=" * (-len(text) % 4)
+    try:
+        return base64.b64encode(base64.b64decode(text, validate=True)).decode("ascii")
+    except ValueError:
+        return None
+
+
+def data_url_payload(url: str) -> str | None:
+    """The base64 text of a ``data:...;base64,`` URL, or None for any other URL."""
+    head, sep, data = url.partition(";base64,")
+    return data if sep and head.startswith("data:") else None
+
+
 def media_identity(content: Any) -> str | None:
-    """How a file travels in any dialect: its URL, or the base64 of its bytes."""
+    """How a file travels in any dialect: its URL, or the base64 of its bytes (a ``data:``
+    URL is its bytes)."""
     if isinstance(content, FileUrl):
-        return content.url
+        inline = data_url_payload(content.url)
+        return (inline_identity(inline) if inline is not None else None) or content.url
     if isinstance(content, BinaryContent):
         return base64.b64encode(content.data).decode("ascii")
     return None
+
+
+def _inline(content: Any) -> bool:
+    return isinstance(content, BinaryContent) or (isinstance(content, FileUrl)
+                                                  and data_url_payload(content.url) is not None)
 
 
 def _user_items(content: Any, kind: ItemKind) -> Iterable[Item]:
@@ -319,7 +355,7 @@ def _user_items(content: Any, kind: ItemKind) -> Iterable[Item]:
         elif isinstance(piece, TextContent):
             yield Item(kind, piece.content)
         elif (identity := media_identity(piece)) is not None:
-            yield Item("media", identity)
+            yield Item("media", identity, INLINE if _inline(piece) else "")
 
 
 def _part_items(message: ModelMessage, part: Any) -> Iterable[Item]:

@@ -7,6 +7,7 @@ only the checks its bug explains.
 
 from __future__ import annotations
 
+import base64
 from collections import deque
 from collections.abc import Sequence
 
@@ -22,7 +23,7 @@ from pydantic_ai.messages import (
 
 from chatconform.fakes.base import Fake
 from chatconform.providers import get_provider
-from chatconform.reference.payload import OPENAI_STYLE, PayloadMapper, Text, Turn
+from chatconform.reference.payload import OPENAI_STYLE, Image, PayloadMapper, Text, Turn
 
 
 class _Fake(Fake, PayloadMapper):
@@ -420,3 +421,72 @@ class GeminiResultsBesideText(_Fake):
     @staticmethod
     def _kept_apart(previous, turn, provider):
         return False
+
+
+class GluesTexts(_Fake):
+    """The texts of a turn concatenated with nothing between them: two answers of one
+    response, or a prompt and a summary merged into one turn, arrive as one run-on string
+    (``"It is sunny.The build failed."``)."""
+
+    name = "fake-glues-texts"
+    providers = frozenset({"openai-chat", "anthropic", "gemini", "bedrock-converse"})
+    reproduces = ("content strings of several blocks or calls concatenated with no separator glue the last word "
+                  "of one to the first of the next (https://github.com/dust-tt/dust/pull/22255)")
+    violates = ("payload.text_boundaries",)
+    warns = ("payload.matches_reference",)
+
+    def turns(self, history):
+        glued = []
+        for turn in super().turns(history):
+            items: list = []
+            for item in turn.items:
+                if isinstance(item, Text) and items and isinstance(items[-1], Text):
+                    items[-1] = Text(items[-1].text + item.text)
+                else:
+                    items.append(item)
+            glued.append(Turn(turn.role, items))
+        return glued
+
+
+class TakesBase64LookingBytesAsEncoded(_Fake):
+    """Image bytes that decode as base64 are taken for base64 already and sent as they are:
+    ``b"RIFFWEBPVP8L"`` goes out as the base64 text ``RIFFWEBPVP8L``, which the provider
+    decodes to nine other bytes."""
+
+    name = "fake-takes-base64-looking-bytes-as-encoded"
+    providers = frozenset({"openai-chat", "anthropic", "gemini", "bedrock-converse"})
+    reproduces = ("deciding whether raw bytes are already base64 by trying to decode them sends bytes that happen "
+                  "to decode as they are, so the provider reads other bytes "
+                  "(https://github.com/run-llama/llama_index/issues/17924)")
+    violates = ("payload.nothing_lost",)
+
+    def inline_data(self, data):
+        try:
+            base64.b64decode(data, validate=True)
+        except ValueError:
+            return super().inline_data(data)
+        return data.decode("ascii")  # "already encoded"
+
+
+class SendsEqualImagesOnce(_Fake):
+    """An image whose bytes (or URL) an earlier prompt already sent is left out of the later
+    prompt: the user attached it twice, the model sees it once, and the later question is
+    about nothing."""
+
+    name = "fake-sends-equal-images-once"
+    providers = frozenset({"openai-chat", "anthropic", "gemini", "bedrock-converse"})
+    reproduces = ("model messages built with repeated attachments collapsed to their first occurrence "
+                  "(https://github.com/miurla/morphic/pull/947): the later copy is not sent")
+    violates = ("payload.nothing_lost",)
+
+    def to_payload(self, history, *, provider, instructions=None):
+        self._sent: set = set()
+        return super().to_payload(history, provider=provider, instructions=instructions)
+
+    def user_item(self, item):
+        mapped = super().user_item(item)
+        if isinstance(mapped, Image):
+            if (mapped.url, mapped.data) in self._sent:
+                return None
+            self._sent.add((mapped.url, mapped.data))
+        return mapped

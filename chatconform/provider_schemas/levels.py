@@ -40,6 +40,7 @@ CONVERSATION_CHECKS = {
     "payload.error_flag_kept": "the model reads a failed tool call as a result to build on",
     "payload.order_preserved": "the model answers questions in an order they were never asked",
     "payload.nothing_lost": "the model never sees what was dropped",
+    "payload.text_boundaries": "the model reads two texts run together as words no one wrote",
 }
 #: Advice: a warning everywhere.
 ADVICE_CHECKS = {

@@ -11,6 +11,7 @@ import json
 from dataclasses import dataclass
 from typing import Any, Callable, Iterator
 
+from chatconform.history import data_url_payload, inline_identity
 from chatconform.providers import get_provider
 
 
@@ -21,11 +22,17 @@ class Turn:
     tool_calls: tuple[tuple[str, str], ...]  # (id, tool name) of calls made in this turn
     tool_results: tuple[tuple[str, str], ...]  # (id, tool name or "") answered in this turn
     path: str  # e.g. "$.messages[2]", "$.system", "$.systemInstruction"
-    media: tuple[str, ...] = ()  # files in order: each its URL, or the base64 of its bytes
+    #: Files in order: each its URL (or file id, storage location), or, for bytes sent inline,
+    #: the standard base64 of the bytes the body's text decodes to (``history.inline_identity``:
+    #: one spelling for the same bytes, whatever the alphabet or padding; text that is no
+    #: base64 kept as it is).
+    media: tuple[str, ...] = ()
     #: Positions in ``tool_results`` of the results marked as errors, in the dialect's way:
     #: Anthropic ``is_error``, Bedrock ``status: "error"``, an ``{"error": ...}`` content
     #: (the OpenAI-style tool message as JSON text, the Gemini ``response``).
     error_results: tuple[int, ...] = ()
+    #: Positions in ``media`` of the files sent inline, as bytes (the others are links).
+    inline: tuple[int, ...] = ()
 
 
 def _list(value: Any) -> list:
@@ -51,30 +58,42 @@ def _text_blocks(value: Any, *, typed: bool) -> list[str]:
     ]
 
 
-def _identity(url: Any) -> str | None:
-    """A file's identity: the base64 payload of a data URL, else the URL itself."""
+#: A file as the body sends it: its identity, and whether it travels as bytes (inline).
+File = tuple[str, bool]
+
+
+def _bytes(data: Any) -> File | None:
+    """Inline bytes given as base64 text (Gemini's JSON takes either alphabet, google-genai
+    sends the URL-safe one): the identity of the bytes it decodes to."""
+    if not isinstance(data, str) or not data:
+        return None
+    return inline_identity(data) or data, True
+
+
+def _link(url: Any) -> File | None:
+    """A URL: a ``data:`` URL is its bytes, any other URL (or id) is a link."""
     if not isinstance(url, str) or not url:
         return None
-    head, sep, data = url.partition(";base64,")
-    return data if sep and head.startswith("data:") else url
+    inline = data_url_payload(url)
+    return _bytes(inline) if inline is not None else (url, False)
 
 
-def _standard_b64(data: Any) -> Any:
-    """Gemini's JSON takes base64 in either alphabet (google-genai sends the URL-safe one):
-    one alphabet, so the same bytes have one identity."""
-    return data.replace("-", "+").replace("_", "/") if isinstance(data, str) else data
-
-
-def _source_identity(source: Any) -> str | None:
+def _source_file(source: Any) -> File | None:
     """Anthropic and Bedrock file sources: inline bytes, a URL or a storage location."""
     if not isinstance(source, dict):
         return None
     for key in ("data", "bytes"):
         if isinstance(source.get(key), str):
-            return source[key]
+            return _bytes(source[key])
     location = source.get("s3Location")
-    return _identity(source.get("url") or source.get("file_id") or
-                     (location.get("uri") if isinstance(location, dict) else None))
+    return _link(source.get("url") or source.get("file_id") or
+                 (location.get("uri") if isinstance(location, dict) else None))
+
+
+def _files(found: list[File]) -> dict[str, tuple]:
+    """A turn's ``media`` and ``inline`` fields from its files in order."""
+    return {"media": tuple(identity for identity, _ in found),
+            "inline": tuple(i for i, (_, inline) in enumerate(found) if inline)}
 
 
 class _Names:
@@ -130,7 +149,8 @@ def _openai_turns(body: dict) -> Iterator[Turn]:
             else:
                 results.append(names.result(_str(message.get("tool_call_id")), _str(message.get("name"))))
         errors = (0,) if role == "tool" and _is_error_text(message.get("content")) else ()
-        yield Turn(role, tuple(texts), tuple(calls), tuple(results), f"$.messages[{i}]", tuple(media), errors)
+        yield Turn(role, tuple(texts), tuple(calls), tuple(results), f"$.messages[{i}]", error_results=errors,
+                   **_files(media))
 
 
 def _is_error_text(content: Any) -> bool:
@@ -147,18 +167,20 @@ def _is_error_text(content: Any) -> bool:
 _OPENAI_FILE_PARTS = ("image_url", "document_url", "audio_url", "video_url")
 
 
-def _openai_media(content: Any) -> list[str]:
-    found = []
+def _openai_media(content: Any) -> list[File]:
+    found: list[File | None] = []
     for part in _dicts(content):
         kind = _str(part.get("type"))
         value = part.get(kind) if kind else None
         if kind in _OPENAI_FILE_PARTS:
-            found.append(_identity(value.get("url") if isinstance(value, dict) else value))
+            found.append(_link(value.get("url") if isinstance(value, dict) else value))
         elif kind == "input_audio" and isinstance(value, dict):
-            found.append(_identity(value.get("data")))
+            found.append(_bytes(value.get("data")))
         elif kind == "file" and isinstance(value, dict):
-            found.append(_identity(value.get("file_data") or value.get("file_id")))
-    return [identity for identity in found if identity]
+            data = value.get("file_data")
+            found.append(_link(value.get("file_id")) if not data else
+                         _link(data) if isinstance(data, str) and data.startswith("data:") else _bytes(data))
+    return [file for file in found if file]
 
 
 # --- Anthropic ------------------------------------------------------------------------------
@@ -174,7 +196,7 @@ def _anthropic_turns(body: dict) -> Iterator[Turn]:
         content = message.get("content")
         blocks = [{"type": "text", "text": content}] if isinstance(content, str) else list(_dicts(content))
         texts: list[str] = []
-        media: list[str] = []
+        media: list[File] = []
         calls: list[tuple[str, str]] = []
         results: list[tuple[str, str]] = []
         errors: list[int] = []
@@ -182,8 +204,8 @@ def _anthropic_turns(body: dict) -> Iterator[Turn]:
             kind = block.get("type")
             if kind == "text" and isinstance(block.get("text"), str):
                 texts.append(block["text"])
-            elif kind in ("image", "document") and (identity := _source_identity(block.get("source"))):
-                media.append(identity)
+            elif kind in ("image", "document") and (file := _source_file(block.get("source"))):
+                media.append(file)
             elif kind in ("tool_use", "server_tool_use", "mcp_tool_use"):
                 calls.append(names.call(_str(block.get("id")), _str(block.get("name"))))
             elif kind == "tool_result":
@@ -191,13 +213,14 @@ def _anthropic_turns(body: dict) -> Iterator[Turn]:
                     errors.append(len(results))
                 results.append(names.result(_str(block.get("tool_use_id"))))
                 texts.extend(_text_blocks(block.get("content"), typed=True))
-                media.extend(identity for inner in _dicts(block.get("content"))
+                media.extend(file for inner in _dicts(block.get("content"))
                              if inner.get("type") in ("image", "document")
-                             and (identity := _source_identity(inner.get("source"))))
+                             and (file := _source_file(inner.get("source"))))
         role = message["role"]
         if role == "user" and results and len(results) == len(blocks):
             role = "tool"
-        yield Turn(role, tuple(texts), tuple(calls), tuple(results), f"$.messages[{i}]", tuple(media), tuple(errors))
+        yield Turn(role, tuple(texts), tuple(calls), tuple(results), f"$.messages[{i}]",
+                   error_results=tuple(errors), **_files(media))
 
 
 # --- Gemini ---------------------------------------------------------------------------------
@@ -233,17 +256,17 @@ def _gemini_turns(body: dict) -> Iterator[Turn]:
             continue
         parts = list(_dicts(content.get("parts")))
         texts: list[str] = []
-        media: list[str] = []
+        media: list[File] = []
         calls: list[tuple[str, str]] = []
         results: list[tuple[str, str]] = []
         errors: list[int] = []
         for part in parts:
             inline = _alias(part, "inlineData", "inline_data")
             linked = _alias(part, "fileData", "file_data")
-            if isinstance(inline, dict) and (identity := _identity(_standard_b64(inline.get("data")))):
-                media.append(identity)
-            elif isinstance(linked, dict) and (identity := _identity(_alias(linked, "fileUri", "file_uri"))):
-                media.append(identity)
+            if isinstance(inline, dict) and (file := _bytes(inline.get("data"))):
+                media.append(file)
+            elif isinstance(linked, dict) and (file := _link(_alias(linked, "fileUri", "file_uri"))):
+                media.append(file)
             call = _alias(part, "functionCall", "function_call")
             response = _alias(part, "functionResponse", "function_response")
             if isinstance(call, dict):
@@ -259,7 +282,8 @@ def _gemini_turns(body: dict) -> Iterator[Turn]:
             role = "assistant"
         else:
             role = "tool" if results and len(results) == len(parts) else "user"
-        yield Turn(role, tuple(texts), tuple(calls), tuple(results), f"$.contents[{i}]", tuple(media), tuple(errors))
+        yield Turn(role, tuple(texts), tuple(calls), tuple(results), f"$.contents[{i}]",
+                   error_results=tuple(errors), **_files(media))
 
 
 # --- Bedrock Converse -----------------------------------------------------------------------
@@ -275,7 +299,7 @@ def _bedrock_turns(body: dict) -> Iterator[Turn]:
             continue
         blocks = [b for b in _dicts(message.get("content")) if "cachePoint" not in b]
         texts: list[str] = []
-        media: list[str] = []
+        media: list[File] = []
         calls: list[tuple[str, str]] = []
         results: list[tuple[str, str]] = []
         errors: list[int] = []
@@ -284,8 +308,8 @@ def _bedrock_turns(body: dict) -> Iterator[Turn]:
             file = next((block[k] for k in _BEDROCK_FILES if isinstance(block.get(k), dict)), None)
             if isinstance(block.get("text"), str):
                 texts.append(block["text"])
-            elif file is not None and (identity := _source_identity(file.get("source"))):
-                media.append(identity)
+            elif file is not None and (found := _source_file(file.get("source"))):
+                media.append(found)
             elif isinstance(use, dict):
                 calls.append(names.call(_str(use.get("toolUseId")), _str(use.get("name"))))
             elif isinstance(result, dict):
@@ -296,7 +320,8 @@ def _bedrock_turns(body: dict) -> Iterator[Turn]:
         role = message["role"]
         if role == "user" and results and len(results) == len(blocks):
             role = "tool"
-        yield Turn(role, tuple(texts), tuple(calls), tuple(results), f"$.messages[{i}]", tuple(media), tuple(errors))
+        yield Turn(role, tuple(texts), tuple(calls), tuple(results), f"$.messages[{i}]",
+                   error_results=tuple(errors), **_files(media))
 
 
 _BEDROCK_FILES = ("image", "document", "video", "audio")

@@ -239,12 +239,6 @@ def _result_text(content: Any) -> str:
     return content if isinstance(content, str) else json.dumps(content, ensure_ascii=False)
 
 
-def _b64(data: bytes | None) -> str:
-    """An image's bytes as base64 (an :class:`Image` without a URL always holds them)."""
-    assert data is not None
-    return base64.b64encode(data).decode("ascii")
-
-
 class PayloadMapper:
     """The reference mapper, one overridable method per step, so that each known-bug
     fake in :mod:`chatconform.fakes.payload` changes exactly one step."""
@@ -307,6 +301,12 @@ class PayloadMapper:
         if isinstance(item, BinaryContent) and item.is_image:
             return Image(item.media_type, data=bytes(item.data))
         raise ValueError(f"the reference does not map user content of type {type(item).__name__}")
+
+    def inline_data(self, data: bytes | None) -> str:
+        """An image's bytes as the base64 text the body carries (an :class:`Image` without a
+        URL always holds them): every byte encoded, whatever the bytes look like."""
+        assert data is not None
+        return base64.b64encode(data).decode("ascii")
 
     def keeps_text(self, text: str) -> bool:
         """Whether a text item is sent: blank ones never are (Anthropic A7, Bedrock B7)."""
@@ -511,8 +511,7 @@ class PayloadMapper:
             messages[-1]["prefix"] = True  # a prefill (M2); only the last may say so (M3)
         return {"messages": messages}
 
-    @staticmethod
-    def _openai_user_content(items: list, url_as_string: bool) -> str | list[dict]:
+    def _openai_user_content(self, items: list, url_as_string: bool) -> str | list[dict]:
         if all(isinstance(item, Text) for item in items):
             return "\n\n".join(item.text for item in items)
         parts: list[dict] = []
@@ -520,7 +519,7 @@ class PayloadMapper:
             if isinstance(item, Text):
                 parts.append({"type": "text", "text": item.text})
             else:
-                url = item.url or f"data:{item.media_type};base64,{_b64(item.data)}"
+                url = item.url or f"data:{item.media_type};base64,{self.inline_data(item.data)}"
                 parts.append({"type": "image_url", "image_url": url if url_as_string else {"url": url}})
         return parts
 
@@ -533,7 +532,7 @@ class PayloadMapper:
                     blocks.append({"type": "text", "text": item.text})
                 elif isinstance(item, Image):
                     source = ({"type": "url", "url": item.url} if item.url else
-                              {"type": "base64", "media_type": item.media_type, "data": _b64(item.data)})
+                              {"type": "base64", "media_type": item.media_type, "data": self.inline_data(item.data)})
                     blocks.append({"type": "image", "source": source})
                 elif isinstance(item, Call):
                     blocks.append({"type": "tool_use", "id": item.id, "name": item.name, "input": item.args})
@@ -560,7 +559,7 @@ class PayloadMapper:
                     parts.append({"text": item.text})
                 elif isinstance(item, Image):
                     parts.append({"fileData": {"mimeType": item.media_type, "fileUri": item.url}} if item.url else
-                                 {"inlineData": {"mimeType": item.media_type, "data": _b64(item.data)}})
+                                 {"inlineData": {"mimeType": item.media_type, "data": self.inline_data(item.data)}})
                 elif isinstance(item, Call):
                     part: dict = {"functionCall": {"id": item.id, "name": item.name, "args": item.args}}
                     if not signed:
@@ -591,7 +590,7 @@ class PayloadMapper:
                         blocks.append({"text": item.url})
                     else:
                         fmt = item.media_type.split("/", 1)[1]
-                        blocks.append({"image": {"format": fmt, "source": {"bytes": _b64(item.data)}}})
+                        blocks.append({"image": {"format": fmt, "source": {"bytes": self.inline_data(item.data)}}})
                 elif isinstance(item, Call):
                     tools[item.name] = None
                     blocks.append({"toolUse": {"toolUseId": item.id, "name": item.name, "input": item.args}})

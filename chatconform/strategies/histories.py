@@ -148,6 +148,12 @@ _PNG = bytes.fromhex(
     "1f15c4890000000d49444154789c6360000002000154a24f5d0000000049454e44ae426082"
 )
 _GIF = bytes.fromhex("47494638396101000100800000000000ffffff21f90401000000002c00000000010001000002024401003b")
+#: Stored bytes that are themselves valid base64 text (a WebP file's opening tags): a mapper
+#: that takes such bytes for base64 already sends them unencoded, and the provider decodes
+#: other bytes (llama_index issue #17924).
+BASE64_LOOKING_BYTES = b"RIFFWEBPVP8L"
+#: The binary images a prompt holds besides the PNG (which shrinking goes to).
+_OTHER_BINARIES = ((_GIF, "image/gif"), (BASE64_LOOKING_BYTES, "image/webp"))
 
 
 @dataclass(frozen=True)
@@ -258,7 +264,10 @@ class _Run:
             elif self.choose.boolean():
                 images.append(BinaryImage(data=_PNG, media_type="image/png"))
             else:
-                images.append(BinaryImage(data=_GIF, media_type="image/gif"))
+                # Every other one of these holds bytes that are valid base64 text. Taken from
+                # the tag, not drawn: the choices (and so the ci profile's cases) stay as they were.
+                data, media_type = _OTHER_BINARIES[n % 2]
+                images.append(BinaryImage(data=data, media_type=media_type))
         # An image-only prompt is legal; text first is the common (and simpler) case.
         text_position = self.choose.choice(("first", "last", "none"))
         if text_position == "none":
@@ -583,7 +592,9 @@ def histories(
       a request of their own), ``"anywhere"`` (also mid-conversation, before or after a
       user prompt, after tool results, or alone in a request), ``"none"``.
     - ``tools``: tool rounds (one or several calls with unique ids, each answered).
-    - ``files``: images in user prompts (``BinaryImage`` and ``ImageUrl``).
+    - ``files``: images in user prompts (``BinaryImage`` and ``ImageUrl``); the same bytes
+      may come twice in a history, and some stored bytes are themselves valid base64 text
+      (:data:`BASE64_LOOKING_BYTES`), which a mapper must still encode.
     - ``thinking``: ``ThinkingPart`` in responses (a cancelled one may hold only that).
     - ``summaries``: a request-side ``CompactionPart`` in a request of its own, placed as
       pydantic-ai-harness 0.62 stores it.

@@ -6,7 +6,9 @@ turn view (role, texts, tool calls, tool results), so the checks are written onc
 
 from __future__ import annotations
 
+import base64
 import html
+import itertools
 import json
 from collections import Counter, deque
 from dataclasses import dataclass, replace
@@ -21,8 +23,10 @@ from chatconform.conformance.wire import as_is
 from chatconform.errors import ERROR, WARNING, ConfigError, NotApplicable, Violation
 from chatconform.history import (
     ERROR_OUTCOMES,
+    INLINE,
     Item,
     and_more,
+    counted,
     first_difference,
     item_label,
     list_difference,
@@ -483,68 +487,104 @@ def error_flag_kept(ex: Example) -> None:
         raise Violation(f"{where} is not marked as an error", expected=flag, actual="a plain result")
 
 
-def _payload_stream(ex: Example) -> tuple[str, list[str], list[str]]:
-    """All non-system text of the payload as one string, its tool calls by name, its files."""
+@dataclass(frozen=True)
+class _Stream:
+    """The payload's non-system content as a reader meets it, in order."""
+
+    text: str  # every non-system text, joined with "\n"
+    calls: list[str]  # tool calls by name
+    media: list[str]  # files by identity (chatconform.provider_schemas.turns.Turn.media)
+    inline: list[bool]  # whether each file travels as bytes
+
+
+def _payload_stream(ex: Example) -> _Stream:
     def compute():
-        turns = _turns(ex)
-        text = "\n".join(s for t in turns if t.role != "system" for s in t.texts)
-        return (text, [name for t in turns for _, name in t.tool_calls],
-                [identity for t in turns for identity in t.media])
+        turns = [t for t in _turns(ex) if t.role != "system"]
+        files = [(identity, k in t.inline) for t in turns for k, identity in enumerate(t.media)]
+        return _Stream("\n".join(s for t in turns for s in t.texts),
+                       [name for t in turns for _, name in t.tool_calls],
+                       [identity for identity, _ in files], [inline for _, inline in files])
 
     return ex.once("stream", compute)
 
 
-def _placed(ex: Example) -> tuple[list[Item], list[Item]]:
-    """The history's content items split into (found in order, not found in order).
+def _is_inline(item: Item) -> bool:
+    return item.ref == INLINE
 
-    One cursor walk over the payload's text, calls and files: linear in the payload. An
-    item the cursor misses was either sent earlier than it should be or not sent at all.
-    """
+
+def _anonymous(ex: Example) -> list[int]:
+    """Positions of the payload's files that are none of the history's: a link the library
+    downloaded, sent as bytes the history does not hold (or bytes it uploaded, sent as a
+    link), or bytes that decode to something other than what was stored."""
     def compute():
-        text, calls, media = _payload_stream(ex)
-        cursor = {"text": 0, "call": 0, "media": 0}
-        anonymous = _anonymous_media(ex)
+        known = {item.value for item in _items(ex) if item.kind == "media"}
+        return [i for i, identity in enumerate(_payload_stream(ex).media) if identity not in known]
 
-        def place(stream: str, item: Item) -> bool:
-            if stream == "media" and item.value not in media and "://" in item.value:
-                # A file URL the mapper downloaded is sent as bytes the history does not hold.
-                position = next((i for i in anonymous if i >= cursor["media"]), -1)
-                if position >= 0:
-                    cursor["media"] = position + 1
-                    return True
-            if stream == "text":
-                # Whitespace at the edges of a text is not content: a provider may require
-                # it trimmed (Anthropic A10), and a text joined to others is found inside.
-                value = item.value.strip()
-                position, step = text.find(value, cursor["text"]), len(value)
-            else:
-                position, step = _index(calls if stream == "call" else media, item.value, cursor[stream]), 1
+    return ex.once("anonymous", compute)
+
+
+@dataclass(frozen=True)
+class _Placing:
+    """The history's content items (indices into ``_items``) found in order, and not."""
+
+    found: list[int]
+    missed: list[int]
+    #: (item index, start, end) of each text found in ``_Stream.text``, in history order.
+    spans: list[tuple[int, int, int]]
+
+
+def _placing(ex: Example) -> _Placing:
+    """One cursor walk over the payload's text, calls and files: linear in the payload. An
+    item the cursor misses was either sent earlier than it should be or not sent at all
+    (:func:`_lost` tells which). Each copy of the payload serves one item: two equal
+    images of the history need two images in the body."""
+    def compute():
+        stream = _payload_stream(ex)
+        cursor = {"text": 0, "call": 0, "media": 0}
+        anonymous = _anonymous(ex)
+        spans: list[tuple[int, int, int]] = []
+
+        def in_text(index: int, value: str) -> bool:
+            # Whitespace at the edges of a text is not content: a provider may require it
+            # trimmed (Anthropic A10), and a text joined to others is found inside.
+            value = value.strip()
+            position = stream.text.find(value, cursor["text"])
             if position < 0:
                 return False
-            cursor[stream] = position + step
+            cursor["text"] = position + len(value)
+            spans.append((index, position, cursor["text"]))
+            return True
+
+        def file(item: Item) -> bool:
+            position = _index(stream.media, item.value, cursor["media"])
+            if position < 0:
+                # A link sent as the bytes downloaded from it, bytes as the link they were
+                # uploaded to: a file of the other kind that the history does not hold.
+                wanted = not _is_inline(item)
+                position = next((i for i in anonymous if i >= cursor["media"] and stream.inline[i] == wanted), -1)
+            if position < 0:
+                return False
+            cursor["media"] = position + 1
             return True
 
         found, missed = [], []
-        for item in _items(ex):
+        for index, item in enumerate(_items(ex)):
             if item.kind not in _CONTENT:
                 continue
-            stream = item.kind if item.kind in ("call", "media") else "text"
-            # A file the provider cannot take by URL may travel as its link in text.
-            placed = place(stream, item) or (item.kind == "media" and place("text", item))
-            (found if placed else missed).append(item)
-        return found, missed
+            if item.kind == "call":
+                position = _index(stream.calls, item.value, cursor["call"])
+                if position >= 0:
+                    cursor["call"] = position + 1
+                placed = position >= 0
+            elif item.kind == "media":
+                # A file the provider cannot take by URL may travel as its link in text.
+                placed = file(item) or (not _is_inline(item) and in_text(index, item.value))
+            else:
+                placed = in_text(index, item.value)
+            (found if placed else missed).append(index)
+        return _Placing(found, missed, spans)
 
     return ex.once("placed", compute)
-
-
-def _anonymous_media(ex: Example) -> list[int]:
-    """Positions of the payload's files that are none of the history's files (a URL sent
-    as the bytes downloaded from it)."""
-    def compute():
-        known = {item.value for item in _items(ex) if item.kind == "media"}
-        return [i for i, identity in enumerate(_payload_stream(ex)[2]) if identity not in known]
-
-    return ex.once("anonymous_media", compute)
 
 
 def _index(values: list[str], value: str, start: int) -> int:
@@ -561,17 +601,89 @@ def _body_text(ex: Example) -> str:
     return ex.once("body_text", lambda: html.unescape("\n".join(s for t in _turns(ex) for s in t.texts)))
 
 
-def _sent(ex: Example, item: Item, *, anywhere: bool) -> bool:
-    """The item is in the body's non-system content, or (``anywhere``) in any voice: a
-    text moved into the system message is sent, not lost."""
-    text, calls, media = _payload_stream(ex)
-    if anywhere:
-        text = _body_text(ex)
+def _key(item: Item) -> tuple[str, str]:
+    """What two equal items share: their kind of content and their content."""
+    if item.kind in ("call", "media"):
+        return item.kind, item.value
+    return "text", item.value.strip()
+
+
+@dataclass(frozen=True)
+class _Loss:
+    """Content items the payload holds fewer copies of than the history."""
+
+    items: list[int]  # indices into ``_items``, in history order
+    wanted: Counter  # copies the history holds, by _key
+    sent: Counter  # copies the payload holds, by _key
+
+
+def _lost(ex: Example) -> _Loss:
+    """The items of the history the payload does not hold, counted as a multiset: an item
+    is sent when the payload holds as many copies of its content as the history does, in
+    any voice (a text moved into the system message is sent, not lost). A link the body
+    does not hold is made up for by a file of bytes the history does not hold (a download),
+    and bytes by such a link (an upload), each such file once; bytes the body holds under
+    another encoding are not theirs. Of the copies of one content, the last ones are lost."""
+    def compute():
+        items, placing = _items(ex), _placing(ex)
+        if not placing.missed:
+            return _Loss([], Counter(), Counter())
+        stream, body = _payload_stream(ex), _body_text(ex)
+        wanted = Counter(_key(items[i]) for i in (*placing.found, *placing.missed))
+        sent: Counter = Counter()
+        for key in wanted:
+            kind, value = key
+            if kind == "call":
+                sent[key] = stream.calls.count(value)
+            elif kind == "media":
+                link = any(item.kind == "media" and item.value == value and not _is_inline(item) for item in items)
+                sent[key] = stream.media.count(value) + (body.count(value) if link else 0)
+            else:
+                sent[key] = body.count(value)
+        short = {key: wanted[key] - sent[key] for key in wanted if wanted[key] > sent[key]}
+        spare = Counter(stream.inline[i] for i in _anonymous(ex))  # True: bytes, False: links
+        lost = []
+        for index in sorted((i for i in (*placing.found, *placing.missed) if _key(items[i]) in short),
+                            reverse=True):
+            item = items[index]
+            key = _key(item)
+            if short[key] <= 0:
+                continue
+            short[key] -= 1
+            other = not _is_inline(item)
+            if item.kind == "media" and spare[other] > 0:
+                spare[other] -= 1
+                continue
+            lost.append(index)
+        return _Loss(sorted(lost), wanted, sent)
+
+    return ex.once("lost", compute)
+
+
+def _what(ex: Example, item: Item) -> str:
     if item.kind == "call":
-        return item.value in calls
-    if item.kind == "media":
-        return item.value in media or item.value in text or (anywhere and bool(_anonymous_media(ex)))
-    return item.value.strip() in text
+        return f"tool call {item.value!r}"
+    if item.kind != "media":
+        return f"{item.kind} text {item.value[:200]!r}"
+    if not _is_inline(item):
+        return f"file {item.value[:200]!r}"
+    size = len(base64.b64decode(item.value))
+    return f"file of {size} inline bytes (base64 {item.value[:60]!r})"
+
+
+def _how_lost(ex: Example, index: int) -> str:
+    """Why the first lost item counts as lost, for the failure message."""
+    loss, item = _lost(ex), _items(ex)[index]
+    key = _key(item)
+    if loss.sent[key]:
+        return (f"{_what(ex, item)} is sent {counted(loss.sent[key], 'time')} and the history holds it "
+                f"{counted(loss.wanted[key], 'time')}: equal items in two places are two items")
+    stream = _payload_stream(ex)
+    others = [stream.media[i] for i in _anonymous(ex) if stream.inline[i]]
+    if item.kind == "media" and _is_inline(item) and others:
+        return (f"{_what(ex, item)} is missing from the payload: its inline files decode to other bytes "
+                f"(base64 {others[0][:60]!r}); inline data must be the base64 of the stored bytes")
+    return f"{_what(ex, item)} is missing from the payload"
 
 
 @CONTRACT.check(
@@ -581,18 +693,25 @@ def _sent(ex: Example, item: Item, *, anywhere: bool) -> bool:
               "a reordered history answers questions that were never asked last",
 )
 def order_preserved(ex: Example) -> None:
-    _, missed = _placed(ex)
-    for item in missed:
-        if _sent(ex, item, anywhere=False):
-            what = f"tool call {item.value}" if item.kind == "call" else repr(item.value[:200])
-            raise Violation(f"{what} comes earlier than it should", expected="history order")
+    items, lost = _items(ex), set(_lost(ex).items)
+    text = _payload_stream(ex).text
+    for index in _placing(ex).missed:
+        item = items[index]
+        if index in lost or (_key(item)[0] == "text" and _key(item)[1] not in text):
+            continue  # lost (nothing_lost), or moved into the system voice (system_voice)
+        what = f"tool call {item.value}" if item.kind == "call" else repr(item.value[:200])
+        raise Violation(f"{what} comes earlier than it should", expected="history order")
 
 
 @CONTRACT.check(
     "nothing_lost",
-    title="every system text, user text, assistant text, file, tool call and result is sent",
+    title="every system text, user text, assistant text, file, tool call and result is sent, each "
+          "copy of equal ones, and inline files as the base64 of the stored bytes",
     rationale="dify-agent merge of list-typed system content dropped it; mappers that drop "
-              "empty-looking turns or unsupported files lose the user's words and images",
+              "empty-looking turns or unsupported files lose the user's words and images, a "
+              "mapper that replays one attachment once drops the later copies (miurla/morphic PR "
+              "#947), and bytes that merely look like base64 sent as they are decode to other bytes "
+              "(llama_index issue #17924)",
 )
 def nothing_lost(ex: Example) -> None:
     turns = _turns(ex)
@@ -600,13 +719,9 @@ def nothing_lost(ex: Example) -> None:
         if value.strip() not in _body_text(ex):
             raise Violation(f"system text {value[:200]!r} is missing from the payload",
                             expected=value[:200], actual="not sent")
-    _, missed = _placed(ex)
-    lost = [item for item in missed if not _sent(ex, item, anywhere=True)]
+    lost = [_items(ex)[i] for i in _lost(ex).items]
     if lost:
-        first = lost[0]
-        what = {"call": "tool call", "media": "file"}.get(first.kind, f"{first.kind} text")
-        raise Violation(f"{what} {first.value[:200]!r} is missing from the payload"
-                        + and_more(lost, "missing item"),
+        raise Violation(_how_lost(ex, _lost(ex).items[0]) + and_more(lost, "missing item"),
                         expected=[item_label(i) for i in lost[:5]], actual="not sent")
     results_want = Counter(item.value for item in _items(ex) if item.kind == "result")
     results_have = _result_names(turns)
@@ -618,6 +733,50 @@ def nothing_lost(ex: Example) -> None:
         raise Violation(f"the answer at {answer.turn.path} to tool call {answer.stored.tool_call_id} "
                         f"lacks its result's content {missing[:200]!r}" + and_more(unheld, "answer"),
                         expected=missing[:200], actual=[t[:200] for t in answer.turn.texts])
+
+
+def _glued(ex: Example) -> tuple[str, str] | None:
+    """Two texts of the history that the body runs together with nothing between them,
+    where neither brings whitespace of its own: (the first, the second), or None.
+
+    The non-system texts are read where :func:`_placing` found them; the system texts (and
+    the instructions, last) by a walk of their own over the whole body. A pair whose run-on
+    the history itself holds (one of its texts contains both) is not a junction."""
+    def adjacent(spans):
+        return [(a, b) for (a, _, end), (b, start, _) in itertools.pairwise(spans) if start == end]
+
+    items = _items(ex)
+    pairs = [(items[a].value, items[b].value) for a, b in adjacent(_placing(ex).spans)]
+    system, body, cursor, spans = _system_texts(ex), _body_text(ex), 0, []
+    for k, value in enumerate(system):
+        position = body.find(value.strip(), cursor)
+        if position < 0:
+            break
+        cursor = position + len(value.strip())
+        spans.append((k, position, cursor))
+    pairs += [(system[a], system[b]) for a, b in adjacent(spans)]
+    if not pairs:
+        return None
+    own = [item.value for item in items] + system + [leaf for answer in _stored_results_per_call(ex.case.history)
+                                            if answer is not None for leaf in _leaves(answer.content)]
+    return next(((a, b) for a, b in pairs if not any(a.strip() + b.strip() in text for text in own)), None)
+
+
+@CONTRACT.check(
+    "text_boundaries",
+    title="two texts are never run together: the body joins them with whitespace or sends them apart",
+    rationale="content strings concatenated with no separator glue the last word of one text to the first "
+              "of the next ('It is sunny.The build failed.'; dust PR #22255): the model reads words "
+              "no one wrote",
+)
+def text_boundaries(ex: Example) -> None:
+    glued = _glued(ex)
+    if glued is not None:
+        first, second = (text.strip() for text in glued)
+        raise Violation(f"two texts are run together: {first[-60:]!r} + {second[:60]!r} reads "
+                        f"{(first[-30:] + second[:30])!r}",
+                        expected="the texts joined with whitespace (such as '\\n\\n') or sent as separate blocks",
+                        actual=first[-60:] + second[:60])
 
 
 @CONTRACT.check(
