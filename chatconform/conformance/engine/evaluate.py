@@ -64,10 +64,19 @@ def evaluate_case(impl: Implementation, contract: Contract, case: Any, variant: 
     fn = impl.method(contract)
     deadline = call_deadline(timeout, size)
     limit = deadline
+    # The first call of a program's process (after it started, or started again after a
+    # hang) also carries its start-up: the process to start again, and a library imported on
+    # first use (an SDK a model class loads when first built). It gets its deadline twice
+    # over, and its time is not judged slow: that is not the implementation's work on this
+    # input.
+    cold = program is not None and not program.warm
+    allowed = deadline
     if program is not None:
-        program.watch_input(deadline)
+        allowed = deadline * 2 if cold else deadline
+        program.watch_input(allowed)
+        limit = allowed
         if program.hosted:
-            limit = deadline + transport_allowance(deadline)
+            limit += transport_allowance(deadline)
     outcome = guarded_call(lambda: contract.call(fn, working, variant), limit)
     if isinstance(outcome.error, UnsendableCase):
         raise EngineCaseError("send", outcome.error, case)  # to the implementation's process
@@ -93,10 +102,11 @@ def evaluate_case(impl: Implementation, contract: Contract, case: Any, variant: 
         result.hung, result.judged = True, False
         stopped = f": {outcome.error}" if outcome.error is not None else ""
         grown = f", the deadline for an input of {size} items" if deadline > timeout else ""
-        fail(crash, f"the call did not return within {deadline:g}s (hung{grown}){stopped}")
+        first = f"; the first call of its process, it was given {allowed:g}s to start and answer" if cold else ""
+        fail(crash, f"the call did not return within {deadline:g}s (hung{grown}){stopped}{first}")
         return result
     slow = contract.check_id("slow")
-    if wanted(slow):
+    if wanted(slow) and not cold:
         result.evaluated.add(slow)
         took = program.took() if program is not None else None
         took = outcome.seconds if took is None else took

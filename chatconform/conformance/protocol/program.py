@@ -90,6 +90,7 @@ class Session:
         self._channel: Channel | None = None
         self._ids = itertools.count(1)
         self._answered = 0  # the id of the last call answered
+        self._answered_here = 0  # calls answered since the program last started
         self._lock = threading.Lock()
 
     def open(self) -> dict:
@@ -97,7 +98,7 @@ class Session:
         start, ProtocolError when the hello fails."""
         deadline = time.monotonic() + START_TIMEOUT
         with self._lock:
-            self._channel = self._new_channel()
+            self._channel, self._answered_here = self._new_channel(), 0
             try:
                 self.declared = self._greet(deadline)
             except Fault as fault:
@@ -128,6 +129,7 @@ class Session:
             except Fault as fault:
                 raise self._broken(fault, hard) from None
             self._answered = number
+            self._answered_here += 1
             return reply
         finally:
             self._lock.release()
@@ -136,6 +138,12 @@ class Session:
     def live(self) -> bool:
         """Whether the program is running (else the next call starts it)."""
         return self._channel is not None
+
+    @property
+    def warm(self) -> bool:
+        """Whether the program is running and has answered a call since it started: its next
+        call carries no start-up (a process to start, a library imported on first use)."""
+        return self._channel is not None and self._answered_here > 0
 
     def close(self) -> None:
         with self._lock:
@@ -158,6 +166,7 @@ class Session:
         return reply
 
     def _restart(self, deadline: float) -> None:
+        self._answered_here = 0
         try:
             self._channel = self._new_channel()
         except OSError as exc:
@@ -251,6 +260,11 @@ class Program:
     def close(self) -> None:
         """Stop the program (it is stopped anyway when this object goes, or at exit)."""
         self._closer()
+
+    @property
+    def warm(self) -> bool:
+        """See :attr:`Session.warm`."""
+        return self._session.warm
 
     @property
     def hosted(self) -> bool:
