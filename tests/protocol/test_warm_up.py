@@ -1,5 +1,5 @@
 """The first call of an implementation's process carries its start-up (a library imported on
-first use), so it is given twice its deadline and is not judged slow; later calls are not."""
+first use), so it is given twice its deadline; later calls are not."""
 
 from __future__ import annotations
 
@@ -33,8 +33,9 @@ def test_the_first_call_of_a_process_carries_its_start_up_and_later_calls_do_not
     contract = get_contract("thread")
     assert not impl.obj.warm  # started and greeted, but no call answered yet
     first = evaluate_case(impl, contract, [], None, timeout=1.0)
-    assert not first.hung and not first.failures  # 1.5 s is within twice the 1 s deadline
+    assert not first.hung and "thread.no_crash" not in {f.check for f in first.failures}  # within 2 s
     assert impl.obj.warm
     second = evaluate_case(impl, contract, [], None, timeout=1.0)
     assert not second.hung and not second.failures
-    assert "thread.slow" in second.evaluated and "thread.slow" not in first.evaluated
+    # Judged slow against its own doubled time: 1.5 s is past a fifth of 2 s, so it warns.
+    assert [(f.check, f.level) for f in first.failures] == [("thread.slow", "warning")]

@@ -67,8 +67,7 @@ def evaluate_case(impl: Implementation, contract: Contract, case: Any, variant: 
     # The first call of a program's process (after it started, or started again after a
     # hang) also carries its start-up: the process to start again, and a library imported on
     # first use (an SDK a model class loads when first built). It gets its deadline twice
-    # over, and its time is not judged slow: that is not the implementation's work on this
-    # input.
+    # over, and is judged slow against that doubled time.
     cold = program is not None and not program.warm
     allowed = deadline
     if program is not None:
@@ -106,13 +105,13 @@ def evaluate_case(impl: Implementation, contract: Contract, case: Any, variant: 
         fail(crash, f"the call did not return within {deadline:g}s (hung{grown}){stopped}{first}")
         return result
     slow = contract.check_id("slow")
-    if wanted(slow) and not cold:
+    if wanted(slow):
         result.evaluated.add(slow)
         took = program.took() if program is not None else None
         took = outcome.seconds if took is None else took
-        if took > slow_limit(deadline):
-            fail(slow, f"took {took:.1f}s on an input of {size} items: slow, past {slow_limit(deadline):g}s "
-                       f"(a fifth of its {deadline:g}s deadline); `chatconform bench` shows how its time grows",
+        if took > slow_limit(allowed):
+            fail(slow, f"took {took:.1f}s on an input of {size} items: slow, past {slow_limit(allowed):g}s "
+                       f"(a fifth of its {allowed:g}s deadline); `chatconform bench` shows how its time grows",
                  level=WARNING)
     problem = None
     if isinstance(outcome.error, MalformedResult):  # a result the program could not send, or sent wrong

@@ -13,8 +13,8 @@ from chatconform.conformance.engine import Event, RunFinished, RunStarted
 
 
 class JsonlReporter:
-    """Writes the report: the header (the run's settings, when it started), the search lines
-    (one per search, with its failures by provider), one result line per verdict, and the
+    """Writes the report: the header (the run's settings, when it started), a shard's search
+    lines (one per search, with its failures by provider), one result line per verdict, and the
     footer with the counts (and, for a run stopped by a signal, which signal after how many
     searches).
 
@@ -44,13 +44,14 @@ class JsonlReporter:
                              started=self.started_at)
         if self.providers:
             head["providers"] = self.providers
-        names = [impl.name for impl in run.implementations]
+        searches = []
         if outcome.shard:
+            names = [impl.name for impl in run.implementations]
             report.add_shard(head, *outcome.shard, outcome.units, outcome.planned, names)
-        # Every search, shard or not: a shard's are what merging folds again, and each holds
-        # its provider's verdicts, which the per-provider tables of a summary read.
-        searches = [report.search_line(names[u.impl], u, outcome.results.get(u)) for u in outcome.units
-                    if u.skip is not None or u in outcome.results]  # an interrupted search left none
+            # What merging folds again; each also holds its provider's verdicts, which the
+            # per-provider tables of a summary read.
+            searches = [report.search_line(names[u.impl], u, outcome.results.get(u)) for u in outcome.units
+                        if u.skip is not None or u in outcome.results]  # an interrupted search left none
         lines = [head, *searches, *map(report.result_line, outcome.verdicts),
                  report.footer(outcome.verdicts, finished.seconds, interrupted=outcome.interrupted,
                                searched=outcome.searched, searches=outcome.searches)]
