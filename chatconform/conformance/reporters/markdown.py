@@ -81,7 +81,8 @@ def provider_tables(report: Report) -> list[str]:
     """One table per provider of the payload checks, a column per implementation that maps
     for it, from the report's search lines: what each library gets wrong for the provider a
     reader uses, with the message of each deviation (the rule and the provider's error text).
-    Nothing for a report without payload searches."""
+    The search lines are a shard's (``run --shard 1/1`` for a whole run, or merged shards);
+    nothing for a report without them."""
     expected = {name: set(info.get("expected_failures", {}))
                 for name, info in report.header.get("implementations", {}).items()}
     cells: dict[str, dict[tuple[str, str], str]] = {}  # provider -> (check, impl) -> label
