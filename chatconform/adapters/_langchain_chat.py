@@ -25,8 +25,9 @@ from typing import Any
 
 from langchain_core.messages import BaseMessage, SystemMessage
 from langsmith import tracing_context
-from pydantic_ai.messages import ModelMessage, ModelResponse, ToolCallPart
+from pydantic_ai.messages import ModelMessage
 
+from chatconform.adapters import called_tools, open_parameters
 from chatconform.adapters.langchain_core import to_langchain
 
 __all__ = ["ChatModelAdapter", "Sent", "bound", "history_messages", "sent_body"]
@@ -49,11 +50,8 @@ def history_messages(history: Sequence[ModelMessage], instructions: str | None) 
 
 
 def _called_tools(history: Sequence[ModelMessage]) -> list[dict]:
-    names = dict.fromkeys(part.tool_name for message in history if isinstance(message, ModelResponse)
-                          for part in message.parts if isinstance(part, ToolCallPart))
-    return [{"type": "function",
-             "function": {"name": name, "parameters": {"type": "object", "additionalProperties": True}}}
-            for name in names]
+    return [{"type": "function", "function": {"name": name, "parameters": open_parameters()}}
+            for name in called_tools(history)]
 
 
 def bound(model: Any, history: Sequence[ModelMessage]) -> Any:

@@ -50,7 +50,7 @@ from collections.abc import Sequence
 from importlib.metadata import version
 from typing import Any
 
-from chatconform.adapters import missing_modules
+from chatconform.adapters import called_tools, missing_modules, open_parameters
 from chatconform.errors import MissingDependency
 
 __all__ = ["DISTRIBUTION", "EXTRA", "MODEL", "LangChainGoogleGenAIAdapter"]
@@ -72,12 +72,11 @@ if missing_modules(_MODULES):
 
 from google.genai import _common, types  # noqa: E402
 from google.genai.models import _GenerateContentParameters_to_mldev  # noqa: E402
-from langchain_core.messages import SystemMessage  # noqa: E402
 from langchain_google_genai import ChatGoogleGenerativeAI  # noqa: E402
 from langchain_google_genai._image_utils import ImageBytesLoader  # noqa: E402
-from pydantic_ai.messages import ModelMessage, ModelResponse, ToolCallPart  # noqa: E402
+from pydantic_ai.messages import ModelMessage  # noqa: E402
 
-from chatconform.adapters.langchain_core import to_langchain  # noqa: E402
+from chatconform.adapters._langchain_chat import history_messages  # noqa: E402
 
 # -- no downloads ------------------------------------------------------------------------------
 
@@ -106,11 +105,8 @@ def _offline_downloads() -> None:
 
 def _tools(history: Sequence[ModelMessage]) -> list[dict]:
     """One OpenAI-style function per tool the history calls, parameters open to anything."""
-    names = dict.fromkeys(part.tool_name for message in history if isinstance(message, ModelResponse)
-                          for part in message.parts if isinstance(part, ToolCallPart))
-    return [{"type": "function", "function": {"name": name, "description": "",
-                                              "parameters": {"type": "object", "additionalProperties": True}}}
-            for name in names]
+    return [{"type": "function", "function": {"name": name, "description": "", "parameters": open_parameters()}}
+            for name in called_tools(history)]
 
 
 def request_body(model: Any, request: dict) -> dict:
@@ -166,9 +162,7 @@ class LangChainGoogleGenAIAdapter:
         if provider not in self.providers:
             raise ValueError(f"the langchain-google-genai adapter maps gemini only, not {provider!r}")
         model = self.model
-        messages = to_langchain(history)
-        if instructions:
-            messages.insert(0, SystemMessage(content=instructions))
+        messages = history_messages(history, instructions)
         tools = _tools(history)
         bound_kwargs = model.bind_tools(tools).kwargs if tools else {}
         token = _OFFLINE.set(True)

@@ -73,7 +73,7 @@ from collections.abc import Sequence
 from importlib.metadata import version
 from typing import Any
 
-from chatconform.adapters import missing_modules
+from chatconform.adapters import called_tools, missing_modules, open_parameters
 from chatconform.errors import MissingDependency
 
 __all__ = ["DISTRIBUTION", "EXTRA", "MODEL", "OpenAIAgentsAdapter", "from_input_items", "to_input_items"]
@@ -288,11 +288,9 @@ async def _never_invoked(context: Any, arguments: str) -> str:
 
 
 def _tools(history: Sequence[ModelMessage]) -> list[FunctionTool]:
-    names = dict.fromkeys(part.tool_name for message in history if isinstance(message, ModelResponse)
-                          for part in message.parts if isinstance(part, ToolCallPart))
-    return [FunctionTool(name=name, description="", params_json_schema={"type": "object", "additionalProperties": True},
+    return [FunctionTool(name=name, description="", params_json_schema=open_parameters(),
                          on_invoke_tool=_never_invoked, strict_json_schema=False)
-            for name in names]
+            for name in called_tools(history)]
 
 
 def _run(coro_fn: Any) -> Any:

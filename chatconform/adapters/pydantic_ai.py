@@ -82,7 +82,7 @@ from dataclasses import dataclass
 from importlib.metadata import version
 from typing import Any
 
-from chatconform.adapters import missing_modules
+from chatconform.adapters import called_tools, missing_modules, open_parameters
 from chatconform.errors import MissingDependency
 from chatconform.providers import PROVIDER_IDS, get_provider
 
@@ -104,8 +104,6 @@ from pydantic_ai import models as _models  # noqa: E402
 from pydantic_ai.messages import (  # noqa: E402
     InstructionPart,
     ModelMessage,
-    ModelResponse,
-    ToolCallPart,
     _clean_message_history,  # private: the agent's own history normalizer
 )
 from pydantic_ai.models import ModelRequestParameters  # noqa: E402
@@ -226,14 +224,7 @@ def run_offline(coro_fn: Callable[[], Any]) -> Any:
 
 
 def _tool_definitions(history: Sequence[ModelMessage]) -> list[ToolDefinition]:
-    names: dict[str, None] = {}
-    for message in history:
-        if isinstance(message, ModelResponse):
-            for part in message.parts:
-                if isinstance(part, ToolCallPart):
-                    names.setdefault(part.tool_name, None)
-    return [ToolDefinition(name=name, parameters_json_schema={"type": "object", "additionalProperties": True})
-            for name in names]
+    return [ToolDefinition(name=name, parameters_json_schema=open_parameters()) for name in called_tools(history)]
 
 
 # -- serde: storing a history as pydantic-ai does ---------------------------------------------
