@@ -179,19 +179,27 @@ def test_a_child_forked_by_a_program_does_not_outlive_a_normal_run(start_run, tm
 # -- the handlers -----------------------------------------------------------------------------
 
 def test_the_handlers_note_the_signal_and_are_put_back():
-    before = {number: signal.getsignal(number) for number in stop.SIGNALS}
-    with stop.handling():
-        os.kill(os.getpid(), signal.SIGINT)  # no KeyboardInterrupt: only noted
-        waited = time.monotonic() + 5  # the handler runs on the main thread, soon after
-        while stop.requested() is None and time.monotonic() < waited:
-            time.sleep(0.01)
-        assert stop.requested() == "SIGINT"
-        with pytest.raises(Interrupted):
-            stop.check()
-        os.kill(os.getpid(), signal.SIGTERM)
-        assert stop.requested() == "SIGINT"  # the first one is what stopped the run
-    assert stop.requested() is None
-    assert {number: signal.getsignal(number) for number in stop.SIGNALS} == before
+    # A background job (`cmd &` in a script) starts with SIGINT ignored, and handling() keeps
+    # an ignored signal ignored, as it should: give the test Python's own handlers to replace.
+    outer = {signal.SIGINT: signal.signal(signal.SIGINT, signal.default_int_handler),
+             signal.SIGTERM: signal.signal(signal.SIGTERM, signal.SIG_DFL)}
+    try:
+        before = {number: signal.getsignal(number) for number in stop.SIGNALS}
+        with stop.handling():
+            os.kill(os.getpid(), signal.SIGINT)  # no KeyboardInterrupt: only noted
+            waited = time.monotonic() + 5  # the handler runs on the main thread, soon after
+            while stop.requested() is None and time.monotonic() < waited:
+                time.sleep(0.01)
+            assert stop.requested() == "SIGINT"
+            with pytest.raises(Interrupted):
+                stop.check()
+            os.kill(os.getpid(), signal.SIGTERM)
+            assert stop.requested() == "SIGINT"  # the first one is what stopped the run
+        assert stop.requested() is None
+        assert {number: signal.getsignal(number) for number in stop.SIGNALS} == before
+    finally:
+        for number, handler in outer.items():
+            signal.signal(number, handler)
 
 
 def test_an_ignored_signal_stays_ignored():
