@@ -108,16 +108,30 @@ class Example:
     impl: Any = None
 
     memo: dict[str, Any] = field(default_factory=dict)
+    #: What was derived from the case alone, shared with the examples of every other
+    #: implementation judged on the same drawn case (``engine.drawn``); this example's own
+    #: memo where the case is not kept.
+    shared: dict[Any, Any] | None = None
 
     @cached_property
     def reference(self) -> Any:
-        return self.contract.reference(self.case, self.variant)
+        return self.case_once(("reference", self.variant),
+                              lambda: self.contract.reference(self.case, self.variant))
 
     def once(self, key: str, compute: Callable[[], Any]) -> Any:
         """A value several checks derive from this example, computed once."""
         if key not in self.memo:
             self.memo[key] = compute()
         return self.memo[key]
+
+    def case_once(self, key: Any, compute: Callable[[], Any]) -> Any:
+        """A value derived from the case alone (with the variant, where ``key`` holds it),
+        computed once for every implementation judged on the case. It must not depend on the
+        output or the implementation, and nobody may change it."""
+        memo = self.memo if self.shared is None else self.shared
+        if key not in memo:
+            memo[key] = compute()
+        return memo[key]
 
 
 class Contract(ABC):

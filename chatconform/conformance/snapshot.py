@@ -132,8 +132,11 @@ class Frozen:
             return copy.deepcopy(self._case)
         working = collector.loads(self._blob)
         # Pickle records which objects are shared, equal strings included, and a copy
-        # shares them differently from the case: the copy is its own baseline.
-        self._baseline = _pickled(working)
+        # shares them differently from the case: the copy is its own baseline. Every copy
+        # loads from the same bytes, so the first copy's baseline is every copy's (a case
+        # kept for many implementations is frozen once: ``engine.drawn``).
+        if self._baseline is None:
+            self._baseline = _pickled(working)
         return working
 
     def changed(self, working: Any) -> bool:

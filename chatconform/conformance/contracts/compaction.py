@@ -90,7 +90,7 @@ CONTRACT = CompactionContract()
 
 def _moved_cut(ex: Example) -> int:
     """Where the cut must move to keep every tool pair whole (the reference's cut)."""
-    return ex.once("moved", lambda: safe_cut(ex.case.history, ex.case.cut))
+    return ex.case_once("moved", lambda: safe_cut(ex.case.history, ex.case.cut))
 
 
 def _result_items(ex: Example) -> list[Item]:
@@ -98,7 +98,7 @@ def _result_items(ex: Example) -> list[Item]:
 
 
 def _standing(ex: Example) -> list[str]:
-    return ex.once("standing", lambda: [p.content for p in standing_system_parts(ex.case.history)
+    return ex.case_once("standing", lambda: [p.content for p in standing_system_parts(ex.case.history)
                                         if p.content.strip()])
 
 

@@ -177,7 +177,7 @@ _VOICED = frozenset({"user", "summary"})
 
 
 def _items(ex: Example) -> list[Item]:
-    return ex.once("items", lambda: visible_items(ex.case.history))
+    return ex.case_once("items", lambda: visible_items(ex.case.history))
 
 
 def _system_texts(ex: Example) -> list[str]:
@@ -219,7 +219,8 @@ def _problems(ex: Example, source: str) -> None:
     if not found:
         warned = [p for p in problems if p.source == source]
         if warned:
-            inherent = {p.rule for p in validate(ex.reference, ex.variant, model=_model(ex))}
+            inherent = ex.case_once(("reference problems", ex.variant, _model(ex)), lambda: {
+                p.rule for p in validate(ex.reference, ex.variant, model=_model(ex))})
             found, level = [p for p in warned if p.rule not in inherent], "warning"
     if found:
         first = found[0]
@@ -324,7 +325,7 @@ def _answers(ex: Example) -> list[_Answer]:
     results to the open call of their id); empty when the calls do not line up, which
     ``nothing_lost`` and ``order_preserved`` report."""
     def compute():
-        wanted = _stored_results_per_call(ex.case.history)
+        wanted = ex.case_once("stored results", lambda: _stored_results_per_call(ex.case.history))
         open_calls: dict[str, deque[int]] = {}
         found: dict[int, tuple[Any, int]] = {}
         position = 0
@@ -631,15 +632,17 @@ def _lost(ex: Example) -> _Loss:
         stream, body = _payload_stream(ex), _body_text(ex)
         wanted = Counter(_key(items[i]) for i in (*placing.found, *placing.missed))
         sent: Counter = Counter()
+        links = {item.value for item in items if item.kind == "media" and not _is_inline(item)}
         for key in wanted:
             kind, value = key
             if kind == "call":
                 sent[key] = stream.calls.count(value)
             elif kind == "media":
-                link = any(item.kind == "media" and item.value == value and not _is_inline(item) for item in items)
-                sent[key] = stream.media.count(value) + (body.count(value) if link else 0)
+                sent[key] = stream.media.count(value)
+                if value in links:
+                    sent[key] += _count_upto(body, value, wanted[key] - sent[key])
             else:
-                sent[key] = body.count(value)
+                sent[key] = _count_upto(body, value, wanted[key])
         short = {key: wanted[key] - sent[key] for key in wanted if wanted[key] > sent[key]}
         spare = Counter(stream.inline[i] for i in _anonymous(ex))  # True: bytes, False: links
         lost = []
@@ -658,6 +661,20 @@ def _lost(ex: Example) -> _Loss:
         return _Loss(sorted(lost), wanted, sent)
 
     return ex.once("lost", compute)
+
+
+def _count_upto(text: str, value: str, enough: int) -> int:
+    """How often ``value`` occurs in ``text`` (as ``str.count`` counts), counting no further
+    than ``enough``: a long body need not be read to its end for every text it holds."""
+    if enough <= 0:
+        return 0
+    found, at = 0, text.find(value)
+    while at >= 0:
+        found += 1
+        if found >= enough:
+            return found
+        at = text.find(value, at + max(len(value), 1))
+    return found
 
 
 def _what(ex: Example, item: Item) -> str:
@@ -838,7 +855,8 @@ def _same_turn(expected, actual) -> bool:
                "above judge what providers reject",
 )
 def matches_reference(ex: Example) -> None:
-    expected, actual = turn_view(ex.reference, ex.variant), _turns(ex)
+    expected = ex.case_once(("reference turns", ex.variant), lambda: turn_view(ex.reference, ex.variant))
+    actual = _turns(ex)
     differ = first_difference(expected, actual, _same_turn)
     if differ < max(len(expected), len(actual)):
         how = list_difference(expected, actual, "turn", same=_same_turn,

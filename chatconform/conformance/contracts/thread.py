@@ -46,7 +46,7 @@ def _against_reference(ex: Example) -> str:
 
 def _window(ex: Example) -> list:
     """The case as the walk sees it: later duplicates of an id dropped (see the reference)."""
-    return ex.once("window", lambda: distinct_rows(ex.case))
+    return ex.case_once("window", lambda: distinct_rows(ex.case))
 
 
 def _first_places(ex: Example) -> dict[str, int]:

@@ -81,11 +81,11 @@ def _result_items(ex: Example) -> list[Item]:
 
 
 def _input_items(ex: Example) -> list[Item]:
-    return ex.once("input_items", lambda: visible_items(ex.case.history))
+    return ex.case_once("input_items", lambda: visible_items(ex.case.history))
 
 
 def _standing_items(ex: Example) -> list[Item]:
-    return ex.once("standing", lambda: visible_items([ModelRequest(standing_system_parts(ex.case.history))]))
+    return ex.case_once("standing", lambda: visible_items([ModelRequest(standing_system_parts(ex.case.history))]))
 
 
 def _standing_positions(ex: Example) -> list[int]:
@@ -96,7 +96,7 @@ def _standing_positions(ex: Example) -> list[int]:
         leading = visible_items(ex.case.history[:first_response])
         return [i for i, item in enumerate(leading) if item.kind == "system"]
 
-    return ex.once("standing_positions", compute)
+    return ex.case_once("standing_positions", compute)
 
 
 def _first_turn(items: list[Item]) -> Item | None:
@@ -175,7 +175,7 @@ def keeps_latest(ex: Example) -> None:
 )
 def within_budget(ex: Example) -> None:
     budget = ex.case.max_messages
-    smallest = ex.once("smallest", lambda: len(trim(ex.case.history, max_messages=1)))
+    smallest = ex.case_once("smallest", lambda: len(trim(ex.case.history, max_messages=1)))
     allowed = max(budget, smallest)
     if len(ex.output) > allowed:
         note = "" if allowed == budget else f" (the smallest valid trim has {smallest})"

@@ -14,6 +14,7 @@ from typing import Any
 
 from chatconform.conformance.contract import Contract, Example
 from chatconform.conformance.discovery import Implementation
+from chatconform.conformance.engine.drawn import DrawnCase
 from chatconform.conformance.engine.results import Evaluation, Failure
 from chatconform.conformance.guard import call_deadline, guarded_call, slow_limit
 from chatconform.conformance.protocol import Program
@@ -27,6 +28,10 @@ from chatconform.errors import (
     UnsendableCase,
     Violation,
 )
+from chatconform.reference import ReferenceImplementation
+
+#: The key of a kept case's JSON form in ``DrawnCase.shared``.
+_AS_JSON = ("case as JSON",)
 
 
 def transport_allowance(deadline: float) -> float:
@@ -38,13 +43,16 @@ def transport_allowance(deadline: float) -> float:
 
 
 def evaluate_case(impl: Implementation, contract: Contract, case: Any, variant: str | None,
-                  *, timeout: float, only: frozenset[str] | None = None) -> Evaluation:
+                  *, timeout: float, only: frozenset[str] | None = None,
+                  drawn: DrawnCase | None = None) -> Evaluation:
     """Run one case through the implementation and every (selected) check.
 
     Checks that judge the output are evaluated only when the call returned a well-formed
     result; where it raised, hung or returned something malformed they were not evaluated
     on this case (``<contract>.no_crash`` says why). Raises :class:`EngineCaseError` when
-    the engine cannot handle the case itself.
+    the engine cannot handle the case itself. ``drawn``: the case as a run keeps it for every
+    implementation, with what was derived from it already (its frozen copy, the reference's
+    answer), which this evaluation adds to.
     """
     def wanted(check_id: str) -> bool:
         return only is None or check_id in only
@@ -53,7 +61,11 @@ def evaluate_case(impl: Implementation, contract: Contract, case: Any, variant: 
     # its own (Program.input_change). One in this process gets a private copy, compared after.
     program = impl.obj if isinstance(impl.obj, Program) else None
     try:
-        frozen = contract.freeze(case) if program is None else None
+        frozen = None
+        if program is None:
+            frozen = drawn.frozen if drawn is not None and drawn.frozen is not None else contract.freeze(case)
+            if drawn is not None:
+                drawn.frozen = frozen
         working = frozen.copy() if frozen is not None else case
     except Exception as exc:  # noqa: BLE001 - the engine's own failure, reported as such
         raise EngineCaseError("copy or fingerprint", exc, case) from exc
@@ -84,10 +96,13 @@ def evaluate_case(impl: Implementation, contract: Contract, case: Any, variant: 
 
     def case_json() -> Any:
         if not as_json:
-            try:
-                as_json.append(contract.case_to_json(case))
-            except Exception as exc:  # noqa: BLE001
-                raise EngineCaseError("write as JSON", exc, case) from exc
+            kept = drawn.shared if drawn is not None else {}
+            if _AS_JSON not in kept:  # made once for every implementation that fails on it
+                try:
+                    kept[_AS_JSON] = contract.case_to_json(case)
+                except Exception as exc:  # noqa: BLE001
+                    raise EngineCaseError("write as JSON", exc, case) from exc
+            as_json.append(kept[_AS_JSON])
         return as_json[0]
 
     def fail(check_id: str, message: str, expected: Any = None, actual: Any = None,
@@ -139,7 +154,11 @@ def evaluate_case(impl: Implementation, contract: Contract, case: Any, variant: 
                 fail(untouched, "the implementation changed its input" + detail)
     if not result.judged:
         return result
-    example = Example(contract, case, outcome.output, variant, impl=impl)
+    example = Example(contract, case, outcome.output, variant, impl=impl,
+                      shared=drawn.shared if drawn is not None else None)
+    if isinstance(impl.obj, ReferenceImplementation):
+        # The bundled reference is the reference: its answer is the one its checks compare with.
+        example.case_once(("reference", variant), lambda: outcome.output)
     for check in contract.ordered_checks():
         if check.evaluate is None or not wanted(check.id):
             continue

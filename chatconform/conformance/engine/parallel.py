@@ -37,6 +37,7 @@ from typing import Any
 
 from chatconform.conformance import discovery, stop
 from chatconform.conformance.discovery import Implementation
+from chatconform.conformance.engine.drawn import STORE
 from chatconform.conformance.engine.events import Event, Handler, SearchFinished, SearchStarted, emit
 from chatconform.conformance.engine.results import Failure, SearchResult, SearchSettings, Unit
 from chatconform.conformance.engine.search import search_unit
@@ -253,6 +254,11 @@ def _serve(conn) -> None:
 
 
 def _answer_tasks(conn) -> None:
+    with STORE.session():  # the cases this worker draws, judged for every unit it is given
+        _answer_each(conn)
+
+
+def _answer_each(conn) -> None:
     loaded: dict[tuple[str, tuple], Any] = {}
     while True:
         try:

@@ -5,8 +5,9 @@ Whatever order the searches finish in, the verdicts are folded in plan order. Tw
 left for what comes later: each search's cases meet the implementation only in
 :func:`chatconform.conformance.engine.evaluate.evaluate_case` (where a process boundary to
 an implementation running in a child process goes), and a search is keyed by its contract,
-not its implementation, when derandomized (so drawing a case once and judging it for every
-implementation is a change inside :mod:`chatconform.conformance.engine.search`, not here).
+not its implementation, when derandomized, so a run draws each contract's cases once and
+judges them for every unit (:mod:`chatconform.conformance.engine.drawn`; a worker of
+``--jobs`` draws its own, the same ones).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from collections.abc import Sequence
 
 from chatconform.conformance import stop
 from chatconform.conformance.discovery import Implementation
+from chatconform.conformance.engine.drawn import STORE
 from chatconform.conformance.engine.events import Handler, RunFinished, RunStarted, SearchFinished, SearchStarted, emit
 from chatconform.conformance.engine.fold import fold_units
 from chatconform.conformance.engine.parallel import run_units
@@ -52,9 +54,10 @@ def run(impls: list[Implementation], selection: Selection, profile: str | Profil
         if jobs > 1 and len(searches) > 1:
             results = run_units(impls, searches, settings, jobs=jobs, handlers=handlers)
         else:
-            for unit in searches:
-                stop.check()
-                results[unit] = _search_here(impls[unit.impl], unit, settings, handlers)
+            with STORE.session():  # each contract's cases drawn once, judged for every unit
+                for unit in searches:
+                    stop.check()
+                    results[unit] = _search_here(impls[unit.impl], unit, settings, handlers)
     except Interrupted:
         pass  # the search under way is dropped; the finished ones are folded below
     interrupted = stop.requested()

@@ -27,6 +27,7 @@ from chatconform.conformance import stop
 from chatconform.conformance.contract import Contract
 from chatconform.conformance.contracts import get_check, get_contract
 from chatconform.conformance.discovery import Implementation
+from chatconform.conformance.engine.drawn import STORE, DrawnCase, shared_stream
 from chatconform.conformance.engine.evaluate import evaluate_case
 from chatconform.conformance.engine.events import ExampleRan, Handler, emit
 from chatconform.conformance.engine.results import Failure, SearchResult, SearchSettings, Unit
@@ -75,8 +76,13 @@ class _Pass:
         self.hangs_left = HANGS_PER_PASS
         self.hung_on: dict[str, Failure] = {}  # the cases that hung, by their JSON
         self.stopped_because: str | None = None  # Hypothesis' reason, from its statistics
+        self.recording: list[DrawnCase] | None = None  # the cases drawn, kept for later searches
+        self.drawn: DrawnCase | None = None  # the case under evaluation, as kept
 
     def test(self, case: Any) -> None:
+        if self.recording is not None:
+            self.drawn = DrawnCase(case)
+            self.recording.append(self.drawn)
         stop.check()  # a stop (SIGINT, SIGTERM) ends the search here, between two examples
         if self.result.hung is not None or self.result.engine_error is not None:
             return  # an abandoned call may still run: calling again would pile up threads
@@ -92,7 +98,7 @@ class _Pass:
         only = frozenset({self.raise_for}) if self.raise_for else self.selected
         try:
             evaluation = evaluate_case(self.impl, self.contract, case, self.variant,
-                                       timeout=self.timeout, only=only)
+                                       timeout=self.timeout, only=only, drawn=self.drawn)
         except EngineCaseError as exc:
             self.result.engine_error = exc
             return
@@ -145,6 +151,12 @@ class _Pass:
         # one provider trips on is tried on all (and a saved failure replays on all).
         owner = "" if self.profile.derandomize and self.seed is None else self.impl.spec
         key = f"chatconform|{owner}|{self.contract.name}"
+        budget = self.profile.examples_for(self.contract.examples_scale)
+        shared = self.raise_for is None and shared_stream(self.profile, self.seed, self.stream, owner)
+        if shared and (kept := STORE.get(self.contract.name, budget)) is not None:
+            return self._judge_kept(kept)
+        if shared and STORE.active:
+            self.recording = []
         hooked: Any = test  # Hypothesis reads these attributes off the test function
         hooked._hypothesis_internal_add_digest = key.encode()
         if self.stream is not None:
@@ -169,6 +181,28 @@ class _Pass:
             if isinstance(exc, KeyboardInterrupt):
                 raise
             self._collect(exc)
+        else:
+            if self.recording is not None:  # drawn to the end: later searches judge these
+                STORE.keep(self.contract.name, budget, self.recording)
+        stop.check()
+        return self.result
+
+    def _judge_kept(self, kept: list[DrawnCase]) -> SearchResult:
+        """The exploring pass on cases another search drew: the same cases in the same order
+        as Hypothesis would draw them again (see :mod:`~chatconform.conformance.engine.drawn`)."""
+        try:
+            for drawn in kept:
+                self.drawn = drawn
+                self.test(drawn.case)
+        except _AllSeen:
+            pass
+        except BaseException as exc:  # noqa: BLE001 - sorted out as a Hypothesis run's are
+            stop.check()
+            if isinstance(exc, KeyboardInterrupt):
+                raise
+            self._collect(exc)
+        finally:
+            self.drawn = None
         stop.check()
         return self.result
 
