@@ -425,34 +425,39 @@ def cmd_replay(args, out: Console, err: Console) -> int:
 
 def cmd_summary(args, out: Console, err: Console) -> int:
     from chatconform.conformance import outputs, report
-    from chatconform.conformance.reporters import markdown, print_matrix
+    from chatconform.conformance.reporters import print_matrix
 
     if args.output is not None and args.format == "pretty":
         raise ConfigError("summary --output writes a markdown, json or html summary: add --format")
     target = outputs.target(args.output, "the summary") if args.output is not None else None  # before the work
     parsed = report.read_many(args.report)
     stopped = report.interruption(parsed)
-    if args.format != "pretty":
-        text = (markdown(parsed) if args.format == "markdown" else _html(parsed) if args.format == "html"
-                else json.dumps(report.summary_json(parsed), indent=2, ensure_ascii=False) + "\n")
-        if target is None:
-            _write(text)
-        else:
-            outputs.write_atomic(target, text, "the summary")
-    else:
+    if args.format == "pretty":
         if stopped:
             out.print(f"{stopped}: {report.PARTIAL}")
         results, absent = report.split_provided(parsed.results, report.provided_in(parsed.header))
         print_matrix(out, results, absent)
         out.print(report.counts_text(results))  # recounted: the footer's are not trusted
+    elif target is None:
+        _write(_summary_text(parsed, args.format))
+    else:
+        outputs.write_atomic(target, _summary_text(parsed, args.format), "the summary")
     failed = stopped is not None or any(report.status_of(r).fails_run for r in parsed.results)
     return 1 if failed and args.fail_on_failure else 0
 
 
-def _html(parsed) -> str:
-    from chatconform.conformance.reporters.html import html
+def _summary_text(parsed, form: str) -> str:
+    """The markdown, json or html summary of a report."""
+    from chatconform.conformance import report
+    from chatconform.conformance.reporters import markdown
 
-    return html(parsed)
+    if form == "html":
+        from chatconform.conformance.reporters.html import html  # Jinja2 is imported for the page only
+
+        return html(parsed)
+    if form == "markdown":
+        return markdown(parsed)
+    return json.dumps(report.summary_json(parsed), indent=2, ensure_ascii=False) + "\n"
 
 
 def cmd_diff(args, out: Console, err: Console) -> int:

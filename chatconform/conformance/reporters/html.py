@@ -88,7 +88,11 @@ class Row:
     check: str
     contract: str
     cells: list[tuple[Cell | None, str | None, str]]  # (cell, finding id, its tooltip)
-    bad: bool = False
+
+    @property
+    def bad(self) -> bool:
+        """Whether the "only failures" filter keeps the row: a cell that is neither pass nor skip."""
+        return any(cell is not None and cell.status in DETAILED for cell, _, _ in self.cells)
 
 
 @dataclass
@@ -123,8 +127,8 @@ def _page(report: Report) -> Page:
     for check in checks:
         row = [(cells.get((check, i)), _linked(shown, i, check, None, cells.get((check, i))),
                 tooltips.get((check, i), "")) for i in impls]
-        groups.setdefault(check.split(".", 1)[0], []).append(
-            Row(check, check.split(".", 1)[0], row, any(c is not None and c.status in DETAILED for c, _, _ in row)))
+        contract = check.split(".", 1)[0]
+        groups.setdefault(contract, []).append(Row(check, contract, row))
     providers = []
     for table in provider_matrix(report):
         rows = []
@@ -138,7 +142,7 @@ def _page(report: Report) -> Page:
                                           failure | {"example": failure.get("case")}, specs, info)
                 row.append((cell, _linked(shown, impl, check, table.provider, cell),
                             str(failure["message"]) if failure else ""))
-            rows.append(Row(check, "payload", row, any(c is not None and c.status in DETAILED for c, _, _ in row)))
+            rows.append(Row(check, "payload", row))
         providers.append((table.provider, table.implementations, rows))
     return Page(
         version=str(report.header.get("version", "?")),
