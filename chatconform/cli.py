@@ -165,8 +165,12 @@ def _parser() -> argparse.ArgumentParser:
     summary.add_argument("report", nargs="+", metavar="REPORT.jsonl",
                          help="a report written by run --report, or every shard report of one run "
                               "(files, or a folder of them), merged")
-    summary.add_argument("--format", default="pretty", choices=["pretty", "markdown", "json"],
-                         help="pretty (default), markdown (for a CI step summary) or json")
+    summary.add_argument("--format", default="pretty", choices=["pretty", "markdown", "json", "html"],
+                         help="pretty (default), markdown (for a CI step summary), json, or html (one "
+                              "self-contained page: the matrix, each failure's case and regression test)")
+    summary.add_argument("--output", "-o", metavar="FILE",
+                         help="write the markdown, json or html summary to FILE (written atomically) instead "
+                              "of stdout")
     summary.add_argument("--fail-on-failure", action="store_true",
                          help="exit 1 when the report holds a failing check or is the partial report "
                               "of an interrupted run (a gate on a stored report)")
@@ -420,23 +424,40 @@ def cmd_replay(args, out: Console, err: Console) -> int:
 
 
 def cmd_summary(args, out: Console, err: Console) -> int:
-    from chatconform.conformance import report
-    from chatconform.conformance.reporters import markdown, print_matrix
+    from chatconform.conformance import outputs, report
+    from chatconform.conformance.reporters import print_matrix
 
+    if args.output is not None and args.format == "pretty":
+        raise ConfigError("summary --output writes a markdown, json or html summary: add --format")
+    target = outputs.target(args.output, "the summary") if args.output is not None else None  # before the work
     parsed = report.read_many(args.report)
     stopped = report.interruption(parsed)
-    if args.format == "markdown":
-        _write(markdown(parsed))
-    elif args.format == "json":
-        _write(json.dumps(report.summary_json(parsed), indent=2, ensure_ascii=False) + "\n")
-    else:
+    if args.format == "pretty":
         if stopped:
             out.print(f"{stopped}: {report.PARTIAL}")
         results, absent = report.split_provided(parsed.results, report.provided_in(parsed.header))
         print_matrix(out, results, absent)
         out.print(report.counts_text(results))  # recounted: the footer's are not trusted
+    elif target is None:
+        _write(_summary_text(parsed, args.format))
+    else:
+        outputs.write_atomic(target, _summary_text(parsed, args.format), "the summary")
     failed = stopped is not None or any(report.status_of(r).fails_run for r in parsed.results)
     return 1 if failed and args.fail_on_failure else 0
+
+
+def _summary_text(parsed, form: str) -> str:
+    """The markdown, json or html summary of a report."""
+    from chatconform.conformance import report
+    from chatconform.conformance.reporters import markdown
+
+    if form == "html":
+        from chatconform.conformance.reporters.html import html  # Jinja2 is imported for the page only
+
+        return html(parsed)
+    if form == "markdown":
+        return markdown(parsed)
+    return json.dumps(report.summary_json(parsed), indent=2, ensure_ascii=False) + "\n"
 
 
 def cmd_diff(args, out: Console, err: Console) -> int:

@@ -336,7 +336,9 @@ def merge(reports: list[Report]) -> Report:
     head["merged"] = {"shards": shard["count"], "run": shard["run"],
                       "from": [by_index[i].path for i in sorted(by_index)]}
     foot = footer(verdicts, max(float(r.footer.get("seconds", 0)) for r in reports))
-    return Report(head, [result_line(v) for v in verdicts], foot, [], "+".join(r.path for r in reports))
+    # the search lines in the run's order, so the per-provider tables read a merged run as one shard
+    searches = [lines[key] for key in map(tuple, shard["planned"])]
+    return Report(head, [result_line(v) for v in verdicts], foot, searches, "+".join(r.path for r in reports))
 
 
 def _unit_text(key: tuple) -> str:
@@ -376,6 +378,62 @@ def matrix(results: list[dict]) -> tuple[list[str], list[str], dict[tuple[str, s
     cells = {(r["check"], r["implementation"]): Cell(status_of(r), r.get("evaluated"), r.get("examples"))
              for r in results}
     return impls, checks, cells
+
+
+@dataclass
+class ProviderTable:
+    """The payload checks of one provider: a column per implementation that maps for it, and
+    each cell's search failure (the rule broken and the provider's error text), if any."""
+
+    provider: str
+    implementations: list[str]
+    checks: list[str]
+    cells: dict[tuple[str, str], Cell]
+    failures: dict[tuple[str, str], dict]
+
+
+def provider_matrix(report: Report) -> list[ProviderTable]:
+    """The payload contract provider by provider, from the report's search lines (a shard's:
+    ``run --shard 1/1`` for a whole run, or merged shards), sorted by provider; empty for a
+    report without them. A failure is ``warn`` at warning level, ``xfail`` where its
+    implementation declares it, else ``fail``."""
+    expected = {name: set(info.get("expected_failures", {}))
+                for name, info in report.header.get("implementations", {}).items()}
+    tables: dict[str, ProviderTable] = {}
+    order: list[str] = []
+    for search in report.searches:
+        provider, result = search.get("variant"), search.get("result")
+        if search.get("contract") != "payload" or not provider or result is None:
+            continue
+        impl = search["implementation"]
+        table = tables.setdefault(provider, ProviderTable(provider, [], [], {}, {}))
+        if impl not in table.implementations:
+            table.implementations.append(impl)
+        examples = result.get("examples")
+        for check, count in result.get("evaluated", {}).items():
+            if count and (check, impl) not in table.cells:
+                order.append(check)
+                table.cells[(check, impl)] = Cell(Status.PASS, count, examples)
+        for failure in result.get("failures", []):
+            check = failure["check"]
+            order.append(check)
+            status = (Status.WARN if failure.get("level") == "warning" else
+                      Status.XFAIL if check in expected.get(impl, ()) else Status.FAIL)
+            evaluated = result.get("evaluated", {}).get(check)
+            table.cells[(check, impl)] = Cell(status, evaluated, examples)
+            table.failures[(check, impl)] = failure
+    checks = list(dict.fromkeys(order))
+    for table in tables.values():
+        table.checks = [c for c in checks if any((c, i) in table.cells for i in table.implementations)]
+    return [tables[p] for p in sorted(tables)]
+
+
+def findings(results: list[dict]) -> list[dict]:
+    """The result lines a summary details: errors first, then warnings (reported; they fail a
+    run only under --strict), then the expected failures (an implementation's known deviations)."""
+    order = {Status.WARN: 1, Status.XFAIL: 2}
+    return sorted((r for r in results if status_of(r).fails(strict=True) or status_of(r) == Status.XFAIL),
+                  key=lambda r: order.get(status_of(r), 0))
 
 
 def provided_by(impls: list[Implementation]) -> dict[str, frozenset[str]]:

@@ -24,19 +24,25 @@ from chatconform.conformance.status import Status
 from chatconform.errors import ERROR, ConfigError, ConformanceWarning, EngineCaseError
 
 __all__ = ["FAILURES_DIR", "check_case", "failure_record", "load_record", "regression_test", "replay_command",
-           "replay_spec", "save_failure", "save_failures", "saved_cases"]
+           "replay_spec", "save_failure", "save_failures", "saved_cases", "saved_path"]
 
 FAILURES_DIR = Path(".chatconform") / "failures"
+
+
+def saved_path(record: dict[str, Any], directory: Path = FAILURES_DIR) -> Path:
+    """Where :func:`save_failure` saves ``record``: named by its implementation, check, variant
+    and case, so a summary of the report can name the file the run saved."""
+    digest = hashlib.sha256(json.dumps(record["case"], sort_keys=True).encode()).hexdigest()[:10]
+    variant = f"--{record['variant']}" if record.get("variant") else ""
+    label = re.split(r"[\\/]", record["implementation"])[-1]  # a file spec: its file name and attribute
+    slug = re.sub(r"[^A-Za-z0-9_.-]+", "_", f"{label}--{record['check']}{variant}")
+    return directory / f"{slug}--{digest}.json"
 
 
 def save_failure(record: dict[str, Any], directory: Path = FAILURES_DIR) -> Path:
     """Save one failure, atomically (a failed write leaves no half a case); its file's path."""
     directory.mkdir(parents=True, exist_ok=True)
-    digest = hashlib.sha256(json.dumps(record["case"], sort_keys=True).encode()).hexdigest()[:10]
-    variant = f"--{record['variant']}" if record.get("variant") else ""
-    label = re.split(r"[\\/]", record["implementation"])[-1]  # a file spec: its file name and attribute
-    slug = re.sub(r"[^A-Za-z0-9_.-]+", "_", f"{label}--{record['check']}{variant}")
-    path = directory / f"{slug}--{digest}.json"
+    path = saved_path(record, directory)
     outputs.write_atomic(path, json.dumps(record, indent=2) + "\n", "the saved failure")
     return path
 

@@ -155,17 +155,21 @@ class Job:
         return done.returncode, read_outputs(output)
 
     def upload(self, given: dict) -> int:
-        name, source = given.get("name", "artifact"), self.folder / given["path"]
+        """``path`` is one file per line (blank lines ignored), each copied by its name."""
+        name = given.get("name", "artifact")
+        sources = [self.folder / line.strip() for line in given["path"].splitlines() if line.strip()]
         if not name or FORBIDDEN_IN_ARTIFACT_NAMES & set(name):
             return 1
-        if not source.is_file():
+        sources = [source for source in sources if source.is_file()]
+        if not sources:
             return 1 if given.get("if-no-files-found") == "error" else 0
         with self.run.lock:
             if name in self.run.artifacts:  # v4: "(409) Conflict: an artifact with this name already exists"
                 return 1
             self.run.artifacts[name] = folder = self.run.root / "artifacts" / name
         folder.mkdir(parents=True)
-        shutil.copy(source, folder / source.name)
+        for source in sources:
+            shutil.copy(source, folder / source.name)
         return 0
 
     def download(self, given: dict) -> int:
@@ -262,8 +266,8 @@ def action_job(tmp_path: Path, index: int = 0, job_id: str = "conformance") -> J
 
 # -- action.yml -------------------------------------------------------------------------------
 
-STEPS = ["Name the report's artifact", "Run the conformance checks", "Write the step summary", "Upload the report",
-         "Fail when a check failed"]  # the install step is not played
+STEPS = ["Name the report's artifact", "Run the conformance checks", "Write the summary page", "Upload the report",
+         "Write the step summary", "Fail when a check failed"]  # the install step is not played
 
 
 def test_a_usage_error_is_exit_2_with_no_summary_and_no_artifact(tmp_path):
@@ -309,7 +313,11 @@ def test_the_action_writes_the_summary_and_the_code_and_uploads_the_report(tmp_p
     summary = job.summary.read_text()
     assert "| check | reference |" in summary and "| `thread.reaches_root` | pass |" in summary
     assert outputs == {"artifact-name": "chatconform-conformance-0-chatconform-report"}
-    assert '"reference"' in (job.run.artifacts[outputs["artifact-name"]] / "chatconform-report.jsonl").read_text()
+    artifact = job.run.artifacts[outputs["artifact-name"]]
+    assert '"reference"' in (artifact / "chatconform-report.jsonl").read_text()
+    # the summary page beside it, named in the step summary
+    assert "thread.reaches_root" in (artifact / "chatconform-report.html").read_text()
+    assert f"`chatconform-report.html` in the artifact `{outputs['artifact-name']}`" in summary
     # the install step, not played, installs the action's own checkout
     [(script, env)] = job.not_played
     assert script.startswith("python -m pip install") and env["PACKAGE"] == str(ROOT)
@@ -364,9 +372,10 @@ def test_the_steps_by_hand_gate_summarise_and_upload(tmp_path):
     steps[ours:ours + 1] = recipe("chatconform run --impl my_app.conformance:MyHistory --report report.jsonl")
     run = Run(tmp_path, write_app(tmp_path / "repository", FAILING))
     [job] = play_workflow(workflow, run)["conformance"]
-    assert [code for _, code in job.codes] == [1, 0, 0]  # the run fails; summary and upload still run
+    assert [code for _, code in job.codes] == [1, 0, 0, 0]  # the run fails; summary, page and upload still run
     assert "| `thread.parent_chain` | **FAIL** |" in job.summary.read_text()
     assert (run.artifacts["chatconform-report"] / "report.jsonl").is_file()
+    assert "thread.parent_chain" in (run.artifacts["chatconform-report"] / "report.html").read_text()
 
 
 @pytest.mark.slow  # four shards and a merge: six chatconform processes
@@ -374,10 +383,12 @@ def test_the_sharded_recipe_uploads_every_shard_and_the_merged_summary_is_the_ga
     run = Run(tmp_path, write_app(tmp_path / "repository", FAILING))
     played = play_workflow(recipe("--shard"), run)
     shards = played["conformance"]
-    assert len(shards) == 4 and sorted(run.artifacts) == [f"chatconform-shard-{i}" for i in range(1, 5)]
+    assert len(shards) == 4
+    assert sorted(run.artifacts) == [f"chatconform-shard-{i}" for i in range(1, 5)] + ["chatconform-summary"]
     assert [job.failed for job in shards].count(True) == 1  # the shard that searched the thread contract
     [report] = played["conformance-report"]
-    assert [code for _, code in report.codes] == [0, 0, 1]  # download, merged summary, gate
+    assert [code for _, code in report.codes] == [0, 0, 0, 0, 1]  # download, summary, page, its upload, gate
+    assert 'data-provider="openai-chat"' in (run.artifacts["chatconform-summary"] / "chatconform.html").read_text()
     merged = report.summary.read_text()
     assert "| `thread.parent_chain` | **FAIL** |" in merged and "| `payload.schema_valid` | pass |" in merged
 

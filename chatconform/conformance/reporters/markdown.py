@@ -3,15 +3,20 @@ then the errors, warnings and expected failures with their cases, for a CI step 
 
 from __future__ import annotations
 
+from typing import Any
+
 from chatconform.conformance.compact import render
 from chatconform.conformance.report import (
     PARTIAL,
+    Cell,
     Report,
     counts_text,
+    findings,
     interruption,
     matrix,
     not_provided_text,
     provided_in,
+    provider_matrix,
     split_provided,
     status_of,
 )
@@ -39,11 +44,7 @@ def markdown(report: Report) -> str:
     lines += provider_tables(report)
     if absent:
         lines += ["", *(f"- {not_provided_text(name, contracts)}" for name, contracts in absent.items())]
-    # Errors first, then warnings (reported; they fail a run only under --strict), then the
-    # expected failures (an implementation's known deviations).
-    order = {Status.WARN: 1, Status.XFAIL: 2}
-    shown = sorted((r for r in report.results if status_of(r).fails(strict=True) or status_of(r) == Status.XFAIL),
-                   key=lambda r: order.get(status_of(r), 0))
+    shown = findings(report.results)
     if shown:
         lines += ["", "| implementation | check | status | message |", "|---|---|---|---|"]
         lines += [f"| {r['implementation']} | `{r['check']}` | {status_of(r).label} | "
@@ -62,64 +63,50 @@ EXAMPLE_LINES = 80
 EXAMPLE_WIDTH = 300
 
 
-def _example_block(result: dict) -> list[str]:
-    """A collapsed block with the (minimal) case, so a step summary stays one table long."""
-    variant = f" [{result['variant']}]" if result.get("variant") else ""
-    # A case that did not shrink (a hang, a crash on a large history) can run to megabytes:
-    # the summary shows its head, the report keeps it whole.
-    lines = render(result["example"]).splitlines()
+def case_text(case: Any) -> tuple[str, bool]:
+    """A case as a summary shows it, and whether it was cut. A case that did not shrink (a
+    hang, a crash on a large history) can run to megabytes: a summary shows its head (the
+    first :data:`EXAMPLE_LINES` lines, each at most :data:`EXAMPLE_WIDTH` long), the report
+    keeps it whole."""
+    lines = render(case).splitlines()
     shown = [line if len(line) <= EXAMPLE_WIDTH else f"{line[:EXAMPLE_WIDTH]}... ({len(line)} characters)"
              for line in lines[:EXAMPLE_LINES]]
     if len(lines) > EXAMPLE_LINES:
         shown.append(f"... {len(lines) - EXAMPLE_LINES} more lines: the whole case is in the report's 'example' field")
-    text = "\n".join(shown)
+    return "\n".join(shown), shown != lines
+
+
+def _example_block(result: dict) -> list[str]:
+    """A collapsed block with the (minimal) case, so a step summary stays one table long."""
+    variant = f" [{result['variant']}]" if result.get("variant") else ""
+    text, _ = case_text(result["example"])
     return ["", f"<details><summary>{result['implementation']} · {result['check']}{variant}: the case</summary>",
             "", "```json", text, "```", "", "</details>"]
 
 
 def provider_tables(report: Report) -> list[str]:
-    """One table per provider of the payload checks, a column per implementation that maps
-    for it, from the report's search lines: what each library gets wrong for the provider a
-    reader uses, with the message of each deviation (the rule and the provider's error text).
-    The search lines are a shard's (``run --shard 1/1`` for a whole run, or merged shards);
-    nothing for a report without them."""
-    expected = {name: set(info.get("expected_failures", {}))
-                for name, info in report.header.get("implementations", {}).items()}
-    cells: dict[str, dict[tuple[str, str], str]] = {}  # provider -> (check, impl) -> label
-    notes: dict[str, list[str]] = {}
-    impls: dict[str, list[str]] = {}
-    checks: list[str] = []
-    for search in report.searches:
-        provider, result = search.get("variant"), search.get("result")
-        if search.get("contract") != "payload" or not provider or result is None:
-            continue
-        impl = search["implementation"]
-        impls.setdefault(provider, [])
-        if impl not in impls[provider]:
-            impls[provider].append(impl)
-        table = cells.setdefault(provider, {})
-        for check, count in result.get("evaluated", {}).items():
-            if count and (check, impl) not in table:
-                checks.append(check)
-                table[(check, impl)] = "pass"
-        for failure in result.get("failures", []):
-            check = failure["check"]
-            checks.append(check)
-            label = ("warn" if failure.get("level") == "warning" else
-                     "xfail" if check in expected.get(impl, ()) else "**fail**")
-            table[(check, impl)] = label
-            if label != "warn":
-                notes.setdefault(provider, []).append(f"- {impl} · `{check}` ({label}): {_cell(failure['message'])}")
-    if not cells:
+    """One table per provider of the payload checks (:func:`~chatconform.conformance.report.provider_matrix`),
+    a column per implementation that maps for it: what each library gets wrong for the provider
+    a reader uses, with the message of each deviation (the rule and the provider's error text).
+    Nothing for a report without search lines (a shard's, or merged shards)."""
+    tables = provider_matrix(report)
+    if not tables:
         return []
-    order = list(dict.fromkeys(checks))
     lines = ["", "### The payload contract, provider by provider", ""]
-    for provider in sorted(cells):
-        table, columns = cells[provider], impls[provider]
-        rows = [c for c in order if any((c, i) in table for i in columns)]
-        lines += [f"#### `{provider}`", "", "| check | " + " | ".join(columns) + " |", "|---|" + "---|" * len(columns)]
-        lines += [f"| `{c}` | " + " | ".join(table.get((c, i), "") for i in columns) + " |" for c in rows]
-        if notes.get(provider):
-            lines += ["", *notes[provider]]
+    for table in tables:
+        columns = table.implementations
+        lines += [f"#### `{table.provider}`", "", "| check | " + " | ".join(columns) + " |",
+                  "|---|" + "---|" * len(columns)]
+        lines += [f"| `{c}` | " + " | ".join(_provider_label(table.cells.get((c, i))) for i in columns) + " |"
+                  for c in table.checks]
+        notes = [f"- {impl} · `{check}` ({_provider_label(cell)}): {_cell(failure['message'])}"
+                 for (check, impl), failure in table.failures.items()
+                 if (cell := table.cells[(check, impl)]).status != Status.WARN]
+        if notes:
+            lines += ["", *notes]
         lines.append("")
     return lines
+
+
+def _provider_label(cell: Cell | None) -> str:
+    return "" if cell is None else "**fail**" if cell.status == Status.FAIL else cell.status.label
