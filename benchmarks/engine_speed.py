@@ -1,0 +1,151 @@
+"""How fast a `ci` run is, side by side with an earlier revision, and the engine against a
+bare ``@given`` over the same strategies and checks.
+
+    python benchmarks/engine_speed.py versus --base REV [--main-job] [-- more run arguments]
+    python benchmarks/engine_speed.py given [--contract NAME ...] [--examples N]
+
+``versus`` checks ``REV`` out into a temporary git worktree and runs ``chatconform run
+--profile ci --report`` from it and from this checkout at the same time (one process each,
+so that on a two-core machine both meet the same drift), for the reference alone or, with
+``--main-job``, for every bundled implementation. It prints each run's wall time, their
+ratio, and every result whose status, level or message differs (none should: a faster engine
+changes no verdict).
+
+``given`` times, per contract, ``chatconform.conformance.engine.run`` on the reference under
+``ci`` against a bare Hypothesis test over the contract's own strategy that calls the
+reference and every check on each case, for each variant, with the same settings: the
+engine's own cost is the ratio. The two alternate, three rounds each; the fastest round counts.
+
+Not part of the test run; nothing here is asserted. ``docs/benchmarks.md`` records a run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def verdicts(report: Path) -> dict[tuple, tuple]:
+    """(implementation, contract, check, variant) -> (status, level, message), per result line."""
+    found = {}
+    for line in report.read_text(encoding="utf-8").splitlines():
+        record = json.loads(line)
+        if record.get("type") == "result":
+            key = (record["implementation"], record["contract"], record["check"], record.get("variant"))
+            found[key] = (record["status"], record.get("level"), record.get("message"))
+    return found
+
+
+def versus(args: argparse.Namespace) -> None:
+    out = Path(tempfile.mkdtemp(prefix="chatconform-versus-"))
+    base = out / "base"
+    subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "--detach", "-q", str(base), args.base], check=True)
+    try:
+        trees = {f"base {args.base}": base, "this checkout": ROOT}
+        impl = [] if args.main_job else ["--impl", "reference"]
+        started, running = {}, {}
+        for label, tree in trees.items():
+            report = out / f"{label.split()[0]}.jsonl"
+            env = {**os.environ, "PYTHONPATH": str(tree)}
+            command = [sys.executable, "-m", "chatconform", "run", "--profile", "ci", "--report", str(report),
+                       *impl, *args.more]
+            started[label] = time.perf_counter()
+            running[label] = (subprocess.Popen(command, cwd=out, env=env, stdout=subprocess.DEVNULL,
+                                               stderr=subprocess.DEVNULL), report)
+        seconds = {}
+        for label, (process, _) in running.items():
+            process.wait()
+            seconds[label] = time.perf_counter() - started[label]
+            print(f"{label:<20} {seconds[label]:>7.0f} s  exit {process.returncode}")
+        first, second = trees
+        print(f"{'speed-up':<20} {seconds[first] / seconds[second]:>7.2f}x")
+        old, new = (verdicts(report) for _, report in running.values())
+        differ = sorted((k for k in old.keys() | new.keys() if old.get(k) != new.get(k)), key=str)
+        print(f"{len(old)} results before, {len(new)} after, {len(differ)} differ")
+        for key in differ:
+            print("  ", "/".join(str(part) for part in key if part is not None))
+            print("     before:", old.get(key))
+            print("     after: ", new.get(key))
+    finally:
+        subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(base)], check=False)
+
+
+def given_overhead(args: argparse.Namespace) -> None:
+    from hypothesis import given
+
+    from chatconform.conformance import discovery, engine
+    from chatconform.conformance.contract import Example
+    from chatconform.conformance.contracts import all_contracts
+    from chatconform.conformance.engine import no_local_constants
+    from chatconform.conformance.profiles import get_profile
+    from chatconform.errors import NotApplicable, Violation
+
+    reference = discovery.load(discovery.REFERENCE_TARGET, in_process=True)
+    profile = get_profile("ci") if args.examples is None else get_profile("ci", examples=args.examples)
+    names = args.contract or list(all_contracts())
+    print(f"{'contract':<12} {'engine s':>9} {'bare s':>9} {'ratio':>6}")
+    for name in names:
+        contract = all_contracts()[name]
+        fn = reference.method(contract)
+        variants = contract.variants(reference)
+
+        def judging(contract, fn, variant):
+            def test(case):
+                output = contract.call(fn, case, variant)
+                example = Example(contract, case, output, variant, impl=reference)
+                for check in contract.ordered_checks():
+                    if check.evaluate is not None:
+                        try:
+                            check.evaluate(example)
+                        except (NotApplicable, Violation):
+                            pass
+            return test
+
+        def bare(contract=contract, fn=fn, variants=variants) -> None:
+            settings = profile.settings(scale=contract.examples_scale)
+            for variant in variants:
+                test = judging(contract, fn, variant)
+                test._hypothesis_internal_add_digest = f"chatconform||{contract.name}".encode()
+                with no_local_constants():
+                    settings(given(contract.cases(variant))(test))()
+
+        def engine_run(contract=contract) -> None:
+            engine.run([reference], engine.Selection([contract], None), profile)
+
+        best = {"engine": float("inf"), "bare": float("inf")}
+        for _ in range(args.rounds):
+            for label, work in (("engine", engine_run), ("bare", bare)):
+                start = time.perf_counter()
+                work()
+                best[label] = min(best[label], time.perf_counter() - start)
+        print(f"{name:<12} {best['engine']:>9.1f} {best['bare']:>9.1f} {best['engine'] / best['bare']:>6.2f}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    vs = sub.add_parser("versus", help="a ci run here and at an earlier revision, side by side")
+    vs.add_argument("--base", required=True, help="the revision to compare with (a tag, a commit)")
+    vs.add_argument("--main-job", action="store_true", help="every bundled implementation, not the reference alone")
+    vs.add_argument("more", nargs="*", help="further arguments of chatconform run (after --)")
+    bare = sub.add_parser("given", help="the engine against a bare @given, per contract")
+    bare.add_argument("--contract", action="append", help="a contract (repeatable; default: all)")
+    bare.add_argument("--examples", type=int, default=None, help="examples per search (default: the ci profile's)")
+    bare.add_argument("--rounds", type=int, default=3)
+    args = parser.parse_args()
+    if args.command == "versus":
+        versus(args)
+    else:
+        given_overhead(args)
+
+
+if __name__ == "__main__":
+    main()
