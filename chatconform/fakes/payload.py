@@ -490,3 +490,22 @@ class SendsEqualImagesOnce(_Fake):
                 return None
             self._sent.add((mapped.url, mapped.data))
         return mapped
+
+
+class SendsOnlyTextResults(_Fake):
+    """A tool result is sent only when the tool returned text: a structured result (a dict,
+    a list, a number) goes as an empty tool message, which still answers its call."""
+
+    name = "fake-sends-only-text-results"
+    providers = frozenset({"openai-chat"})
+    reproduces = ("a projection that keeps only a result's text content sends a structured result as an empty "
+                  "tool message, so 'the next model round receives an empty tool message and loses the result "
+                  "semantics' (https://github.com/1024XEngineer/neo-code/issues/233; a list result passed as "
+                  "zero content blocks: https://github.com/langchain-ai/langchain/issues/30578)")
+    violates = ("payload.nothing_lost",)
+    warns = ("payload.matches_reference",)
+
+    @staticmethod
+    def _result(part, wire_id):
+        result = PayloadMapper._result(part, wire_id)
+        return result if isinstance(part.content, str) else result._replace(content="")

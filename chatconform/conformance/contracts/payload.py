@@ -355,12 +355,17 @@ def _leaves(value: Any) -> list[str]:
     return []
 
 
+def _spellings(leaf: str) -> tuple[str, ...]:
+    """How ``leaf`` may be written in a body's text: as it is, as the inside of a JSON string,
+    or as the inside of a Python string literal (a tool's dict sent as ``str(output)``: the
+    same text, with its unprintable characters escaped as JSON would)."""
+    return tuple(dict.fromkeys((leaf, json.dumps(leaf, ensure_ascii=False)[1:-1], json.dumps(leaf)[1:-1],
+                                repr(leaf)[1:-1])))
+
+
 def _carried(leaf: str, text: str) -> bool:
-    """``leaf`` is in ``text`` as it is, as the inside of a JSON string, or as the inside of
-    a Python string literal (a tool's dict sent as ``str(output)``: the same text, with its
-    unprintable characters escaped as JSON would)."""
-    return (leaf in text or json.dumps(leaf, ensure_ascii=False)[1:-1] in text
-            or json.dumps(leaf)[1:-1] in text or repr(leaf)[1:-1] in text)
+    """``leaf`` is in ``text`` in one of its :func:`_spellings`."""
+    return any(spelling in text for spelling in _spellings(leaf))
 
 
 #: The row of chatconform.provider_schemas.levels that weighs a pairing fault.
@@ -438,12 +443,18 @@ def _results_are_their_own(ex: Example) -> None:
     """No call is answered with the result stored for another call (a dict keyed by a
     reused id). An answer that lacks its own content and holds no other is a loss, which
     ``nothing_lost`` reports."""
-    answers = _answers(ex)
-    for answer, missing in _unheld_results(ex):
+    unheld = _unheld_results(ex)
+    if not unheld:
+        return
+    # Every result's spellings once: each unheld answer is compared with every result.
+    spelt = [(a.stored, [_spellings(leaf) for leaf in leaves]) for a in _answers(ex)
+             if (leaves := _leaves(a.stored.content))]
+    for answer, missing in unheld:
         text = "\n".join(answer.turn.texts)
-        other = next((a.stored for a in answers if a.stored is not answer.stored
-                      and (leaves := _leaves(a.stored.content))
-                      and all(_carried(leaf, text) for leaf in leaves)), None)
+        if not text.strip():
+            continue  # a blank answer holds no result (every leaf has a non-blank character)
+        other = next((stored for stored, spellings in spelt if stored is not answer.stored
+                      and all(any(s in text for s in leaf) for leaf in spellings)), None)
         if other is not None:
             raise Violation(f"the answer at {answer.turn.path} to tool call {answer.stored.tool_call_id} "
                             f"holds another call's result, not its own {missing[:200]!r}",

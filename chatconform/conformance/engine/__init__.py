@@ -2,7 +2,8 @@
 
 One module per step, read in this order: :mod:`.results` (what the steps hand each other),
 :mod:`.evaluate` (one case through the implementation and the checks), :mod:`.search` (one
-search: an exploring pass, then a shrinking pass per failing check), :mod:`.plan` (the
+search: an exploring pass, then a shrinking pass per failing check), :mod:`.drawn` (the
+cases a run draws once and judges for every implementation), :mod:`.plan` (the
 units of a run, shards, the selection), :mod:`.fold` (verdicts, expected failures, exit
 codes), :mod:`.run` (a run, serially or in worker processes, :mod:`.parallel`) and
 :mod:`.events` (what a run tells its handlers). ``docs/architecture.md`` ("The engine")

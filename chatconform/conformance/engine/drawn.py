@@ -38,7 +38,7 @@ class DrawnCase:
 
 @dataclass
 class DrawnCases:
-    """The cases a contract's exploring passes draw, per example budget, while a run lasts.
+    """The cases of the contract being searched, per example budget, while a run lasts.
 
     Kept only inside :meth:`session` (a run, or a worker process of one): a search made on
     its own, as the project's tests make many, draws its cases as it always did, and
@@ -66,8 +66,11 @@ class DrawnCases:
         return self.kept.get((contract, examples)) if self.active else None
 
     def keep(self, contract: str, examples: int, cases: list[DrawnCase]) -> None:
+        """Keep ``cases``, and only them: a run searches contract by contract
+        (``plan.search_order``), so an earlier contract's cases are not asked for again, and
+        holding every contract's at once would hold the run's every history."""
         if self.active:
-            self.kept[(contract, examples)] = cases
+            self.kept = {(contract, examples): cases}
 
 
 #: This process's store: a run's searches share it (a worker of ``--jobs`` has its own).

@@ -64,3 +64,14 @@ def nothing_ran_in(units: list[Unit]) -> bool:
     """Whether a plan has no search at all (every unit skipped, or none)."""
     return all(u.skip is not None for u in units)
 
+
+
+def search_order(units: list[Unit]) -> list[Unit]:
+    """The units in the order to search them: contract by contract (in the plan's order of
+    contracts), each contract's in plan order. A run keeps one contract's drawn cases at a
+    time (:mod:`~chatconform.conformance.engine.drawn`), so every search of a contract meets
+    them kept; the verdicts are folded in plan order whatever the order searched."""
+    first: dict[str, int] = {}
+    for position, unit in enumerate(units):
+        first.setdefault(unit.contract, position)
+    return sorted(units, key=lambda unit: first[unit.contract])

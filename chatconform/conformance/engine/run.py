@@ -21,7 +21,7 @@ from chatconform.conformance.engine.drawn import STORE
 from chatconform.conformance.engine.events import Handler, RunFinished, RunStarted, SearchFinished, SearchStarted, emit
 from chatconform.conformance.engine.fold import fold_units
 from chatconform.conformance.engine.parallel import run_units
-from chatconform.conformance.engine.plan import plan, shard_units
+from chatconform.conformance.engine.plan import plan, search_order, shard_units
 from chatconform.conformance.engine.results import RunOutcome, SearchResult, SearchSettings, Selection, Unit
 from chatconform.conformance.engine.search import new_stream, search_unit
 from chatconform.conformance.guard import DEFAULT_TIMEOUT
@@ -45,7 +45,7 @@ def run(impls: list[Implementation], selection: Selection, profile: str | Profil
     prof = get_profile(profile) if isinstance(profile, str) else profile
     planned = plan(impls, selection, run_stream=new_stream(prof, seed))
     units = planned if shard is None else shard_units(planned, *shard)
-    searches = [u for u in units if u.skip is None]
+    searches = search_order([u for u in units if u.skip is None])
     emit(handlers, RunStarted(impls, selection, prof, seed, jobs, shard, len(searches),
                               sum(u.skip is None for u in planned)))
     settings = SearchSettings(prof, seed, timeout, selection.checks, shrink, shrink_expected)
