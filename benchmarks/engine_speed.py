@@ -60,11 +60,13 @@ def versus(args: argparse.Namespace) -> None:
             started[label] = time.perf_counter()
             running[label] = (subprocess.Popen(command, cwd=out, env=env, stdout=subprocess.DEVNULL,
                                                stderr=subprocess.DEVNULL), report)
-        seconds = {}
-        for label, (process, _) in running.items():
-            process.wait()
-            seconds[label] = time.perf_counter() - started[label]
-            print(f"{label:<20} {seconds[label]:>7.0f} s  exit {process.returncode}")
+        seconds: dict[str, float] = {}
+        while len(seconds) < len(running):
+            for label, (process, _) in running.items():
+                if label not in seconds and process.poll() is not None:
+                    seconds[label] = time.perf_counter() - started[label]
+                    print(f"{label:<20} {seconds[label]:>7.0f} s  exit {process.returncode}", flush=True)
+            time.sleep(0.5)
         first, second = trees
         print(f"{'speed-up':<20} {seconds[first] / seconds[second]:>7.2f}x")
         old, new = (verdicts(report) for _, report in running.values())
