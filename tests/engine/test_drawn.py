@@ -83,3 +83,22 @@ def test_kept_cases_give_the_verdicts_and_minimal_cases_of_drawing_again(monkeyp
     again = engine.run(impls, selection, profile)
     assert _verdicts(kept) == _verdicts(again)
     assert any(v.status == "fail" for v in kept.verdicts)
+
+
+def test_a_run_keeps_one_contracts_cases_at_a_time():
+    store = drawn.DrawnCases()
+    with store.session():
+        store.keep("thread", 10, [drawn.DrawnCase("a")])
+        store.keep("trim", 10, [drawn.DrawnCase("b")])
+        assert store.get("thread", 10) is None
+        assert [c.case for c in store.get("trim", 10)] == ["b"]
+    assert store.get("trim", 10) is None and not store.kept
+
+
+def test_a_run_searches_contract_by_contract_and_folds_in_plan_order():
+    from chatconform.conformance.engine.plan import search_order
+    from chatconform.conformance.engine.results import Unit
+
+    units = [Unit(0, "thread"), Unit(0, "trim"), Unit(1, "thread"), Unit(1, "trim", "x"), Unit(2, "thread")]
+    assert [(u.impl, u.contract) for u in search_order(units)] == [
+        (0, "thread"), (1, "thread"), (2, "thread"), (0, "trim"), (1, "trim")]
