@@ -28,7 +28,7 @@ from . import anthropic_messages, bedrock_converse, gemini_generate, openai_chat
 from .replies import Context, Replies, Reply
 from .report import ServeLog, Verdict
 
-__all__ = ["DIALECTS", "build_app", "conversation_key"]
+__all__ = ["DIALECTS", "build_app", "conversation_key", "text_key"]
 
 #: The module that speaks each dialect.
 DIALECTS: dict[str, ModuleType] = {"openai": openai_chat, "anthropic": anthropic_messages,
@@ -36,13 +36,18 @@ DIALECTS: dict[str, ModuleType] = {"openai": openai_chat, "anthropic": anthropic
 
 
 def conversation_key(body: Any, provider: str) -> str:
-    """A conversation is known by its first user text: the digest of that text."""
+    """A conversation is known by its first user text (:func:`text_key`)."""
     from chatconform.provider_schemas import turn_view
 
     first = ""
     if isinstance(body, (dict, list)):
         first = next(("\n".join(t.texts) for t in turn_view(body, provider) if t.role == "user" and t.texts), "")
-    return hashlib.sha256(first.encode("utf-8", "surrogatepass")).hexdigest()[:12]
+    return text_key(first)
+
+
+def text_key(first_user_text: str) -> str:
+    """The key of the conversation that opens with this user text: a short digest of it."""
+    return hashlib.sha256(first_user_text.encode("utf-8", "surrogatepass")).hexdigest()[:12]
 
 
 class _Judge:

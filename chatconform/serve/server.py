@@ -8,6 +8,7 @@ background thread while the server starts, so the port answers within a second o
 
 from __future__ import annotations
 
+import logging
 import signal
 import socket
 import threading
@@ -55,8 +56,15 @@ def _warm() -> None:
     import chatconform.provider_schemas  # noqa: F401
 
 
+def _quiet_cuts(record: logging.LogRecord) -> bool:
+    """uvicorn logs a response left unfinished as an error; here it is a scripted cut."""
+    return record.getMessage() != "ASGI callable returned without completing response."
+
+
 def _server(sock: socket.socket, log: ServeLog, replies: Replies, log_level: str):
     import uvicorn
+
+    logging.getLogger("uvicorn.error").addFilter(_quiet_cuts)
 
     from .app import build_app
 
