@@ -36,13 +36,21 @@ DIALECTS: dict[str, ModuleType] = {"openai": openai_chat, "anthropic": anthropic
 
 
 def conversation_key(body: Any, provider: str) -> str:
-    """A conversation is known by its first user text (:func:`text_key`)."""
+    """A conversation is known by its first user text (:func:`text_key`). The turn view reads
+    only the messages up to the first user one: a long conversation costs no more."""
     from chatconform.provider_schemas import turn_view
 
-    first = ""
-    if isinstance(body, (dict, list)):
-        first = next(("\n".join(t.texts) for t in turn_view(body, provider) if t.role == "user" and t.texts), "")
-    return text_key(first)
+    key = get_provider(provider).messages_key
+    messages = body if isinstance(body, list) else body.get(key) if isinstance(body, dict) else None
+    if not isinstance(messages, list):
+        return text_key("")
+    users = (i for i, m in enumerate(messages) if isinstance(m, dict) and m.get("role") == "user")
+    for index in users:
+        turns = turn_view({key: messages[index:index + 1]}, provider)
+        texts = [t for turn in turns if turn.role == "user" for t in turn.texts]
+        if texts:
+            return text_key("\n".join(texts))
+    return text_key("")
 
 
 def text_key(first_user_text: str) -> str:

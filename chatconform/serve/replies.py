@@ -182,7 +182,11 @@ class Replies:
 
     def _drawn(self, conversation: str, turn: int, tool_names: Sequence[str]) -> Reply:
         """An entry drawn from a seed made of ``--seed``, the conversation and the turn, so a
-        rerun with the same seed answers the same requests the same way, in any order."""
+        rerun with the same seed answers the same requests the same way, in any order.
+
+        Hypothesis has no public way to draw one value from a given seed (``.example()`` takes
+        none), so this feeds a seeded ConjectureData, as the engine's pin of Hypothesis allows."""
+        from hypothesis.control import BuildContext
         from hypothesis.errors import StopTest
         from hypothesis.internal.conjecture.data import ConjectureData
 
@@ -192,8 +196,10 @@ class Replies:
             seen = tuple(self._ids.get(conversation, ()))
         material = f"{self.seed}/{conversation}/{turn}".encode()
         data = ConjectureData(random=random.Random(hashlib.sha256(material).digest()))
+        strategy = replies(tool_names=sorted(set(tool_names)), reusable_ids=seen)
         try:
-            entry = data.draw(replies(tool_names=sorted(set(tool_names)), reusable_ids=seen))
+            with BuildContext(data, wrapped_test=self._drawn):  # what a composite strategy's draw needs
+                entry = data.draw(strategy)
         except StopTest:  # the draw ran out of room: a plain answer
             return Reply()
         return _entry(entry)
