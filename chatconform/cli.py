@@ -25,7 +25,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from chatconform.conformance.argtypes import jobs, positive_int, positive_seconds, shard, size_list
+from chatconform.conformance.argtypes import jobs, port, positive_int, positive_seconds, shard, size_list
 from chatconform.errors import ConfigError, ConformanceWarning
 
 
@@ -198,6 +198,26 @@ def _parser() -> argparse.ArgumentParser:
     validate.add_argument("--format", default="pretty", choices=["pretty", "json"],
                           help="pretty (default) or one JSON object per problem")
     validate.set_defaults(handler=cmd_validate)
+
+    serve = sub.add_parser("serve", help="a local provider endpoint that judges every request an app sends",
+                           description="Serve the OpenAI, Qwen-on-vLLM, GLM, Mistral, Anthropic, Gemini and "
+                                       "Bedrock Converse endpoints on 127.0.0.1: every request is judged by the "
+                                       "rules of validate, rejected with the provider's own error where the "
+                                       "provider would reject it, else answered; the verdicts go to a report "
+                                       "that summary and diff read. Stops on SIGINT or SIGTERM (docs/serve.md).")
+    serve.add_argument("--port", type=port, default=8400, metavar="N",
+                       help="the port on 127.0.0.1 (default 8400; 0: a free one, printed)")
+    serve.add_argument("--report", metavar="FILE.jsonl",
+                       help="write the verdicts as a JSON-lines report (rewritten as requests come, and when "
+                            "the server stops)")
+    serve.add_argument("--script", metavar="FILE",
+                       help="the replies, one per turn of each conversation (JSON list or JSON lines): text, "
+                            "thinking, tool_calls, and interruptions (status, delay, cut_stream_after)")
+    serve.add_argument("--generate", action="store_true",
+                       help="draw the replies past the script's end with Hypothesis (replayable with --seed)")
+    serve.add_argument("--seed", type=int, default=None, metavar="S",
+                       help="the seed of --generate (default: a random one, printed)")
+    serve.set_defaults(handler=cmd_serve)
 
     bench = sub.add_parser("bench", help="time the contract functions on large inputs",
                            description="Time each implementation's contract functions on large "
@@ -492,6 +512,36 @@ def cmd_validate(args, out: Console, err: Console) -> int:
     from chatconform.provider_schemas.lint import run_validate
 
     return run_validate(args.files, args.provider, args.format)
+
+
+def cmd_serve(args, out: Console, err: Console) -> int:
+    """Serve until SIGINT or SIGTERM, holding the report's lock the while."""
+    import random
+
+    from chatconform.conformance import outputs
+    from chatconform.serve.replies import Replies, load_script
+    from chatconform.serve.report import ServeLog
+    from chatconform.serve.server import run
+
+    script = load_script(args.script) if args.script else []
+    seed = args.seed if args.seed is not None else random.randrange(2**32) if args.generate else None
+    with outputs.claim(args.report) as report:
+        log = ServeLog(report, version=_version(), seed=seed,
+                       settings={"script": args.script, "generate": args.generate})
+        replies = Replies(script, generate=args.generate, seed=seed or 0)
+
+        def announce(root: str) -> None:
+            drawn = f"; replies drawn with --seed {seed}" if args.generate else ""
+            out.print(f"chatconform serve: listening on {root} (OpenAI-style: {root}/v1, {root}/<provider>/v1; "
+                      f"Anthropic, Gemini, Bedrock: {root}){drawn}; Ctrl-C stops")
+
+        stopped_by = run(args.port, log, replies, announce)
+    verdicts = log.verdicts
+    rejected = sum(1 for v in verdicts if v.rejected)
+    warned = sum(1 for v in verdicts if not v.rejected and v.problems)
+    out.print(f"stopped by {stopped_by or 'the server'}: {len(verdicts)} requests judged, {rejected} rejected, "
+              f"{warned} with warnings" + (f"; report: {args.report}" if report is not None else ""))
+    return 0
 
 
 # -- bench ------------------------------------------------------------------------------------

@@ -19,6 +19,17 @@ def positive_int(text: str) -> int:
     return value
 
 
+def port(text: str) -> int:
+    """A TCP port, 0 (any free one) to 65535 (``serve --port``)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a port number, got {text!r}") from None
+    if not 0 <= value <= 65535:
+        raise argparse.ArgumentTypeError(f"expected a port from 0 to 65535, got {value}")
+    return value
+
+
 def jobs(text: str) -> int:
     """``--jobs``: a number of worker processes, or ``auto`` for one per CPU."""
     if text == "auto":

@@ -1,4 +1,5 @@
-"""The pytest plugin: one test item per (implementation, check).
+"""The pytest plugin: one test item per (implementation, check), and the
+``chatconform_endpoint`` fixture (a ``chatconform serve`` endpoint for one test).
 
 Loaded in every pytest session of anyone who installed chatconform, so it imports
 nothing heavy until a conformance test is collected. Use it with
@@ -191,3 +192,26 @@ def assert_verdict(verdict, *, strict: bool = False) -> None:
                     pytrace=False)
     if status.fails_run:
         pytest.fail(f"{status.value}: {verdict.message}", pytrace=False)
+
+
+@pytest.fixture
+def chatconform_endpoint():
+    """A ``chatconform serve`` endpoint for one test, in a thread on a free port of 127.0.0.1.
+
+    Yields an :class:`~chatconform.serve.Endpoint`: ``base_url(provider)`` is what the
+    provider's SDK takes, ``verdicts`` the requests judged so far (each with its problems,
+    its turn and the status answered), ``script(entries)`` sets the replies per turn.
+    Skipped, with the reason, where the ``serve`` extra is not installed."""
+    try:
+        import starlette  # noqa: F401
+        import uvicorn  # noqa: F401
+    except ImportError as exc:
+        pytest.skip(f"chatconform_endpoint needs the serve extra (pip install 'chatconform[serve]'): {exc}")
+    from chatconform.serve import start
+    from chatconform.version import __version__
+
+    endpoint = start(version=__version__)
+    try:
+        yield endpoint
+    finally:
+        endpoint.stop()

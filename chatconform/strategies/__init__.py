@@ -1,6 +1,7 @@
 """Public Hypothesis strategies: conversation trees (as stored rows), agent histories (also as
 an untrusted client sends them back), compaction cuts into them, trim budgets, malformed
-stored histories, and agent runs played to an ending on a real pydantic-ai agent.
+stored histories, agent runs played to an ending on a real pydantic-ai agent, and the
+replies a provider may answer with (``serve --generate``).
 
 Every strategy is a function with keyword-only knobs that builds valid data by
 construction and shrinks toward the simplest case.
@@ -22,6 +23,7 @@ from chatconform.strategies.large import (
     write_json_lines,
 )
 from chatconform.strategies.malformed import malform, serde_cases
+from chatconform.strategies.replies import replies
 from chatconform.strategies.runs import run_cases, run_scenario, scenarios
 from chatconform.strategies.trees import conversation_rows
 
@@ -43,6 +45,7 @@ __all__ = [
     "large_rows",
     "malform",
     "recorded_payloads",
+    "replies",
     "run_cases",
     "run_scenario",
     "scenarios",

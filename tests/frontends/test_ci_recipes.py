@@ -343,8 +343,9 @@ def test_the_recipes_install_from_the_repository_and_name_the_action_as_the_text
     assert "replace `<owner>`" in text and "`<commit>` with a tag or a full commit SHA" in text
     installs = re.findall(r"pip install .*", text)
     assert installs and all(
-        line.startswith(('pip install "chatconform @ git+https://github.com/<owner>/chatconform@<commit>"',
-                         "pip install -e .", "pip install ./path/to/chatconform"))
+        re.sub(r"^pip install \"chatconform\[[\w,-]+\] @", 'pip install "chatconform @', line).startswith((
+            'pip install "chatconform @ git+https://github.com/<owner>/chatconform@<commit>"',
+            "pip install -e .", "pip install ./path/to/chatconform"))
         or "finds nothing" in line for line in installs), installs
     uses = re.findall(r"uses: ([^\s`]+)", text)
     ours = [u for u in uses if not u.startswith("actions/")]

@@ -1,0 +1,244 @@
+"""What ``chatconform serve`` answers: a short text by default, a script's entry per turn
+(``--script``), or an entry drawn by Hypothesis from a seed (``--generate``).
+
+A script is JSON (a list of entries) or JSON lines (one entry a line). Entry ``n`` answers the
+``n``-th request of each conversation, so every conversation an application runs plays the
+same script; past its end the default reply answers. An entry is checked when the script is
+read, and a bad one is a one-line error naming the file, the entry and the field.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import random
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from chatconform.errors import ConfigError
+
+__all__ = ["DEFAULT_TEXT", "Context", "Replies", "Reply", "ToolCall", "call_id", "completion_tokens", "load_script",
+           "parse_entries", "tokens"]
+
+#: The default answer: short, so an application's assertions on it are easy to write.
+DEFAULT_TEXT = "OK"
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    name: str
+    arguments: dict
+    #: The id to send; None: one made from the conversation and turn (the same on a rerun).
+    id: str | None = None
+
+
+@dataclass(frozen=True)
+class Reply:
+    """One answer, in no dialect: each dialect module renders it in its own shape."""
+
+    text: str | None = DEFAULT_TEXT
+    thinking: str | None = None
+    tool_calls: tuple[ToolCall, ...] = ()
+    #: An error answer instead (``{"status": 500}``), with the provider's error body shape.
+    status: int | None = None
+    message: str | None = None
+    #: Seconds to wait before answering.
+    delay: float = 0.0
+    #: Close the connection after this many chunks of a stream (or part of a plain body),
+    #: without the final chunk.
+    cut_stream_after: int | None = None
+
+    @property
+    def kind(self) -> str:
+        """What the report says was answered."""
+        if self.status is not None:
+            return f"status {self.status}"
+        parts = [name for name, present in (("thinking", self.thinking), ("text", self.text is not None),
+                                            ("tool_calls", self.tool_calls)) if present]
+        kind = "+".join(parts) or "empty"
+        return kind + (f", cut after {self.cut_stream_after}" if self.cut_stream_after is not None else "")
+
+
+_KEYS = ("text", "thinking", "tool_calls", "status", "message", "delay", "cut_stream_after")
+_CALL_KEYS = ("name", "arguments", "id")
+
+
+class _Bad(Exception):
+    pass
+
+
+def _entry(value: Any) -> Reply:
+    """One script entry as a Reply; _Bad naming the field at fault."""
+    if isinstance(value, str):
+        return Reply(text=value)
+    if not isinstance(value, dict):
+        raise _Bad(f"expected an object (or a string: the reply's text), got {type(value).__name__}")
+    unknown = [key for key in value if key not in _KEYS]
+    if unknown:
+        raise _Bad(f"unknown field {unknown[0]!r}; the fields are {', '.join(_KEYS)}")
+    for key in ("text", "thinking", "message"):
+        if key in value and not isinstance(value[key], str):
+            raise _Bad(f"field {key}: expected a string")
+    calls = value.get("tool_calls", [])
+    if not isinstance(calls, list):
+        raise _Bad("field tool_calls: expected a list of calls")
+    parsed = tuple(_call(call, index) for index, call in enumerate(calls))
+    status = value.get("status")
+    if status is not None and (not _whole(status) or not 400 <= status <= 599):
+        raise _Bad("field status: expected an HTTP error status from 400 to 599")
+    delay = value.get("delay", 0)
+    if isinstance(delay, bool) or not isinstance(delay, (int, float)) or not math.isfinite(delay) or delay < 0:
+        raise _Bad("field delay: expected seconds, a number >= 0")
+    cut = value.get("cut_stream_after")
+    if cut is not None and (not _whole(cut) or cut < 0):
+        raise _Bad("field cut_stream_after: expected a whole number of chunks >= 0")
+    plain = not parsed and "thinking" not in value
+    text = value.get("text", DEFAULT_TEXT if plain else None)
+    return Reply(text=text, thinking=value.get("thinking"), tool_calls=parsed, status=status,
+                 message=value.get("message"), delay=float(delay), cut_stream_after=cut)
+
+
+def _call(value: Any, index: int) -> ToolCall:
+    where = f"field tool_calls[{index}]"
+    if not isinstance(value, dict):
+        raise _Bad(f"{where}: expected an object with name and arguments")
+    unknown = [key for key in value if key not in _CALL_KEYS]
+    if unknown:
+        raise _Bad(f"{where}: unknown field {unknown[0]!r}; a call has {', '.join(_CALL_KEYS)}")
+    if not isinstance(value.get("name"), str) or not value["name"]:
+        raise _Bad(f"{where}.name: expected the tool's name, a non-empty string")
+    arguments = value.get("arguments", {})
+    if not isinstance(arguments, dict):
+        raise _Bad(f"{where}.arguments: expected an object (the call's arguments)")
+    if "id" in value and (not isinstance(value["id"], str) or not value["id"]):
+        raise _Bad(f"{where}.id: expected a non-empty string")
+    return ToolCall(value["name"], arguments, value.get("id"))
+
+
+def _whole(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def parse_entries(entries: Any, where: str = "the script", lines: Sequence[int] | None = None) -> list[Reply]:
+    """Script entries (a list of JSON values) as replies; a ConfigError naming the bad one."""
+    if not isinstance(entries, list):
+        raise ConfigError(f"{where}: expected a list of replies, one per turn")
+    replies = []
+    for index, value in enumerate(entries):
+        try:
+            replies.append(_entry(value))
+        except _Bad as exc:
+            at = f"{where}:{lines[index]}" if lines else where
+            raise ConfigError(f"{at}: entry {index + 1}: {exc}") from None
+    return replies
+
+
+def load_script(path: str | Path) -> list[Reply]:
+    """A script file: a JSON list of entries, or JSON lines (one entry a line)."""
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(f"cannot read the script {path}: {exc.strerror or exc}") from None
+    except UnicodeDecodeError:
+        raise ConfigError(f"cannot read the script {path}: not UTF-8 text") from None
+    try:
+        return parse_entries(json.loads(text), str(path))
+    except json.JSONDecodeError as whole:
+        numbered = [(number, line) for number, line in enumerate(text.splitlines(), 1) if line.strip()]
+        if len(numbered) < 2:
+            raise ConfigError(f"{path}:{whole.lineno}:{whole.colno}: not JSON ({whole.msg})") from None
+        values = []
+        for number, line in numbered:
+            try:
+                values.append(json.loads(line))
+            except json.JSONDecodeError as exc:
+                raise ConfigError(f"{path}:{number}:{exc.colno}: not JSON ({exc.msg}); a script is a JSON "
+                                  "list of replies or JSON lines, one reply a line") from None
+        return parse_entries(values, str(path), [number for number, _ in numbered])
+
+
+@dataclass
+class Replies:
+    """The reply to each request: the script's entry for its turn, else a drawn one
+    (``generate``), else the default."""
+
+    script: list[Reply] = field(default_factory=list)
+    generate: bool = False
+    seed: int = 0
+    _ids: dict[str, list[str]] = field(default_factory=dict)  # call ids sent, per conversation
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def next(self, conversation: str, turn: int, tool_names: Sequence[str]) -> Reply:
+        """The reply to the ``turn``-th request (from 1) of ``conversation``."""
+        if turn <= len(self.script):
+            return self.script[turn - 1]
+        if self.generate:
+            return self._drawn(conversation, turn, tool_names)
+        return Reply()
+
+    def _drawn(self, conversation: str, turn: int, tool_names: Sequence[str]) -> Reply:
+        """An entry drawn from a seed made of ``--seed``, the conversation and the turn, so a
+        rerun with the same seed answers the same requests the same way, in any order.
+
+        Hypothesis has no public way to draw one value from a given seed (``.example()`` takes
+        none), so this feeds a seeded ConjectureData, as the engine's pin of Hypothesis allows."""
+        from hypothesis.control import BuildContext
+        from hypothesis.errors import StopTest
+        from hypothesis.internal.conjecture.data import ConjectureData
+
+        from chatconform.strategies.replies import replies
+
+        with self._lock:
+            seen = tuple(self._ids.get(conversation, ()))
+        material = f"{self.seed}/{conversation}/{turn}".encode()
+        data = ConjectureData(random=random.Random(hashlib.sha256(material).digest()))
+        strategy = replies(tool_names=sorted(set(tool_names)), reusable_ids=seen)
+        try:
+            with BuildContext(data, wrapped_test=self._drawn):  # what a composite strategy's draw needs
+                entry = data.draw(strategy)
+        except StopTest:  # the draw ran out of room: a plain answer
+            return Reply()
+        return _entry(entry)
+
+    def remember(self, conversation: str, ids: Sequence[str]) -> None:
+        """The call ids sent in ``conversation``: a drawn reply may reuse one."""
+        if self.generate and ids:
+            with self._lock:
+                self._ids.setdefault(conversation, []).extend(ids)
+
+
+def call_id(prefix: str, conversation: str, turn: int, index: int, call: ToolCall) -> str:
+    """The id of a call: the script's, else one made from where it is (stable across reruns)."""
+    if call.id is not None:
+        return call.id
+    digest = hashlib.sha256(f"{conversation}/{turn}/{index}".encode()).hexdigest()
+    return f"{prefix}{digest[:24]}"
+
+
+@dataclass(frozen=True)
+class Context:
+    """The request a reply answers, as the dialect modules need it."""
+
+    provider: str
+    model: str
+    conversation: str
+    turn: int
+    stream: bool
+    #: A rough count of the request's tokens (its JSON's length / 4), for the usage fields.
+    prompt_tokens: int = 1
+    #: OpenAI's ``stream_options.include_usage``: a last chunk with the usage.
+    include_usage: bool = False
+
+
+def tokens(text: str | None) -> int:
+    """A rough token count (4 characters a token), never 0 for text that is there."""
+    return max(1, len(text) // 4) if text else 0
+
+
+def completion_tokens(reply: Reply) -> int:
+    return max(1, tokens(reply.text) + tokens(reply.thinking)
+               + sum(tokens(json.dumps(c.arguments)) + 1 for c in reply.tool_calls))

@@ -1,0 +1,199 @@
+"""The verdicts of ``chatconform serve`` and their JSON-lines report (``--report``).
+
+The report is a chatconform report, so ``summary`` and ``diff`` read it as any other: a header,
+one ``result`` line per (route provider, check), a footer. The "implementation" of a line is
+the provider whose route was called; its checks are that provider's rules
+(docs/provider-rules.md), ``serve.<rule>``, with ``serve.schema`` for the generic shape rule
+(``<letter>0``). Every rule of a provider that was called has a line, ``pass`` while no request
+broke it, so ``diff`` sees a rule that starts to break as a regression. Between them, one
+``request`` line per judged request (its route, its place in its conversation, its problems
+and the body), which the readers pass over.
+
+The file is rewritten whole (atomically, with its footer) a moment after each request and
+when the server stops, so it can be read while the server runs.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from chatconform.conformance import outputs
+from chatconform.conformance.status import STATUSES, Status
+
+__all__ = ["ServeLog", "Verdict", "check_id"]
+
+#: Seconds between rewrites of the report while requests come in.
+FLUSH_EVERY = 0.2
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """One judged request and how it was answered."""
+
+    number: int  # its place among every request served, from 1
+    provider: str
+    route: str
+    model: str
+    stream: bool
+    conversation: str  # the key of its conversation: a digest of its first user text
+    turn: int  # its place in that conversation, from 1
+    problems: tuple  # of provider_schemas.Problem
+    status: int  # the HTTP status answered
+    answered: str  # what: the reply's kind, or "rejected"
+    body: Any
+
+    @property
+    def rejected(self) -> bool:
+        return any(p.severity == "error" for p in self.problems)
+
+    def line(self) -> dict:
+        return {"type": "request", "number": self.number, "provider": self.provider, "route": self.route,
+                "model": self.model, "stream": self.stream, "conversation": self.conversation, "turn": self.turn,
+                "status": self.status, "answered": self.answered,
+                "problems": [{"rule": p.rule, "path": p.path, "message": p.message, "severity": p.severity,
+                              "source": p.source} for p in self.problems],
+                "body": self.body}
+
+
+def check_id(provider: str, rule: str) -> str:
+    """``serve.schema`` for a provider's generic shape rule, else ``serve.<rule>``."""
+    from chatconform.providers import get_provider
+
+    return "serve.schema" if rule == get_provider(provider).generic_rule else f"serve.{rule}"
+
+
+class ServeLog:
+    """The verdicts so far, the conversations' turn counters, and the report file."""
+
+    def __init__(self, path: str | Path | None, *, version: str, seed: int | None = None,
+                 settings: dict | None = None) -> None:
+        self.path = outputs.target(path) if path is not None else None
+        self.version, self.seed, self.settings = version, seed, settings or {}
+        self.started, self.clock = datetime.now(timezone.utc), time.monotonic()
+        self.verdicts: list[Verdict] = []
+        self._lines: list[str] = []
+        self._turns: dict[str, int] = {}
+        self._count = 0
+        self._lock = threading.Lock()
+        self._dirty = threading.Event()
+        self._stopped = False
+        self._writer: threading.Thread | None = None
+        self._error: str | None = None
+
+    def next_turn(self, conversation: str) -> tuple[int, int]:
+        """(the request's number, its turn in ``conversation``), both counted from 1."""
+        with self._lock:
+            self._count += 1
+            self._turns[conversation] = self._turns.get(conversation, 0) + 1
+            return self._count, self._turns[conversation]
+
+    def add(self, verdict: Verdict) -> None:
+        line = json.dumps(verdict.line(), ensure_ascii=False, default=str)
+        with self._lock:
+            self.verdicts.append(verdict)
+            self._lines.append(line)
+        if self.path is not None:
+            if self._writer is None:
+                self._writer = threading.Thread(target=self._write_loop, name="chatconform-serve-report",
+                                                daemon=True)
+                self._writer.start()
+            self._dirty.set()
+
+    def _write_loop(self) -> None:
+        while not self._stopped:
+            self._dirty.wait()
+            self._dirty.clear()
+            if not self._stopped:
+                self.flush()
+                time.sleep(FLUSH_EVERY)
+
+    def flush(self) -> None:
+        """Write the report now (a write error is kept for :meth:`close` to raise)."""
+        if self.path is None:
+            return
+        try:
+            outputs.write_atomic(self.path, self.text())
+        except Exception as exc:  # noqa: BLE001 - the server goes on; close() says it
+            self._error = str(exc)
+
+    def close(self) -> None:
+        """Stop the writer and write the report a last time; a ConfigError if a write failed."""
+        self._stopped = True
+        self._dirty.set()
+        if self._writer is not None:
+            self._writer.join(timeout=5)
+        self.flush()
+        if self._error is not None:
+            from chatconform.errors import ConfigError
+
+            raise ConfigError(self._error)
+
+    def text(self) -> str:
+        with self._lock:
+            verdicts, requests = list(self.verdicts), list(self._lines)
+        results = result_lines(verdicts)
+        head = self.header(sorted({v.provider for v in verdicts}, key=_order))
+        counts = {str(s): sum(1 for r in results if r["status"] == s) for s in STATUSES}
+        foot = {"type": "footer", "counts": counts, "seconds": round(time.monotonic() - self.clock, 3),
+                "requests": len(verdicts)}
+        return "".join([json.dumps(head) + "\n", *(r + "\n" for r in requests),
+                        *(json.dumps(r, ensure_ascii=False, default=str) + "\n" for r in results),
+                        json.dumps(foot) + "\n"])
+
+    def header(self, providers: list[str]) -> dict:
+        from chatconform.providers import get_provider
+
+        return {
+            "type": "header", "suite": "chatconform", "version": self.version, "profile": "serve",
+            "seed": self.seed if self.seed is not None else "derandomized",
+            "started": self.started.isoformat(timespec="seconds"),
+            "implementations": {p: {"version": self.version, "spec": f"chatconform serve ({get_provider(p).title})",
+                                    "contracts": ["serve"], "options": {}, "expected_failures": {}}
+                                for p in providers},
+            "serve": self.settings,
+        }
+
+
+def _order(provider: str) -> int:
+    from chatconform.providers import get_provider
+
+    return get_provider(provider).order
+
+
+def result_lines(verdicts: list[Verdict]) -> list[dict]:
+    """One line per (provider, rule) of every provider called: pass, warn (only warnings) or
+    fail, with the first breaking request as the example."""
+    from chatconform.provider_schemas.rules import RULES
+
+    lines = []
+    for provider in sorted({v.provider for v in verdicts}, key=_order):
+        judged = [v for v in verdicts if v.provider == provider]
+        broken: dict[str, list[tuple[Verdict, Any]]] = {}
+        for verdict in judged:
+            for problem in verdict.problems:
+                broken.setdefault(problem.rule, []).append((verdict, problem))
+        for rule in [*RULES.get(provider, {}), *(r for r in broken if r not in RULES.get(provider, {}))]:
+            hits = broken.get(rule, [])
+            requests = len({v.number for v, _ in hits})
+            status = (Status.PASS if not hits else
+                      Status.FAIL if any(p.severity == "error" for _, p in hits) else Status.WARN)
+            line = {"type": "result", "implementation": provider, "contract": "serve",
+                    "check": check_id(provider, rule), "status": str(status), "level": None, "message": None,
+                    "example": None, "variant": None, "examples": len(judged), "evaluated": len(judged)}
+            if hits:
+                first, problem = hits[0]
+                line |= {"level": problem.severity,
+                         "message": f"{rule} at {problem.path}: {problem.message} ({requests} of {len(judged)} "
+                                    f"requests; first: request {first.number}, turn {first.turn} of conversation "
+                                    f"{first.conversation}, {first.route})",
+                         "example": first.body}
+            else:
+                line["message"] = f"held on {len(judged)} requests"
+            lines.append(line)
+    return lines

@@ -1,0 +1,134 @@
+"""The openai SDK against ``chatconform serve``, offline: a tool round plain and streamed, the
+OpenAI-style providers' rejections as the SDK's own BadRequestError with the provider's text,
+a scripted 500 and a stream cut mid-way as errors."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+
+openai = pytest.importorskip("openai", reason="needs the openai SDK (the pydantic-ai extra)")
+
+from tests.serve.helpers import WEATHER_SCRIPT, conversation  # noqa: E402
+
+pytestmark = pytest.mark.serve
+
+TOOLS = [{"type": "function", "function": {"name": "get_weather", "description": "The weather in a city.",
+                                           "parameters": {"type": "object",
+                                                          "properties": {"city": {"type": "string"}}}}}]
+
+
+def client(server, provider: str = "openai-chat"):
+    return openai.OpenAI(base_url=server.base_url(provider), api_key="test", max_retries=0, timeout=10)
+
+
+def _tool_round(messages: list, calls: list) -> None:
+    messages.append({"role": "assistant", "content": None,
+                     "tool_calls": [{"id": c.id, "type": "function",
+                                     "function": {"name": c.function.name, "arguments": c.function.arguments}}
+                                    for c in calls]})
+    messages += [{"role": "tool", "tool_call_id": c.id, "content": "sunny"} for c in calls]
+
+
+def test_a_tool_round_then_the_answer(server):
+    server.script(WEATHER_SCRIPT)
+    messages = [{"role": "user", "content": "What is the weather in Paris? (plain)"}]
+    first = client(server).chat.completions.create(model="gpt-4o", messages=messages, tools=TOOLS)
+    choice = first.choices[0]
+    assert choice.finish_reason == "tool_calls"
+    [call] = choice.message.tool_calls
+    assert call.function.name == "get_weather" and json.loads(call.function.arguments) == {"city": "Paris"}
+    assert first.usage.total_tokens > 0
+    _tool_round(messages, choice.message.tool_calls)
+    second = client(server).chat.completions.create(model="gpt-4o", messages=messages, tools=TOOLS)
+    assert second.choices[0].message.content == "It is sunny in Paris."
+    messages += [{"role": "assistant", "content": second.choices[0].message.content},
+                 {"role": "user", "content": "Thanks."}]
+    third = client(server).chat.completions.create(model="gpt-4o", messages=messages)
+    assert third.choices[0].message.content == "OK"  # past the script: the default reply
+    judged = conversation(server, "What is the weather in Paris? (plain)")
+    assert [(v.turn, v.status, v.problems) for v in judged] == [(1, 200, ()), (2, 200, ()), (3, 200, ())]
+
+
+def test_a_streamed_tool_round(server):
+    server.script(WEATHER_SCRIPT)
+    messages = [{"role": "user", "content": "What is the weather in Paris? (stream)"}]
+    calls: dict[int, dict] = {}
+    for chunk in client(server).chat.completions.create(model="gpt-4o", messages=messages, tools=TOOLS,
+                                                          stream=True, stream_options={"include_usage": True}):
+        for choice in chunk.choices:
+            for delta in choice.delta.tool_calls or ():
+                call = calls.setdefault(delta.index, {"id": delta.id, "name": delta.function.name, "arguments": ""})
+                call["arguments"] += delta.function.arguments or ""
+    assert [(c["name"], json.loads(c["arguments"])) for c in calls.values()] == [("get_weather", {"city": "Paris"})]
+    messages.append({"role": "assistant", "content": None, "tool_calls": [
+        {"id": c["id"], "type": "function", "function": {"name": c["name"], "arguments": c["arguments"]}}
+        for c in calls.values()]})
+    messages.append({"role": "tool", "tool_call_id": calls[0]["id"], "content": "sunny"})
+    stream = client(server).chat.completions.create(model="gpt-4o", messages=messages, tools=TOOLS, stream=True)
+    text = "".join(c.choices[0].delta.content or "" for c in stream if c.choices)
+    assert text == "It is sunny in Paris."
+    assert [v.stream for v in conversation(server, "What is the weather in Paris? (stream)")] == [True, True]
+
+
+def test_parallel_calls_and_a_reused_id(server):
+    server.script([{"tool_calls": [{"name": "get_weather", "arguments": {"city": "Paris"}, "id": "call_same"},
+                                   {"name": "get_weather", "arguments": {"city": "Rome"}, "id": "call_same"}]}])
+    reply = client(server).chat.completions.create(
+        model="gpt-4o", messages=[{"role": "user", "content": "Paris and Rome?"}], tools=TOOLS)
+    calls = reply.choices[0].message.tool_calls
+    assert [json.loads(c.function.arguments)["city"] for c in calls] == ["Paris", "Rome"]
+    assert {c.id for c in calls} == {"call_same"}
+    assert reply.choices[0].message.content is None
+
+
+def test_mistral_call_ids_are_nine_letters_and_digits(server):
+    server.script(WEATHER_SCRIPT)
+    reply = client(server, "mistral").chat.completions.create(
+        model="mistral-large-latest", messages=[{"role": "user", "content": "Weather? (mistral)"}], tools=TOOLS)
+    assert re.fullmatch(r"[a-zA-Z0-9]{9}", reply.choices[0].message.tool_calls[0].id)
+
+
+def test_a_system_message_after_the_first_is_rejected_by_qwen_on_vllm(server):
+    server.script([])
+    with pytest.raises(openai.BadRequestError, match=re.escape("System message must be at the beginning.")) as caught:
+        client(server, "qwen-vllm").chat.completions.create(model="Qwen/Qwen3.5-27B", messages=[
+            {"role": "system", "content": "Be brief."}, {"role": "user", "content": "Hi (qwen)"},
+            {"role": "system", "content": "Summary of earlier turns."}])
+    assert caught.value.status_code == 400
+    [verdict] = conversation(server, "Hi (qwen)")
+    assert verdict.status == 400 and verdict.answered == "rejected" and [p.rule for p in verdict.problems] == ["Q3"]
+
+
+def test_a_body_without_a_user_message_is_rejected_by_glm_with_1214(server):
+    server.script([])
+    for base in (server.base_url("glm"), f"{server.root}/glm/api/paas/v4"):
+        glm = openai.OpenAI(base_url=base, api_key="test", max_retries=0, timeout=10)
+        with pytest.raises(openai.BadRequestError, match="The messages parameter is illegal") as caught:
+            glm.chat.completions.create(model="glm-4.6", messages=[{"role": "system", "content": "A summary."}])
+        assert caught.value.code == "1214"
+
+
+def test_a_scripted_server_error(server):
+    server.script([{"status": 503, "message": "overloaded, try later"}])
+    with pytest.raises(openai.InternalServerError, match="overloaded, try later"):
+        client(server).chat.completions.create(model="gpt-4o", messages=[{"role": "user", "content": "Busy?"}])
+
+
+def test_a_stream_cut_mid_way_reaches_the_client_as_an_error(server):
+    server.script([{"text": "A long answer that the connection drops in the middle of.", "cut_stream_after": 2}])
+    stream = client(server).chat.completions.create(
+        model="gpt-4o", messages=[{"role": "user", "content": "Cut me off."}], stream=True)
+    seen = []
+    with pytest.raises(openai.APIConnectionError):
+        for chunk in stream:
+            seen.append(chunk)
+    assert 0 < len(seen) <= 2  # the chunks before the cut arrived, the end never did
+
+
+def test_a_plain_body_cut_reaches_the_client_as_an_error(server):
+    server.script([{"cut_stream_after": 0}])
+    with pytest.raises(openai.APIConnectionError):
+        client(server).chat.completions.create(model="gpt-4o", messages=[{"role": "user", "content": "Drop it."}])
