@@ -138,6 +138,12 @@ class LangChainGoogleGenAIAdapter:
             "is sent as one empty text part, and a blank text block of a user prompt ([user: ['', ' ']]) as an "
             "empty text part: Gemini G12 'Unable to submit request because it has an empty text parameter' "
             "(the placeholder is deliberate for Vertex: https://github.com/langchain-ai/langchain-google/pull/1935)"),
+        "payload.provider_rules": (
+            "a HumanMessage with empty content is removed ('HumanMessage with empty content was removed to "
+            "prevent API error'), so a blank user prompt between two responses ([response text] [user ''] "
+            "[response text, call]) leaves two model turns in a row, the second one's function call right "
+            "after a model turn: Gemini G6 'Please ensure that function call turn comes immediately after a "
+            "user turn or after a function response turn.'"),
         "payload.tool_pairing": (
             "_parse_chat_history answers each AIMessage's tool calls with the first ToolMessage of the whole "
             "history that has the call's id: where a server reused an id in a later round ([call c2] [result r3] "
