@@ -22,7 +22,6 @@ Not part of the test run; nothing here is asserted. ``docs/benchmarks.md`` recor
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import subprocess
 import sys
@@ -30,18 +29,9 @@ import tempfile
 import time
 from pathlib import Path
 
+from main_job import verdicts  # the same reading of a report (this folder is on the path)
+
 ROOT = Path(__file__).resolve().parent.parent
-
-
-def verdicts(report: Path) -> dict[tuple, tuple]:
-    """(implementation, contract, check, variant) -> (status, level, message), per result line."""
-    found = {}
-    for line in report.read_text(encoding="utf-8").splitlines():
-        record = json.loads(line)
-        if record.get("type") == "result":
-            key = (record["implementation"], record["contract"], record["check"], record.get("variant"))
-            found[key] = (record["status"], record.get("level"), record.get("message"))
-    return found
 
 
 def versus(args: argparse.Namespace) -> None:
