@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from pydantic_ai.messages import (
+    CompactionPart,
     ModelMessage,
     ModelRequest,
     ModelResponse,
@@ -228,3 +229,30 @@ class CompactsInPlace(Fake):
     def compact(self, history, *, cut, summary):
         history[:] = compact(history, cut=cut, summary=summary)
         return history
+
+
+class ReplacesEarlierSummaries(Fake):
+    """The reference's compaction, with every earlier summary of the kept tail dropped: the new
+    summary stands in for it, as an incremental summarizer's would (it is handed the previous
+    summary to update), so the earlier text survives only inside the new one."""
+
+    name = "fake-replaces-earlier-summaries"
+    reproduces = ("incremental summarizing replaces the previous summary with the new one instead of keeping "
+                  "it (pydantic-ai-harness SummarizingCompaction, incremental=True, feeds it to the summarizer "
+                  "as a <previous-summary> block to update): not a loss the result can show, so a warning")
+    violates = ("compaction.matches_reference",)
+    warns = ("compaction.tail_preserved",)
+
+    def compact(self, history, *, cut, summary):
+        compacted = compact(history, cut=cut, summary=summary)
+        tail = history[safe_cut(history, cut):]  # the reference keeps it verbatim, last
+        out = list(compacted[:len(compacted) - len(tail)])
+        for message in tail:
+            if isinstance(message, ModelRequest):
+                parts = [p for p in message.parts if not isinstance(p, CompactionPart)]
+                if not parts:
+                    continue
+                if len(parts) != len(message.parts):
+                    message = ModelRequest(parts, timestamp=message.timestamp, state=message.state)
+            out.append(message)
+        return out
