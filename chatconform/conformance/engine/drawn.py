@@ -77,8 +77,8 @@ class DrawnCases:
 STORE = DrawnCases()
 
 
-def shared_stream(profile: Profile, seed: int | None, stream: int | None, owner: str) -> bool:
-    """Whether a search's exploring pass draws the contract's shared stream: derandomized,
-    no seed, no database (whose saved failures would be replayed first) and keyed by the
-    contract alone."""
-    return profile.derandomize and seed is None and stream is None and not profile.use_database and owner == ""
+def shared_stream(profile: Profile, stream: int | None, owner: str) -> bool:
+    """Whether a search's exploring pass draws the contract's shared stream: keyed by the
+    contract alone (``owner`` empty: derandomized, no seed), no random stream, and no
+    database (whose saved failures would be replayed first)."""
+    return owner == "" and stream is None and not profile.use_database

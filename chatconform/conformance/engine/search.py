@@ -152,7 +152,7 @@ class _Pass:
         owner = "" if self.profile.derandomize and self.seed is None else self.impl.spec
         key = f"chatconform|{owner}|{self.contract.name}"
         budget = self.profile.examples_for(self.contract.examples_scale)
-        shared = self.raise_for is None and shared_stream(self.profile, self.seed, self.stream, owner)
+        shared = self.raise_for is None and shared_stream(self.profile, self.stream, owner)
         if shared and (kept := STORE.get(self.contract.name, budget)) is not None:
             return self._judge_kept(kept)
         if shared and STORE.active:
