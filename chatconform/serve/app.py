@@ -15,7 +15,7 @@ import hashlib
 import json
 from collections.abc import Callable
 from types import ModuleType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from starlette.applications import Starlette
 from starlette.requests import Request
@@ -27,6 +27,9 @@ from chatconform.providers import PROVIDERS, get_provider
 from . import anthropic_messages, bedrock_converse, gemini_generate, openai_chat
 from .replies import Context, Replies, Reply
 from .report import ServeLog, Verdict
+
+if TYPE_CHECKING:
+    from chatconform.provider_schemas import Problem
 
 __all__ = ["DIALECTS", "build_app", "conversation_key", "text_key"]
 
@@ -58,6 +61,30 @@ def text_key(first_user_text: str) -> str:
     return hashlib.sha256(first_user_text.encode("utf-8", "surrogatepass")).hexdigest()[:12]
 
 
+#: What a request body that is JSON but not an object is, in the words of the JSON spec.
+_JSON_KINDS = {list: "an array", str: "a string", bool: "a boolean", int: "a number", float: "a number",
+               type(None): "null"}
+
+
+def _judged(raw: bytes, provider: str, model: str | None) -> tuple[Any, list[Problem]]:
+    """The body as JSON (its text if it is not JSON) and its problems. ``validate`` takes a bare
+    list as the message array (a recorded history may be one), but a provider endpoint takes
+    only an object: anything else is the generic shape rule broken, with its own message."""
+    from chatconform.provider_schemas import Problem, validate
+
+    generic = get_provider(provider).generic_rule
+    try:
+        body: Any = json.loads(raw)
+    except (ValueError, RecursionError) as exc:
+        text = raw.decode("utf-8", "replace")
+        return text, [Problem(generic, "$", f"The request body is not JSON: {exc}", provider, source="schema")]
+    if not isinstance(body, dict):
+        kind = _JSON_KINDS.get(type(body), type(body).__name__)
+        return body, [Problem(generic, "$", f"The request body is not a JSON object: it is {kind}.", provider,
+                              source="schema")]
+    return body, validate(body, provider, model=model)
+
+
 class _Judge:
     """Judges and answers the requests of every route."""
 
@@ -66,18 +93,9 @@ class _Judge:
 
     async def handle(self, request: Request, provider: str, *, model: str | None = None,
                      stream: bool | None = None, sse: bool = True) -> Response:
-        from chatconform.provider_schemas import Problem, validate
-
         dialect = DIALECTS[get_provider(provider).dialect]
         raw = await request.body()
-        try:
-            body: Any = json.loads(raw)
-        except (ValueError, RecursionError) as exc:
-            body = raw.decode("utf-8", "replace")
-            problems = [Problem(get_provider(provider).generic_rule, "$",
-                                f"The request body is not JSON: {exc}", provider, source="schema")]
-        else:
-            problems = validate(body, provider, model=model)
+        body, problems = _judged(raw, provider, model)
         named = body.get("model") if isinstance(body, dict) else None
         model = model or (named if isinstance(named, str) and named else "chatconform-serve")
         wants = stream if stream is not None else isinstance(body, dict) and body.get("stream") is True
@@ -87,13 +105,13 @@ class _Judge:
         if errors:
             response, status, answered = dialect.error(400, errors[0].message, provider), 400, "rejected"
         else:
-            tools = dialect.tool_names(body) if isinstance(body, dict) else []
+            tools = dialect.tool_names(body)
             reply = self.replies.next(conversation, turn, tools)
             if reply.delay:
                 await asyncio.sleep(reply.delay)
             response, status, answered = self._answer(dialect, reply, Context(
                 provider, model, conversation, turn, bool(wants), max(1, len(raw) // 4),
-                isinstance(body, dict) and openai_chat.include_usage(body)), sse)
+                openai_chat.include_usage(body)), sse)
         self.log.add(Verdict(number, provider, request.url.path, model, bool(wants), conversation, turn,
                              tuple(problems), status, answered, body))
         return response

@@ -164,6 +164,37 @@ def test_a_body_that_is_not_json_is_judged_and_rejected():
         endpoint.stop()
 
 
+#: Every route and the provider whose rules judge it.
+ROUTES = [("/v1/chat/completions", "openai-chat"), ("/qwen-vllm/v1/chat/completions", "qwen-vllm"),
+          ("/glm/v1/chat/completions", "glm"), ("/glm/api/paas/v4/chat/completions", "glm"),
+          ("/mistral/v1/chat/completions", "mistral"), ("/v1/messages", "anthropic"),
+          ("/v1beta/models/gemini-2.5-flash:generateContent", "gemini"),
+          ("/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse", "gemini"),
+          ("/model/amazon.nova-lite-v1:0/converse", "bedrock-converse")]
+
+
+@pytest.fixture(scope="module")
+def endpoint():
+    endpoint = start(version="test")
+    yield endpoint
+    endpoint.stop()
+
+
+@pytest.mark.parametrize(("route", "provider"), ROUTES)
+@pytest.mark.parametrize(("body", "kind"), [(b"[1, 2]", "an array"), (b'"hello"', "a string"), (b"null", "null")])
+def test_a_json_body_that_is_not_an_object_is_rejected(endpoint, route, provider, body, kind):
+    from chatconform.providers import get_provider
+
+    response = httpx.post(endpoint.root + route, content=body, timeout=10)
+    assert response.status_code == 400
+    answer = response.json()  # Bedrock's error is {"message"}, every other provider's {"error": {"message"}}
+    message = answer["message"] if provider == "bedrock-converse" else answer["error"]["message"]
+    assert message == f"The request body is not a JSON object: it is {kind}."
+    verdict = endpoint.verdicts[-1]
+    assert (verdict.provider, verdict.status, [p.rule for p in verdict.problems]) == (
+        provider, 400, [get_provider(provider).generic_rule])
+
+
 # -- the fixture and the command -----------------------------------------------------------------
 
 def test_the_pytest_fixture(chatconform_endpoint):
