@@ -1,0 +1,113 @@
+"""A pydantic-ai ``Agent`` against ``chatconform serve``, offline: an agent with one tool, on
+OpenAI chat, Anthropic and Google models pointed at the server, runs a scripted tool loop and
+a second run on its own history, plain and streamed, every request judged clean; a body the
+provider rejects (two system messages for Qwen on vLLM) and a scripted overload reach the
+agent as pydantic-ai's ModelHTTPError with the provider's status and text."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+pytest.importorskip("pydantic_ai", reason="needs pydantic-ai (the pydantic-ai extra)")
+
+from pydantic_ai import Agent  # noqa: E402
+from pydantic_ai.exceptions import ModelHTTPError  # noqa: E402
+from pydantic_ai.messages import ModelRequest, ModelResponse, SystemPromptPart, TextPart, UserPromptPart  # noqa: E402
+
+from tests.serve.helpers import conversation  # noqa: E402
+
+pytestmark = pytest.mark.serve
+
+#: Two tool rounds (the first with thinking), the answer, then the answer to a second run.
+SCRIPT = [
+    {"thinking": "The user wants two cities; one call at a time.",
+     "tool_calls": [{"name": "get_weather", "arguments": {"city": "Paris"}}]},
+    {"tool_calls": [{"name": "get_weather", "arguments": {"city": "Rome"}}]},
+    {"text": "Sunny in Paris and in Rome."},
+    {"text": "Still sunny."},
+]
+
+
+def model(server, provider: str):
+    """The pydantic-ai model for ``provider``, its base URL the server's route."""
+    base_url = server.base_url(provider)
+    if provider == "anthropic":
+        from pydantic_ai.models.anthropic import AnthropicModel
+        from pydantic_ai.providers.anthropic import AnthropicProvider
+
+        return AnthropicModel("claude-sonnet-4-5", provider=AnthropicProvider(base_url=base_url, api_key="test"))
+    if provider == "gemini":
+        from pydantic_ai.models.google import GoogleModel
+        from pydantic_ai.providers.google import GoogleProvider
+
+        return GoogleModel("gemini-2.5-flash", provider=GoogleProvider(base_url=base_url, api_key="test"))
+    from pydantic_ai.models.openai import OpenAIChatModel
+    from pydantic_ai.providers.openai import OpenAIProvider
+
+    name = "Qwen/Qwen3.5-27B" if provider == "qwen-vllm" else "gpt-4o"
+    return OpenAIChatModel(name, provider=OpenAIProvider(base_url=base_url, api_key="test"))
+
+
+def weather_agent(server, provider: str, cities: list[str]) -> Agent:
+    agent = Agent(model(server, provider), instructions="Answer briefly.")
+
+    @agent.tool_plain
+    def get_weather(city: str) -> str:
+        """The weather in a city."""
+        cities.append(city)
+        return f"sunny in {city}"
+
+    return agent
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["plain", "stream"])
+@pytest.mark.parametrize("provider", ["openai-chat", "anthropic", "gemini"])
+def test_a_tool_loop_then_a_second_run_on_its_history(server, provider, stream):
+    server.script(SCRIPT)
+    cities: list[str] = []
+    agent = weather_agent(server, provider, cities)
+    prompt = f"What is the weather in Paris and Rome? (agent, {provider}, {'stream' if stream else 'plain'})"
+    if stream:
+        with agent.run_stream_sync(prompt) as run:
+            assert run.get_output() == "Sunny in Paris and in Rome."
+        history = run.all_messages()
+    else:
+        result = agent.run_sync(prompt)
+        assert result.output == "Sunny in Paris and in Rome."
+        history = result.all_messages()
+    assert cities == ["Paris", "Rome"]
+    assert agent.run_sync("And now?", message_history=history).output == "Still sunny."
+
+    judged = conversation(server, prompt)
+    assert [(v.provider, v.turn, v.status) for v in judged] == [(provider, turn, 200) for turn in (1, 2, 3, 4)]
+    assert [p for v in judged for p in v.problems if p.severity == "error"] == []
+    assert "sunny in Rome" in json.dumps(judged[2].body)  # the tool's results went back
+
+
+def test_a_rejected_body_reaches_the_agent_as_the_providers_error(server):
+    server.script([])
+    history = [ModelRequest(parts=[SystemPromptPart("Be brief."), UserPromptPart("Hi (agent, qwen)")]),
+               ModelResponse(parts=[TextPart("Hello.")]),
+               ModelRequest(parts=[SystemPromptPart("Summary of earlier turns.")])]
+    with pytest.raises(ModelHTTPError) as caught:
+        Agent(model(server, "qwen-vllm")).run_sync("Again?", message_history=history)
+    assert caught.value.status_code == 400
+    assert caught.value.body == {"message": "System message must be at the beginning.",
+                                 "type": "invalid_request_error", "param": None, "code": None}
+    [verdict] = conversation(server, "Hi (agent, qwen)")
+    assert verdict.answered == "rejected" and [p.rule for p in verdict.problems] == ["Q3"]
+
+
+def test_a_scripted_overload_reaches_the_agent_with_its_status(server):
+    from anthropic import AsyncAnthropic
+    from pydantic_ai.models.anthropic import AnthropicModel
+    from pydantic_ai.providers.anthropic import AnthropicProvider
+
+    server.script([{"status": 529, "message": "Overloaded"}])
+    client = AsyncAnthropic(base_url=server.base_url("anthropic"), api_key="test", max_retries=0)  # 529 is retried
+    agent = Agent(AnthropicModel("claude-sonnet-4-5", provider=AnthropicProvider(anthropic_client=client)))
+    with pytest.raises(ModelHTTPError) as caught:
+        agent.run_sync("Busy? (agent, anthropic)")
+    assert caught.value.status_code == 529 and "Overloaded" in str(caught.value.body)
