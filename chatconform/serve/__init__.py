@@ -8,8 +8,9 @@ a JSON-lines report that ``chatconform summary`` and ``diff`` read. docs/serve.m
 
 Modules: ``app`` (the routes and the judging), one per dialect (``openai_chat``,
 ``anthropic_messages``, ``gemini_generate``, ``bedrock_converse``), ``replies`` (scripts and
-drawn replies), ``stream`` (bodies, SSE, cut connections), ``report`` (verdicts and the
-report), ``server`` (the foreground server and the test thread).
+drawn replies), ``stream`` (bodies, streams, cut connections), ``eventstream`` (AWS's binary
+event stream, for ConverseStream), ``report`` (verdicts and the report), ``server`` (the
+foreground server and the test thread).
 """
 
 from __future__ import annotations

@@ -5,7 +5,8 @@ provider would: its own error status and body for a request it rejects, else the
 Routes (POST): ``/v1/chat/completions`` (openai-chat) and ``/<provider>/v1/chat/completions``
 for every OpenAI-style provider (also GLM's own ``/glm/api/paas/v4/chat/completions``);
 ``/v1/messages`` (anthropic); ``/v1beta/models/<model>:generateContent`` and
-``:streamGenerateContent`` (gemini); ``/model/<modelId>/converse`` (bedrock-converse).
+``:streamGenerateContent`` (gemini); ``/model/<modelId>/converse`` and ``/converse-stream``
+(bedrock-converse).
 """
 
 from __future__ import annotations
@@ -161,8 +162,7 @@ def build_app(log: ServeLog, replies: Replies) -> Starlette:
         return await judge.handle(request, "bedrock-converse", model=request.path_params["model_id"], stream=False)
 
     async def converse_stream(request: Request) -> Response:
-        return bedrock_converse.error(400, "chatconform serve does not answer ConverseStream (AWS's binary event "
-                                           "stream); call converse", "bedrock-converse")
+        return await judge.handle(request, "bedrock-converse", model=request.path_params["model_id"], stream=True)
 
     routes = [*_openai_routes(judge),
               Route("/v1/messages", messages, methods=["POST"]),

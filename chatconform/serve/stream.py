@@ -1,4 +1,5 @@
-"""The responses every dialect sends: a JSON body, an SSE stream, and either one cut short.
+"""The responses every dialect sends: a JSON body, a stream (SSE, or any chunks), and either one
+cut short.
 
 A cut (``{"cut_stream_after": N}``) is real: the response sends N chunks, then the app returns
 without the last one, and the server closes the connection mid-body. The client sees what a
@@ -14,7 +15,7 @@ from typing import Any
 from starlette.responses import Response, StreamingResponse
 from starlette.types import Receive, Scope, Send
 
-__all__ = ["json_response", "sse_response"]
+__all__ = ["json_response", "sse_event", "sse_response", "stream_response"]
 
 
 def _dumps(data: Any) -> bytes:
@@ -56,14 +57,20 @@ def sse_event(data: Any, event: str | None = None) -> bytes:
 
 
 def sse_response(events: Iterable[bytes], *, cut_after: int | None = None) -> Response:
-    """An SSE stream of ``events`` (made by :func:`sse_event`); cut: the first ``cut_after``
-    events, never the last (a cut stream always lacks its end)."""
-    chunks = list(events)
+    """An SSE stream of ``events`` (made by :func:`sse_event`)."""
+    return stream_response(events, "text/event-stream", headers={"cache-control": "no-cache"}, cut_after=cut_after)
+
+
+def stream_response(chunks: Iterable[bytes], media_type: str, *, headers: Mapping[str, str] | None = None,
+                    cut_after: int | None = None) -> Response:
+    """A streamed body sent a chunk at a time; cut: the first ``cut_after`` chunks, never the
+    last (a cut stream always lacks its end)."""
+    sent = list(chunks)
     if cut_after is not None:
-        return _Cut(chunks[:min(cut_after, len(chunks) - 1)], 200, "text/event-stream", {"cache-control": "no-cache"})
+        return _Cut(sent[:min(cut_after, len(sent) - 1)], 200, media_type, headers)
 
     async def body():
-        for chunk in chunks:
+        for chunk in sent:
             yield chunk
 
-    return StreamingResponse(body(), media_type="text/event-stream", headers={"cache-control": "no-cache"})
+    return StreamingResponse(body(), media_type=media_type, headers=headers)

@@ -170,7 +170,8 @@ ROUTES = [("/v1/chat/completions", "openai-chat"), ("/qwen-vllm/v1/chat/completi
           ("/mistral/v1/chat/completions", "mistral"), ("/v1/messages", "anthropic"),
           ("/v1beta/models/gemini-2.5-flash:generateContent", "gemini"),
           ("/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse", "gemini"),
-          ("/model/amazon.nova-lite-v1:0/converse", "bedrock-converse")]
+          ("/model/amazon.nova-lite-v1:0/converse", "bedrock-converse"),
+          ("/model/amazon.nova-lite-v1:0/converse-stream", "bedrock-converse")]
 
 
 @pytest.fixture(scope="module")
