@@ -46,12 +46,13 @@ def target(path: str | Path, what: str = "the report") -> Path:
     return resolved
 
 
-def write_atomic(path: str | Path, data: str | bytes, what: str = "the report") -> None:
-    """Write ``data`` to ``path`` whole or not at all: into a temporary file in the same folder,
-    flushed to the disk, then renamed over ``path``. On any OSError the temporary file is
-    removed, the old file stays as it was, and the error is a one-line ConfigError."""
+def write_atomic(path: str | Path, data: str | bytes | list[bytes], what: str = "the report") -> None:
+    """Write ``data`` (or its chunks in order, never joined in memory) to ``path`` whole or not
+    at all: into a temporary file in the same folder, flushed to the disk, then renamed over
+    ``path``. On any OSError the temporary file is removed, the old file stays as it was, and
+    the error is a one-line ConfigError."""
     path = Path(path)
-    raw = data.encode("utf-8") if isinstance(data, str) else data
+    chunks = [data.encode("utf-8")] if isinstance(data, str) else [data] if isinstance(data, bytes) else data
     temp: Path | None = None
     try:
         try:
@@ -62,7 +63,7 @@ def write_atomic(path: str | Path, data: str | bytes, what: str = "the report") 
         with open(os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666), "wb") as handle:
             if mode is not None:
                 os.fchmod(handle.fileno(), mode)
-            handle.write(raw)
+            handle.writelines(chunks)
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(temp, path)

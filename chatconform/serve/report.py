@@ -10,7 +10,9 @@ broke it, so ``diff`` sees a rule that starts to break as a regression. Between 
 and the body), which the readers pass over.
 
 The file is rewritten whole (atomically, with its footer) a moment after each request and
-when the server stops, so it can be read while the server runs.
+when the server stops, so it can be read while the server runs. A request line is made by
+the writer, not on the request's path, and made once: a rewrite writes the lines made so far
+as they are, so it costs a write of the file, not a serialization of every body again.
 """
 
 from __future__ import annotations
@@ -30,6 +32,11 @@ __all__ = ["ServeLog", "Verdict", "check_id"]
 
 #: Seconds between rewrites of the report while requests come in.
 FLUSH_EVERY = 0.2
+#: ... or this many times as long as the last rewrite took, when that is longer: a report
+#: grown large is rewritten less often, so writing it stays a small share of the server's time.
+FLUSH_SHARE = 10
+#: The request lines are kept encoded in chunks of about this many bytes.
+_CHUNK = 1 << 20
 
 
 @dataclass(frozen=True)
@@ -77,12 +84,14 @@ class ServeLog:
         self.version, self.seed, self.settings = version, seed, settings or {}
         self.started, self.clock = datetime.now(timezone.utc), time.monotonic()
         self.verdicts: list[Verdict] = []
-        self._lines: list[str] = []
+        self._chunks: list[bytes] = []  # the request lines of verdicts[:self._made], encoded
+        self._made = 0
         self._turns: dict[str, int] = {}
         self._count = 0
         self._lock = threading.Lock()
+        self._making = threading.Lock()
         self._dirty = threading.Event()
-        self._stopped = False
+        self._stopped = threading.Event()
         self._writer: threading.Thread | None = None
         self._error: str | None = None
 
@@ -94,10 +103,8 @@ class ServeLog:
             return self._count, self._turns[conversation]
 
     def add(self, verdict: Verdict) -> None:
-        line = json.dumps(verdict.line(), ensure_ascii=False, default=str)
         with self._lock:
             self.verdicts.append(verdict)
-            self._lines.append(line)
         if self.path is not None:
             if self._writer is None:
                 self._writer = threading.Thread(target=self._write_loop, name="chatconform-serve-report",
@@ -106,25 +113,26 @@ class ServeLog:
             self._dirty.set()
 
     def _write_loop(self) -> None:
-        while not self._stopped:
+        while not self._stopped.is_set():
             self._dirty.wait()
             self._dirty.clear()
-            if not self._stopped:
+            if not self._stopped.is_set():
+                began = time.monotonic()
                 self.flush()
-                time.sleep(FLUSH_EVERY)
+                self._stopped.wait(max(FLUSH_EVERY, FLUSH_SHARE * (time.monotonic() - began)))
 
     def flush(self) -> None:
         """Write the report now (a write error is kept for :meth:`close` to raise)."""
         if self.path is None:
             return
         try:
-            outputs.write_atomic(self.path, self.text())
+            outputs.write_atomic(self.path, self.chunks())
         except Exception as exc:  # noqa: BLE001 - the server goes on; close() says it
             self._error = str(exc)
 
     def close(self) -> None:
         """Stop the writer and write the report a last time; a ConfigError if a write failed."""
-        self._stopped = True
+        self._stopped.set()
         self._dirty.set()
         if self._writer is not None:
             self._writer.join(timeout=5)
@@ -134,17 +142,31 @@ class ServeLog:
 
             raise ConfigError(self._error)
 
-    def text(self) -> str:
+    def chunks(self) -> list[bytes]:
+        """The report as it stands, in chunks: the request lines made before are not made again."""
         with self._lock:
-            verdicts, requests = list(self.verdicts), list(self._lines)
+            verdicts = list(self.verdicts)
+        with self._making:  # the writer thread and a last flush from close() may both be here
+            self._make_lines(verdicts)
+            requests = list(self._chunks)
         results = result_lines(verdicts)
         head = self.header(sorted({v.provider for v in verdicts}, key=_order))
         counts = {str(s): sum(1 for r in results if r["status"] == s) for s in STATUSES}
         foot = {"type": "footer", "counts": counts, "seconds": round(time.monotonic() - self.clock, 3),
                 "requests": len(verdicts)}
-        return "".join([json.dumps(head) + "\n", *(r + "\n" for r in requests),
-                        *(json.dumps(r, ensure_ascii=False, default=str) + "\n" for r in results),
+        tail = "".join([*(json.dumps(r, ensure_ascii=False, default=str) + "\n" for r in results),
                         json.dumps(foot) + "\n"])
+        return [(json.dumps(head) + "\n").encode("utf-8"), *requests, tail.encode("utf-8")]
+
+    def _make_lines(self, verdicts: list[Verdict]) -> None:
+        """Encode the request lines of the verdicts not made yet, onto the last chunk while it is small."""
+        new = "".join(json.dumps(v.line(), ensure_ascii=False, default=str) + "\n"
+                      for v in verdicts[self._made:]).encode("utf-8")
+        self._made = len(verdicts)
+        if self._chunks and len(self._chunks[-1]) < _CHUNK:
+            self._chunks[-1] += new
+        elif new:
+            self._chunks.append(new)
 
     def header(self, providers: list[str]) -> dict:
         from chatconform.providers import get_provider
