@@ -38,8 +38,9 @@ import openai
 
 TOOLS = [{"type": "function", "function": {"name": "lookup", "parameters": {
     "type": "object", "properties": {"q": {"type": "string"}}}}}]
-#: The first request of every run, from a conversation of its own: the server's imports finish on it.
-WARM = {"model": "bench", "messages": [{"role": "user", "content": "warm up"}]}
+#: The first request to each server, untimed and from a conversation of its own: the server's
+#: imports and the SDK's first-call work finish on it.
+WARM = [{"role": "user", "content": "warm up"}]
 
 
 def script(turns: int) -> list[dict]:
@@ -91,7 +92,6 @@ class _process:
         if found is None:
             self.proc.kill()
             raise SystemExit(f"{self.command[1:3]} did not say where it listens")
-        httpx.post(found.group(0) + "/v1/chat/completions", json=WARM, timeout=30)
         return found.group(0), self.proc.pid
 
     def __exit__(self, *exc: object) -> None:
@@ -104,11 +104,13 @@ def _conversation(root: str, turns: int, stream: bool) -> tuple[float, list[dict
     messages: list[dict] = [{"role": "system", "content": "Be brief."}]
     bodies = []
     with openai.OpenAI(base_url=root + "/v1", api_key="bench", max_retries=0) as client:
+        client.chat.completions.create(model="bench", messages=WARM, timeout=30)
         began = time.perf_counter()
         for turn in range(turns):
             if messages[-1]["role"] != "tool":
                 messages.append({"role": "user", "content": f"Question {turn}?"})
-            bodies.append({"messages": list(messages), "model": "bench", "tools": TOOLS})
+            body = {"messages": list(messages), "model": "bench", "tools": TOOLS}
+            bodies.append(body | {"stream": True} if stream else body)
             message, calls = (_streamed if stream else _plain)(client, messages)
             messages.append(message)
             messages += [{"role": "tool", "tool_call_id": c["id"], "content": "found"} for c in calls]
