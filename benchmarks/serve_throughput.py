@@ -9,14 +9,14 @@ so the client and the server each have a core. Each turn resends the conversatio
 as an application does, so the bodies grow to about 200 messages; every third turn the
 script answers with a tool call, which the next turn answers with a tool result.
 
-Three numbers, so that the client's share and the server's can be told apart:
+Three rates, so that the client's share and the server's can be told apart:
 
-* ``sdk``: the SDK against ``chatconform serve`` (what the issue asks: judged requests a second);
-* ``sdk_noop``: the same SDK calls against a server that answers the same replies without
-  reading the body, the client's own ceiling;
-* ``httpx``: the same bodies posted by a bare httpx client to ``chatconform serve`` (``--rounds``
-  times, each round a conversation of its own), the server's rate without the SDK, with the
-  server's CPU milliseconds per request read from ``/proc``.
+* ``sdk_requests_per_second``: the SDK against ``chatconform serve``, every request judged;
+* ``sdk_noop_requests_per_second``: the same SDK calls against a server that answers the
+  same replies without reading the body: the client's own ceiling;
+* ``httpx_requests_per_second``: the same bodies posted by a bare httpx client to
+  ``chatconform serve`` (``--rounds`` times, each round a conversation of its own): the
+  server's rate without the SDK, beside ``server_cpu_ms_per_request`` read from ``/proc``.
 """
 
 from __future__ import annotations
