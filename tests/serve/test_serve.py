@@ -140,6 +140,32 @@ def test_the_report_reads_in_summary_and_diff(tmp_path, capsys):
     assert "regressed   serve.Q3  qwen-vllm: pass -> fail" in capsys.readouterr().out
 
 
+def test_a_rewrite_keeps_the_lines_made_before_and_adds_the_new_ones(tmp_path, monkeypatch):
+    from chatconform.serve import report as serve_report
+
+    monkeypatch.setattr(serve_report, "_CHUNK", 300)  # a chunk full after a line or two
+    log = serve_report.ServeLog(tmp_path / "serve.jsonl", version="test")
+    log._writer = object()  # no writer thread: each rewrite is this test's flush()
+
+    def verdict(number: int) -> serve_report.Verdict:
+        body = {"model": "m", "messages": [{"role": "user", "content": f"question {number} " + "é" * 50}]}
+        return serve_report.Verdict(number, "openai-chat", "/v1/chat/completions", "m", False, "c", number, (),
+                                    200, "text", body)
+
+    seen = []
+    for batch in ((1, 2), (3,), (), (4, 5, 6)):
+        for number in batch:
+            log.add(verdict(number))
+        log.flush()
+        lines = [json.loads(line) for line in log.path.read_text(encoding="utf-8").splitlines()]
+        seen.append([line["number"] for line in lines if line["type"] == "request"])
+        assert lines[-1] == {**lines[-1], "type": "footer", "requests": len(seen[-1])}
+        assert [line["body"] for line in lines if line["type"] == "request"] == [
+            verdict(n).body for n in seen[-1]]
+    assert seen == [[1, 2], [1, 2, 3], [1, 2, 3], [1, 2, 3, 4, 5, 6]]
+    assert len(log._chunks) > 1
+
+
 def test_a_warning_is_recorded_and_the_request_answered():
     endpoint = start(version="test")
     try:
