@@ -154,14 +154,12 @@ class ServeLog:
         counts = {str(s): sum(1 for r in results if r["status"] == s) for s in STATUSES}
         foot = {"type": "footer", "counts": counts, "seconds": round(time.monotonic() - self.clock, 3),
                 "requests": len(verdicts)}
-        tail = "".join([*(json.dumps(r, ensure_ascii=False, default=str) + "\n" for r in results),
-                        json.dumps(foot) + "\n"])
-        return [(json.dumps(head) + "\n").encode("utf-8"), *requests, tail.encode("utf-8")]
+        tail = b"".join([*(json_line(r) for r in results), json_line(foot)])
+        return [json_line(head), *requests, tail]
 
     def _make_lines(self, verdicts: list[Verdict]) -> None:
         """Encode the request lines of the verdicts not made yet, onto the last chunk while it is small."""
-        new = "".join(json.dumps(v.line(), ensure_ascii=False, default=str) + "\n"
-                      for v in verdicts[self._made:]).encode("utf-8")
+        new = b"".join(json_line(v.line()) for v in verdicts[self._made:])
         self._made = len(verdicts)
         if self._chunks and len(self._chunks[-1]) < _CHUNK:
             self._chunks[-1] += new
@@ -180,6 +178,16 @@ class ServeLog:
                                 for p in providers},
             "serve": self.settings,
         }
+
+
+def json_line(value: Any) -> bytes:
+    """One report line as UTF-8; a string holding a lone surrogate (a body may: JSON's
+    ``"\\ud800"`` escape reads as one) is written escaped, as JSON allows, not dropped."""
+    text = json.dumps(value, ensure_ascii=False, default=str) + "\n"
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError:
+        return (json.dumps(value, default=str) + "\n").encode("ascii")
 
 
 def _order(provider: str) -> int:

@@ -253,3 +253,19 @@ def test_the_command_starts_quickly_and_stops_on_sigterm(tmp_path):
     types = [json.loads(x)["type"] for x in report.read_text().splitlines()]
     assert types[:2] == ["header", "request"] and types[-1] == "footer" and "result" in types
     assert listening < 4, f"serve took {listening:.1f} s to listen (the aim is under 2 on an idle machine)"
+
+
+def test_a_body_with_a_lone_surrogate_is_judged_and_reported(tmp_path):
+    path = tmp_path / "serve.jsonl"
+    endpoint = start(report=path, version="test")
+    try:
+        body = '{"model": "m", "messages": [{"role": "user", "content": "half a pair \\ud800 (u1)"}]}'
+        response = httpx.post(endpoint.root + "/v1/chat/completions", content=body,
+                              headers={"content-type": "application/json"}, timeout=10)
+        assert response.status_code == 200
+    finally:
+        endpoint.stop()
+    lines = [json.loads(line) for line in path.read_text("utf-8").splitlines()]
+    (request,) = [line for line in lines if line["type"] == "request"]
+    assert request["body"]["messages"][0]["content"] == "half a pair \ud800 (u1)"
+    assert lines[-1]["type"] == "footer"
