@@ -76,6 +76,9 @@ class ChatModelAdapter:
     names its distribution and builds the model with its SDK's send stopped
     (:meth:`chat_model`, whose hook raises :class:`Sent`)."""
 
+    #: Judged method by method; chatconform.adapters.application composes them into one lifecycle.
+    lifecycle = False
+
     name: str
     providers: frozenset[str]
     #: The distribution whose version the adapter reports.

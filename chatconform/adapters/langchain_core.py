@@ -302,6 +302,9 @@ class LangChainCoreAdapter:
     """``to_payload`` for ``openai-chat`` through ``convert_to_openai_messages``, and ``trim``
     through ``trim_messages`` (see the module docstring)."""
 
+    #: Judged method by method; chatconform.adapters.application composes them into one lifecycle.
+    lifecycle = False
+
     name = "langchain-core"
     providers = frozenset({"openai-chat"})
     #: Check id -> why langchain-core fails it, each with its minimal case in docs/adapters.md.

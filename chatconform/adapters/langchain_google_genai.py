@@ -126,6 +126,9 @@ class LangChainGoogleGenAIAdapter:
     """``to_payload`` for ``gemini`` through ``ChatGoogleGenerativeAI``'s own request building
     and google-genai's request converter (see the module docstring)."""
 
+    #: Judged method by method; chatconform.adapters.application composes them into one lifecycle.
+    lifecycle = False
+
     name = "langchain-google-genai"
     providers = frozenset({"gemini"})
     #: The model behind the provider id, so model-dependent rules are judged for it.

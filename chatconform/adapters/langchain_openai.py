@@ -108,6 +108,9 @@ class LangChainOpenAIAdapter:
     """``to_payload`` for ``openai-chat``, ``qwen-vllm`` and ``glm`` through ``ChatOpenAI``'s
     own request path and the openai SDK's serializer (see the module docstring)."""
 
+    #: Judged method by method; chatconform.adapters.application composes them into one lifecycle.
+    lifecycle = False
+
     name = "langchain-openai"
     providers = frozenset(MODELS)
     #: The model behind each provider id, so model-dependent rules are judged for it.

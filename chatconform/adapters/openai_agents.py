@@ -310,6 +310,9 @@ class OpenAIAgentsAdapter:
     """``to_payload`` for ``openai-chat`` through the Agents SDK's ``OpenAIChatCompletionsModel``
     (see the module docstring)."""
 
+    #: Judged method by method; chatconform.adapters.application composes them into one lifecycle.
+    lifecycle = False
+
     name = "openai-agents"
     providers = frozenset({"openai-chat"})
     #: The model behind the provider id, so model-dependent rules are judged for it.

@@ -249,6 +249,9 @@ class PydanticAIAdapter(_StoredThroughTypeAdapter):
     """``to_payload`` through pydantic-ai's own provider models, and ``dump``/``load``
     through its ``ModelMessagesTypeAdapter`` (see the module docstring)."""
 
+    #: Judged method by method; chatconform.adapters.application composes them into one lifecycle.
+    lifecycle = False
+
     name = "pydantic-ai"
     #: The providers pydantic-ai has a model for (every provider of the table today).
     providers = frozenset(p for p in PROVIDER_IDS if p in MODELS)

@@ -115,6 +115,9 @@ def harness_strategy(history: Sequence[ModelMessage], cut: int, model: FunctionM
 class PydanticAIHarnessAdapter:
     """``compact`` through pydantic-ai-harness (see the module docstring)."""
 
+    #: Judged method by method; chatconform.adapters.application composes them into one lifecycle.
+    lifecycle = False
+
     name = "pydantic-ai-harness"
     #: Check id -> why pydantic-ai-harness 0.62.0 fails it, each with its minimal case in
     #: docs/adapters.md.

@@ -162,6 +162,9 @@ class Contract(ABC):
     guard_tests: ClassVar[tuple[str, ...]] = ()
     #: Why the contract has no :meth:`large_case`, when it has none (the benchmark says so).
     no_large_case: ClassVar[str | None] = None
+    #: The other contracts' methods this one composes (``lifecycle``); such a contract has no
+    #: method of its own on an implementation, and :meth:`bind` finds what it calls.
+    composes: ClassVar[tuple[str, ...]] = ()
 
     _REQUIRED = ("name", "method", "signature", "crash_rationale", "mutation_rationale")
 
@@ -240,6 +243,22 @@ class Contract(ABC):
         """The case back from its JSON form; ValueError naming what is wrong."""
 
     # -- hooks with a default ------------------------------------------------------------
+    def bind(self, impl: Any) -> Callable | None:
+        """What :meth:`call` gets for an implementation (a discovery ``Implementation``): its
+        method, or None where it has none (the contract is then skipped for it)."""
+        fn = getattr(impl.obj, self.method, None)
+        return fn if callable(fn) else None
+
+    def missing(self, impl: Any) -> str:
+        """Why the contract is skipped for ``impl`` (a discovery ``Implementation``) when
+        :meth:`bind` finds nothing."""
+        return f"{impl.name} has no {self.method}()"
+
+    def input_change(self, output: Any) -> str | None:
+        """What the result says the call did to inputs it made (a contract whose call makes
+        several calls into the implementation records it there), or None."""
+        return None
+
     def variants(self, impl: Any) -> list[str | None]:
         """The separate searches to run for one implementation (e.g. one per provider)."""
         return [None]

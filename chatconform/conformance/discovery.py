@@ -64,8 +64,7 @@ class Implementation:
             self.options[option] = self.options[option] & self.selected[option]
 
     def method(self, contract: Contract):
-        fn = getattr(self.obj, contract.method, None)
-        return fn if callable(fn) else None
+        return contract.bind(self)
 
     def contracts(self) -> list[str]:
         return [name for name, c in all_contracts().items() if self.method(c) is not None]
@@ -205,7 +204,7 @@ def relative_spec(spec: str, base: str | Path | None = None) -> str:
 
 
 def _contract_methods() -> list[str]:
-    return [c.method for c in all_contracts().values()]
+    return [c.method for c in all_contracts().values() if not c.composes]
 
 
 def _has_contract_method(obj: Any) -> bool:

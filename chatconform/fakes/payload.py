@@ -53,7 +53,7 @@ class DifyAgentPre39136(_Fake):
                   "(https://github.com/langgenius/dify/pull/39136)")
     # Qwen's "System message must be at the beginning." is a schema rule (Q3); hosted
     # Mistral's "Unexpected role 'system' after role 'tool'" a sequence rule (M1).
-    violates = ("payload.system_first", "payload.schema_valid", "payload.provider_rules")
+    violates = ("payload.system_first", "payload.schema_valid", "payload.provider_rules", "lifecycle.payload_accepted")
     warns = ("payload.matches_reference",)
 
     def system_slot(self, turns, instructions, provider):

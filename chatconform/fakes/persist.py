@@ -63,7 +63,7 @@ class KeepsInstructions(_OneStepChanged):
                   "transient system prompt (dify-agent strips them before storing: "
                   "https://github.com/langgenius/dify/pull/40972; stored instructions coming back in a later "
                   "run: https://github.com/pydantic/pydantic-ai/issues/1943)")
-    violates = ("persist.no_instructions", "persist.matches_reference")
+    violates = ("persist.no_instructions", "persist.matches_reference", "lifecycle.no_instructions")
 
     def _strip(self, captured):
         return list(captured)
@@ -95,7 +95,8 @@ class NoInterruptedMarker(_OneStepChanged):
                   "provide a new user prompt when the message history contains unprocessed tool calls' "
                   "(https://github.com/langgenius/dify/issues/41616, fixed by "
                   "https://github.com/langgenius/dify/pull/41846)")
-    violates = ("persist.interrupted_marker", "persist.continuable", "persist.matches_reference")
+    violates = ("persist.interrupted_marker", "persist.continuable", "persist.matches_reference",
+                "lifecycle.continuable")
 
     def _mark(self, stored, outcome):
         return stored
@@ -175,7 +176,7 @@ class IndexesEmptyCapture(Fake):
     reproduces = ("persisting from a finally block must handle a run stopped before any message was captured "
                   "(https://github.com/langgenius/dify/pull/40972); looking at captured[-1] first raises "
                   "IndexError there and loses the conversation along with the run's own error")
-    violates = ("persist.no_crash",)
+    violates = ("persist.no_crash", "lifecycle.no_crash")
 
     def persist_run(self, previous, captured, outcome):
         last = captured[-1]
@@ -191,7 +192,7 @@ class MarksInPlace(Fake):
                   "messages); setting instructions=None and state='interrupted' on those objects changes what "
                   "the caller still holds (dify-agent stores replaced copies and tests that the source keeps "
                   "its instructions: https://github.com/langgenius/dify/pull/41846)")
-    violates = ("persist.input_untouched",)
+    violates = ("persist.input_untouched", "lifecycle.input_untouched")
 
     def persist_run(self, previous, captured, outcome):
         check_outcome(outcome)

@@ -123,7 +123,8 @@ class LeavesLastResponse(_Changed):
                   "prompt when the message history contains unprocessed tool calls' "
                   "(https://github.com/alchemiststudiosDOTai/tunacode/issues/258, "
                   "https://github.com/pydantic/pydantic-ai-harness/pull/976)")
-    violates = ("repair.continuable", "repair.every_call_answered_once", "repair.matches_reference")
+    violates = ("repair.continuable", "repair.every_call_answered_once", "repair.matches_reference",
+                "lifecycle.pairs_intact")
 
     class Rules(Repairer):
         def match(self, history):

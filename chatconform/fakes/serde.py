@@ -107,3 +107,24 @@ class DehydratesImagesInPlace(Fake):
 
     def load(self, data):
         return load(data)
+
+
+class DropsMessageState(Fake):
+    """Stores each message without its ``state``, as a store whose columns predate the field
+    does: a run cut off reads back ``complete``."""
+
+    name = "fake-drops-message-state"
+    reproduces = ("the interrupted marker on a cut-off run is what lets the next run close it (dify-agent "
+                  "stores it: https://github.com/langgenius/dify/pull/41846); a store that writes only the "
+                  "fields it had columns for reads the run back complete, and the next prompt fails with "
+                  "'unprocessed tool calls' (https://github.com/langgenius/dify/issues/41616)")
+    violates = ("serde.round_trip", "lifecycle.restart_unchanged")
+
+    def dump(self, history):
+        messages = json.loads(dump(history))
+        for message in messages:
+            message.pop("state", None)
+        return json.dumps(messages).encode()
+
+    def load(self, data):
+        return load(data)

@@ -116,7 +116,7 @@ class OldestFirst(Fake):
     name = "fake-oldest-first"
     reproduces = ("Dify callers reverse the newest-first thread themselves "
                   "(token_buffer_memory, base_agent_runner); reversing twice sends history backwards")
-    violates = ("thread.starts_at_newest", "thread.matches_reference")
+    violates = ("thread.starts_at_newest", "thread.matches_reference", "lifecycle.thread_ancestors")
 
     def extract_thread(self, rows):
         return list(reversed(extract_thread(rows)))

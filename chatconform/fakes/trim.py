@@ -22,7 +22,7 @@ class KeepLastN(Fake):
     reproduces = ("pydantic-ai issue #2050: a history processor that keeps messages[-N:] splits a tool "
                   "call from its return, so the trimmed history opens with an orphaned tool result "
                   "(https://github.com/pydantic/pydantic-ai/issues/2050); the docs now warn about it")
-    violates = ("trim.pairs_intact", "trim.user_led", "trim.matches_reference")
+    violates = ("trim.pairs_intact", "trim.user_led", "trim.matches_reference", "lifecycle.system_prompt_once")
 
     def trim(self, history, *, max_messages):
         check_budget(max_messages)

@@ -1,7 +1,8 @@
 """Public Hypothesis strategies: conversation trees (as stored rows), agent histories (also as
 an untrusted client sends them back), compaction cuts into them, trim budgets, malformed
 stored histories, agent runs played to an ending on a real pydantic-ai agent, and the
-replies a provider may answer with (``serve --generate``).
+replies a provider may answer with (``serve --generate``), and whole conversations as programs of
+steps (the lifecycle contract's cases).
 
 Every strategy is a function with keyword-only knobs that builds valid data by
 construction and shrinks toward the simplest case.
@@ -22,6 +23,7 @@ from chatconform.strategies.large import (
     recorded_payloads,
     write_json_lines,
 )
+from chatconform.strategies.lifecycles import lifecycles
 from chatconform.strategies.malformed import malform, serde_cases
 from chatconform.strategies.replies import replies
 from chatconform.strategies.runs import run_cases, run_scenario, scenarios
@@ -43,6 +45,7 @@ __all__ = [
     "large_conversations",
     "large_history",
     "large_rows",
+    "lifecycles",
     "malform",
     "recorded_payloads",
     "replies",

@@ -162,7 +162,7 @@ def test_providers_option_is_validated_by_its_contract():
     Loose.providers = {"glm"}
     impl = wrap(Loose)
     assert header([impl], version="0", profile="ci", seed=None)["implementations"]["loose"]["options"] == {
-        "providers": ["glm"], "models": {}}
+        "providers": ["glm"], "models": {}, "lifecycle": True}
     Loose.models = {"glm": ""}
     with pytest.raises(ConfigError, match="models must map provider ids to model ids"):
         wrap(Loose)

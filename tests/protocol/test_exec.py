@@ -203,8 +203,9 @@ def test_requests_follow_their_schemas(monkeypatch):
     more = tuple(m for methods in hello()["more_methods"].values() for m in methods)
     impl = program._program_type(tuple(declared["contracts"]), more)(program.Session("exec:r", ["r"]), declared)
     wires = messages.carried()
-    assert list(wires) == list(all_contracts()), "every contract travels over exec: (Contract.wire)"
-    for contract in all_contracts().values():
+    carried = [c for c in all_contracts().values() if not c.composes]  # a composition travels as its methods
+    assert list(wires) == [c.name for c in carried], "every contract travels over exec: (Contract.wire)"
+    for contract in carried:
         _call_five_cases(impl, contract)
     assert {(r["contract"], r["method"]) for r in sent} \
         == {(name, method.name) for name, wire in wires.items() for method in wire}

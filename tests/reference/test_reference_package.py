@@ -18,6 +18,8 @@ from chatconform.version import __version__
 def test_every_contract_method_is_its_reference_module_s_function():
     reference = ReferenceImplementation()
     for contract in all_contracts().values():
+        if contract.composes:  # its reference is the reference of the methods it composes
+            continue
         module = importlib.import_module(contract.reference_module)
         for method in contract.wire():
             assert getattr(reference, method.name) is getattr(module, method.name), (contract.name, method.name)

@@ -20,26 +20,25 @@ import random
 from dataclasses import dataclass
 from typing import Any
 
-from pydantic_ai import Agent, DeferredToolRequests, DeferredToolResults
+from pydantic_ai import DeferredToolResults
 from pydantic_ai.messages import (
     ModelMessage,
     ModelMessagesTypeAdapter,
     ModelRequest,
     ModelResponse,
     RetryPromptPart,
-    TextPart,
     ToolCallPart,
     ToolReturnPart,
 )
-from pydantic_ai.models.function import AgentInfo, FunctionModel
 
 from chatconform.conformance.contract import Example
 from chatconform.conformance.guard import DEFAULT_TIMEOUT, guarded_call
 from chatconform.conformance.history_contract import HistoryContract
+from chatconform.conformance.lifecycle import next_agent
 from chatconform.errors import NotApplicable, Violation
 from chatconform.history import first_difference, history_problem, list_difference, message_text
 from chatconform.reference.persist import FINISHED, OUTCOMES, check_outcome, persist_run
-from chatconform.strategies.runs import ENDINGS, EPOCH, TOOLS, run_cases
+from chatconform.strategies.runs import ENDINGS, EPOCH, run_cases
 
 
 @dataclass
@@ -301,37 +300,16 @@ def deferred_left_open(ex: Example) -> None:
 
 # -- continuable -----------------------------------------------------------------------------
 
-async def _answer(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
-    return ModelResponse([TextPart("Continuing. (a-next)")])
-
-
-_NEXT: list[Agent] = []
-
-
-def _next_agent() -> Agent:
-    """An agent with the runs' tools whose model answers every request with text (built once)."""
-    if not _NEXT:
-        agent: Agent = Agent(FunctionModel(_answer), output_type=[str, DeferredToolRequests])
-        for name in TOOLS:
-            agent.tool_plain(name=name)(_tool)
-        _NEXT.append(agent)
-    return _NEXT[0]
-
-
 def _continue(history: list[ModelMessage], outcome: str) -> None:
     """The next run on the stored history: a new prompt, or the deferred calls' results.
     Raises what the run raises."""
-    agent = _next_agent()
+    agent = next_agent()
     if outcome == "deferred" and (pending := _open_calls(history)):
         results = DeferredToolResults(calls={c.tool_call_id: "Yes. (u-human)" for c in pending})
         run = agent.run(None, message_history=history, deferred_tool_results=results)
     else:
         run = agent.run("Next question (u-next)", message_history=history)
     asyncio.run(run)
-
-
-async def _tool(n: int = 0) -> str:
-    return f"result {n}"
 
 
 @CONTRACT.check(

@@ -141,7 +141,10 @@ def evaluate_case(impl: Implementation, contract: Contract, case: Any, variant: 
     result.judged = problem is None
     if wanted(untouched):
         result.evaluated.add(untouched)
-        if program is not None or frozen is None:
+        recorded = contract.input_change(outcome.output) if outcome.error is None else None
+        if recorded is not None:  # a call that makes several calls says which one changed its input
+            fail(untouched, recorded)
+        elif program is not None or frozen is None:
             reported = program.input_change() if program is not None else None
             if reported is not None:
                 fail(untouched, reported)

@@ -39,7 +39,7 @@ def plan(impls: list[Implementation], selection: Selection, *, run_stream: int |
         for contract in selection.contracts:
             if checks_of(contract, selection.checks) == frozenset():
                 continue
-            reason = (f"{impl.name} has no {contract.method}()" if impl.method(contract) is None
+            reason = (contract.missing(impl) if impl.method(contract) is None
                       else contract.skip_reason(impl))
             variants = [] if reason else contract.variants(impl)
             if not reason and not variants:

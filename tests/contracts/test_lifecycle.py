@@ -1,0 +1,146 @@
+"""The lifecycle contract: programs, their JSON, the composition, and the fakes only it catches."""
+
+import json
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis.errors import InvalidArgument
+from pydantic_ai.messages import ModelRequest, ModelResponse, SystemPromptPart, ToolCallPart, ToolReturnPart
+
+from chatconform import run_conformance
+from chatconform.conformance.contracts import get_contract
+from chatconform.conformance.lifecycle import Composition, Ledger, play
+from chatconform.errors import ConfigError
+from chatconform.fakes.lifecycle import DropsFramedSummary, GuardsOtherConversation, RefusesToShrink
+from chatconform.reference import ReferenceImplementation
+from chatconform.strategies.lifecycles import STANDING_PROMPT, Lifecycle, Step, lifecycles
+from chatconform.strategies.runs import Scenario
+from tests.ci_stream import ci_cases
+from tests.messages import answer, user
+
+CONTRACT = get_contract("lifecycle")
+#: Each fake only a composition catches, with the one contract it has a method of.
+COMPOSED = {"chatconform.fakes.lifecycle:RefusesToShrink": "persist",
+            "chatconform.fakes.lifecycle:GuardsOtherConversation": "persist",
+            "chatconform.fakes.lifecycle:DropsFramedSummary": "sanitize"}
+
+
+def _start():
+    return [ModelRequest([SystemPromptPart(STANDING_PROMPT)]), user("Hello (u1)"), answer("Hi. (a2)"),
+            user("And then? (u3)"), ModelResponse([ToolCallPart("lookup", {"n": 1}, "c1")]),
+            ModelRequest([ToolReturnPart("lookup", "found", "c1")]), answer("Done. (a6)")]
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=list(HealthCheck))
+@given(lifecycles())
+def test_a_program_comes_back_from_its_json(program):
+    data = json.loads(json.dumps(CONTRACT.case_to_json(program)))
+    assert CONTRACT.case_from_json(data) == program
+
+
+@pytest.mark.parametrize(("data", "says"), [
+    ([], "a lifecycle case is a JSON object"),
+    ({"steps": [{"step": "dance"}]}, "step 1: a step is an object whose 'step' is one of"),
+    ({"steps": [{"step": "restart", "cut": 3}]}, "step 1: unknown key(s) cut"),
+    ({"steps": [{"step": "restart"}, {"step": "turn"}]}, "step 2: a 'turn' step needs scenario"),
+    ({"steps": [{"step": "turn", "scenario": {"ending": "lunch"}}]}, "step 1: ending='lunch' is not one of"),
+    ({"steps": [{"step": "compact"}]}, "step 1: a 'compact' step that compacts needs a summary"),
+    ({"steps": [{"step": "trim", "pick": -1}]}, "step 1: pick=-1 must be an int >= 0"),
+    ({"steps": [], "extra": 1}, "unknown key(s) extra"),
+])
+def test_a_bad_program_is_refused_with_where(data, says):
+    with pytest.raises(ValueError) as info:
+        CONTRACT.case_from_json(data)
+    assert says in str(info.value)
+
+
+def test_the_strategy_refuses_bad_knobs():
+    with pytest.raises(InvalidArgument):
+        lifecycles(max_steps=0).example()
+
+
+def test_a_composition_calls_its_own_methods_and_the_reference_the_rest():
+    composition = Composition(RefusesToShrink())
+    assert composition.own == {"persist_run"}
+    assert composition.whose("persist_run", "compact") == "yours: persist_run"
+    assert composition.whose("trim") == "the reference's"
+    assert len(composition.providers) == 7  # no to_payload of its own: every provider the reference maps
+
+
+def test_serde_is_one_method_pair():
+    class DumpsOnly:
+        def dump(self, history):
+            return b"[]"
+
+    assert Composition(DumpsOnly()).own == {"dump", "load"}
+
+
+def test_the_reference_keeps_every_invariant_on_a_hand_written_program():
+    steps = [Step("turn", Scenario([], ending="cancel_after_calls")), Step("repair"),
+             Step("compact", pick=2, summary="The story so far."), Step("client"), Step("restart"),
+             Step("trim", pick=1), Step("request"), Step("branch", Scenario([]))]
+    trace = play(Lifecycle(_start(), steps), Composition(ReferenceImplementation()))
+    assert [r.step.kind for r in trace.records] == [s.kind for s in steps]
+    for record in trace.records:
+        assert record.ledger.missing(record.after) == [], record.title()
+    assert trace.records[-1].thread is not None or "extract_thread" in trace.own
+    request = next(r for r in trace.records if r.step.kind == "request")
+    assert {p for p, _ in request.payloads} == set(Composition(ReferenceImplementation()).providers)
+
+
+def test_the_ledger_lets_go_only_what_the_reference_drops():
+    start = _start()
+    kept = Ledger.of(start).carried(start, start[:0])
+    assert kept.missing([]) == []
+    assert Ledger.of(start).missing([]) != []
+
+
+def test_an_in_run_compaction_is_reached_under_ci(monkeypatch):
+    programs = ci_cases("lifecycle", monkeypatch)
+    turns = [s for p in programs for s in p.steps if s.kind == "turn"]
+    assert sum(s.compact_in_run for s in turns) >= 20
+    open_calls = [s for s in turns if s.scenario.ending == "cancel_after_calls"]
+    assert len(open_calls) >= 5
+    # A compaction followed, at any distance, by a client round trip: what DropsFramedSummary needs.
+    assert sum(any(a.kind == "compact" and any(b.kind == "client" for b in p.steps[i + 1:])
+                   for i, a in enumerate(p.steps)) for p in programs) >= 5
+    assert max(len(p.steps) for p in programs) >= 10
+
+
+def test_the_lifecycle_option_is_a_bool():
+    class Odd(RefusesToShrink):
+        lifecycle = "no"
+
+    with pytest.raises(ConfigError, match="lifecycle must be True or False"):
+        run_conformance(Odd, contracts=["lifecycle"], profile="ci", examples=1)
+
+
+def test_an_adapter_judged_method_by_method_is_skipped():
+    class Judged(RefusesToShrink):
+        lifecycle = False
+
+    verdicts = run_conformance(Judged, contracts=["lifecycle"], profile="ci", examples=1)
+    assert {(v.status, v.message) for v in verdicts} == {
+        ("skip", "fake-refuses-to-shrink is judged method by method (its lifecycle option is False)")}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("spec", "contract"), COMPOSED.items())
+def test_a_composition_fake_passes_its_own_contract(spec, contract):
+    verdicts = run_conformance(spec, contracts=[contract], profile="ci", in_process=True)
+    assert verdicts and [(v.check, v.message) for v in verdicts if v.status != "pass"] == []
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("spec", sorted(COMPOSED))
+def test_a_composition_fake_shrinks_to_a_short_program(spec):
+    fake = {"RefusesToShrink": RefusesToShrink, "GuardsOtherConversation": GuardsOtherConversation,
+            "DropsFramedSummary": DropsFramedSummary}[spec.split(":")[1]]
+    (check,) = fake.violates
+    (verdict,) = run_conformance(spec, checks=[check], profile="ci", in_process=True)
+    assert verdict.status == "fail"
+    steps = verdict.failures[0].case["steps"]
+    assert 1 <= len(steps) <= 6, steps
+    # Numbered, and each step says whose methods it called.
+    assert "1. " in verdict.message and "[yours: " in verdict.message
+    assert STANDING_PROMPT in json.dumps(verdict.failures[0].case)
