@@ -233,18 +233,25 @@ def user_texts_kept(ex: Example) -> None:
 
 @CONTRACT.check(
     "summary_once",
-    title="a compaction's summary is stored, once, until a later compaction or trim takes it",
+    title="a compaction's summary is stored, once, until a later compaction or trim takes it (replaced by a "
+          "later compaction's own summary, or stored twice, is a warning)",
     rationale="the summary stands for every message it replaced; dropped (a client round trip that treats it as "
               "system voice) the conversation before it is gone, doubled it is sent twice "
               "(https://github.com/pydantic/pydantic-ai/pull/6169 keeps request-side compaction parts)",
 )
 def summary_once(ex: Example) -> None:
     for record in _trace(ex).records:
+        new = record.step.summary if record.step.kind == "compact" or record.step.compact_in_run else ""
         for summary in sorted(record.ledger.summaries):
             count = _occurrences(record.after, summary)
-            if count != 1:
-                raise _fail(ex, record, f"the summary {summary!r} is stored {count} times",
-                            expected=1, actual=count, level=WARNING if count > 1 else None)
+            if count == 1:
+                continue
+            # An earlier summary replaced by this compaction's own: an incremental compaction
+            # folds it into the new one (its summarizer reads it), so nothing need be lost.
+            folded = count == 0 and summary != new and new and _occurrences(record.after, new) == 1
+            why = "; replaced by this compaction's summary, which may hold it" if folded else ""
+            raise _fail(ex, record, f"the summary {summary!r} is stored {count} times{why}",
+                        expected=1, actual=count, level=WARNING if count > 1 or folded else None)
     if not any(r.ledger.summaries for r in _trace(ex).records):
         raise NotApplicable("no summary was stored")
 
