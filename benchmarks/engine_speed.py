@@ -3,6 +3,7 @@ bare ``@given`` over the same strategies and checks.
 
     python benchmarks/engine_speed.py versus --base REV [--main-job] [-- more run arguments]
     python benchmarks/engine_speed.py given [--contract NAME ...] [--examples N]
+    python benchmarks/engine_speed.py contracts [--contract NAME ...] [--rounds N]
 
 ``versus`` checks ``REV`` out into a temporary git worktree and runs ``chatconform run
 --profile ci --report`` from it and from this checkout at the same time (one process each,
@@ -15,6 +16,11 @@ changes no verdict).
 ``ci`` against a bare Hypothesis test over the contract's own strategy that calls the
 reference and every check on each case, for each variant, with the same settings: the
 engine's own cost is the ratio. The two alternate, three rounds each; the fastest round counts.
+
+``contracts`` times ``chatconform run --impl reference --profile ci --contract NAME`` for each
+contract named (by default ``lifecycle`` and ``persist``, whose ratio the lifecycle contract is
+held to), alternating, in a process of its own each (imports included, as a user meets them);
+the fastest of the rounds counts, wall and CPU seconds.
 
 Not part of the test run; nothing here is asserted. ``docs/benchmarks.md`` records a run.
 """
@@ -127,6 +133,26 @@ def given_overhead(args: argparse.Namespace) -> None:
         print(f"{name:<12} {best['engine']:>9.1f} {best['bare']:>9.1f} {best['engine'] / best['bare']:>6.2f}")
 
 
+def contracts(args: argparse.Namespace) -> None:
+    names = args.contract or ["lifecycle", "persist"]
+    best = {name: (float("inf"), float("inf")) for name in names}
+    for _ in range(args.rounds):
+        for name in names:
+            command = [sys.executable, "-m", "chatconform", "run", "--impl", "reference", "--profile", "ci",
+                       "--contract", name]
+            started = time.perf_counter()
+            process = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            _, status, usage = os.wait4(process.pid, 0)
+            wall = time.perf_counter() - started
+            if os.waitstatus_to_exitcode(status) != 0:
+                raise SystemExit(f"chatconform run --contract {name} exited {os.waitstatus_to_exitcode(status)}")
+            best[name] = min(best[name], (wall, usage.ru_utime + usage.ru_stime))
+    print(f"{'contract':<12} {'wall s':>7} {'cpu s':>7} {'/ ' + names[-1]:>12}")
+    for name in names:
+        wall, cpu = best[name]
+        print(f"{name:<12} {wall:>7.1f} {cpu:>7.1f} {wall / best[names[-1]][0]:>12.2f}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -138,9 +164,14 @@ def main() -> None:
     bare.add_argument("--contract", action="append", help="a contract (repeatable; default: all)")
     bare.add_argument("--examples", type=int, default=None, help="examples per search (default: the ci profile's)")
     bare.add_argument("--rounds", type=int, default=3)
+    each = sub.add_parser("contracts", help="a ci run of the reference per contract, side by side")
+    each.add_argument("--contract", action="append", help="a contract (repeatable; default: lifecycle, persist)")
+    each.add_argument("--rounds", type=int, default=3)
     args = parser.parse_args()
     if args.command == "versus":
         versus(args)
+    elif args.command == "contracts":
+        contracts(args)
     else:
         given_overhead(args)
 
