@@ -254,6 +254,12 @@ class Contract(ABC):
         :meth:`bind` finds nothing."""
         return f"{impl.name} has no {self.method}()"
 
+    def inapplicable(self, impl: Any) -> dict[str, str]:
+        """The checks that cannot apply to ``impl`` whatever the case, each with why: a check
+        none of whose cases applied is then skipped, saying so, not left unevaluated (a
+        composition judges no method the implementation lacks)."""
+        return {}
+
     def input_change(self, output: Any) -> str | None:
         """What the result says the call did to inputs it made (a contract whose call makes
         several calls into the implementation records it there), or None."""

@@ -153,6 +153,7 @@ def search_line(name: str, unit: Unit, result: SearchResult | None) -> dict:
         "engine_error": [str(result.engine_error), result.engine_error.case_text] if result.engine_error else None,
         "examples": result.examples, "unjudged": result.unjudged, "replayed": result.replayed,
         "hangs": result.hangs, "evaluated": dict(result.evaluated),
+        "passed_over": {check: sorted(reasons) for check, reasons in result.passed_over.items()},
     }
     return line
 
@@ -190,6 +191,7 @@ def _search_result(data: dict) -> SearchResult:
     result.replayed = data.get("replayed", 0)
     result.hangs = data.get("hangs", 0)
     result.evaluated = Counter(data["evaluated"])
+    result.passed_over = {check: set(reasons) for check, reasons in (data.get("passed_over") or {}).items()}
     return result
 
 

@@ -257,6 +257,7 @@ SEARCH = Record({"implementation": STR, "contract": STR}, {
                       "evaluated": MapOf(COUNT)}, {
         "hung": Nullable(FAILURE), "broken": Nullable(MapOf(STR)), "aborted": Nullable(STR),
         "engine_error": Nullable(Pair((STR, STR))), "replayed": COUNT, "hangs": COUNT,
+        "passed_over": MapOf(ListOf(STR)),
     }),
 })
 

@@ -107,6 +107,22 @@ def test_an_in_run_compaction_is_reached_under_ci(monkeypatch):
     assert max(len(p.steps) for p in programs) >= 10
 
 
+def test_a_method_the_implementation_lacks_is_skipped_not_left_unevaluated():
+    class OnlyPersist:
+        name, version = "only-persist", "1"
+
+        def persist_run(self, previous, captured, outcome):
+            return ReferenceImplementation.persist_run(previous, captured, outcome)
+
+    verdicts = {v.check: v for v in run_conformance(OnlyPersist, contracts=["lifecycle"], profile="ci",
+                                                    examples=20, in_process=True)}
+    thread = verdicts["lifecycle.thread_ancestors"]
+    assert (thread.status, thread.message) == (
+        "skip", "only-persist has no extract_thread: every thread is the reference's, so there is none of its "
+                "own to judge")
+    assert {v.status for c, v in verdicts.items() if c != thread.check} <= {"pass", "skip"}
+
+
 def test_the_lifecycle_option_is_a_bool():
     class Odd(RefusesToShrink):
         lifecycle = "no"

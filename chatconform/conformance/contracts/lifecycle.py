@@ -86,6 +86,13 @@ class LifecycleContract(Contract):
     def reference(self, case, variant):
         return play(case, Composition(ReferenceImplementation()))
 
+    def inapplicable(self, impl: Any) -> dict[str, str]:
+        obj = getattr(impl, "obj", None)
+        if obj is None or callable(getattr(obj, "extract_thread", None)):
+            return {}
+        return {self.check_id("thread_ancestors"): f"{impl.name} has no extract_thread: every thread is the "
+                                                     "reference's, so there is none of its own to judge"}
+
     def input_change(self, output: Any) -> str | None:
         return output.changes[0] if isinstance(output, Trace) and output.changes else None
 
@@ -318,9 +325,9 @@ def restart_unchanged(ex: Example) -> None:
               "messages they did not write (https://github.com/langgenius/dify/issues/39031)",
 )
 def thread_ancestors(ex: Example) -> None:
+    if "extract_thread" not in _trace(ex).own:
+        raise NotApplicable("the implementation has no extract_thread: its threads are the reference's")
     walked = [r for r in _records(ex, "turn", "branch") if r.thread is not None]
-    if not walked:
-        raise NotApplicable("the implementation has no extract_thread")
     for record in walked:
         found, expected = record.thread  # type: ignore[misc]
         if found != expected:

@@ -167,7 +167,8 @@ def evaluate_case(impl: Implementation, contract: Contract, case: Any, variant: 
             continue
         try:
             check.evaluate(example)
-        except NotApplicable:
+        except NotApplicable as why:
+            result.passed_over.setdefault(check.id, str(why))
             continue
         except Violation as violation:
             fail(check.id, violation.message, violation.expected, violation.actual,

@@ -45,7 +45,10 @@ def fold_contract(impl: Any, contract: Contract, checks: frozenset[str] | None,
         verdict.examples = examples
         verdict.evaluated = sum(r.evaluated[check.id] for _, r in results)
         if verdict.status == Status.PASS and not verdict.evaluated:
-            verdict.status, verdict.message = Status.NOT_EVALUATED, _why_not_evaluated(contract, results)
+            verdict.status, verdict.message = Status.NOT_EVALUATED, _why_not_evaluated(contract, results, check.id)
+            cannot = contract.inapplicable(impl).get(check.id) if verdict.message.startswith(NO_CASE_APPLIES) else None
+            if cannot is not None:
+                verdict.status, verdict.message = Status.SKIP, cannot
         if partial:
             searched = ", ".join(str(v) for v, _ in results)
             _undecided(verdict, impl, f"undecided in this shard ({searched})", "an expected failure that held here",
@@ -65,7 +68,7 @@ def _undecided(verdict: Verdict, impl: Any, where: str, held: str, decides: str,
     """Make what a part of the search cannot decide a ``skip`` that says so: a check evaluated
     on no case (any such with ``any_gap``, else only one no case applied to), and an expected
     failure that held."""
-    if verdict.status == Status.NOT_EVALUATED and (any_gap or verdict.message == NO_CASE_APPLIES):
+    if verdict.status == Status.NOT_EVALUATED and (any_gap or verdict.message.startswith(NO_CASE_APPLIES)):
         verdict.status, verdict.message = Status.SKIP, f"{where}: {verdict.message}; {decides}"
     elif verdict.status == Status.PASS and verdict.check in impl.expected_failures:
         verdict.status, verdict.message = Status.SKIP, f"{where}: {held}; {decides}"
@@ -104,7 +107,7 @@ def _fold(impl, contract, check_id, results) -> Verdict:
 NO_CASE_APPLIES = "not evaluated: no generated case was one this check applies to"
 
 
-def _why_not_evaluated(contract: Contract, results) -> str:
+def _why_not_evaluated(contract: Contract, results, check_id: str) -> str:
     crash = contract.check_id("no_crash")
     if any(r.hung is not None or r.hangs for _, r in results) and not any(r.examples - r.unjudged
                                                                          for _, r in results):
@@ -112,6 +115,9 @@ def _why_not_evaluated(contract: Contract, results) -> str:
     if any(r.unjudged for _, r in results) and not any(r.examples - r.unjudged for _, r in results):
         return (f"not evaluated: the implementation raised or returned a malformed result on every "
                 f"case (see {crash})")
+    reasons = set().union(*(r.passed_over.get(check_id, set()) for _, r in results))
+    if len(reasons) == 1:  # the one reason every case gave
+        return f"{NO_CASE_APPLIES} ({reasons.pop()})"
     return NO_CASE_APPLIES
 
 

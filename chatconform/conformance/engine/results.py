@@ -66,6 +66,8 @@ class Evaluation:
     hung: bool = False
     judged: bool = True
     evaluated: set[str] = field(default_factory=set)
+    #: Why each check had nothing to judge on this case (its ``NotApplicable``), by check id.
+    passed_over: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass
@@ -80,6 +82,8 @@ class SearchResult:
     examples: int = 0  # cases the exploring pass ran through the implementation
     unjudged: int = 0  # of those, cases whose output could not be judged
     evaluated: Counter = field(default_factory=Counter)  # check id -> cases evaluated on
+    #: check id -> why it had nothing to judge, the first few distinct reasons the cases gave.
+    passed_over: dict[str, set[str]] = field(default_factory=dict)
     replayed: int = 0  # cases the shrinking passes ran
     hangs: int = 0  # cases of the exploring pass the implementation hung on (and the search went on)
 

@@ -105,6 +105,10 @@ class _Pass:
         self.result.examples += 1
         self.result.unjudged += not evaluation.judged
         self.result.evaluated.update(evaluation.evaluated)
+        for check_id, why in evaluation.passed_over.items():
+            reasons = self.result.passed_over.setdefault(check_id, set())
+            if len(reasons) < 2:  # one reason on every case is worth saying; several are not
+                reasons.add(why)
         for check_id, message in evaluation.broken.items():
             self.result.broken.setdefault(check_id, message)
         if evaluation.hung:
