@@ -408,3 +408,45 @@ def test_the_junit_recipe_names_only_options_of_the_plugin():
     plugin.pytest_addoption(type("Parser", (), {"getgroup": lambda self, *a: group})())
     named = set(re.findall(r"--chatconform-[a-z-]+", CI_DOC.read_text()))
     assert named and named <= set(group.options), named - set(group.options)
+
+
+# -- the recipe that tests an application against chatconform serve ----------------------------
+
+APP_TEST = '''\
+import os
+
+from openai import OpenAI
+
+
+def test_the_assistant_answers():
+    client = OpenAI(base_url=os.environ["OPENAI_BASE_URL"], api_key=os.environ["OPENAI_API_KEY"], max_retries=0)
+    messages = [{{"role": "system", "content": "Be brief."}}, {{"role": "user", "content": "Hi"}}, {extra}]
+    reply = client.chat.completions.create(model="gpt-4o-mini", messages=[m for m in messages if m])
+    assert reply.choices[0].message.content
+'''
+
+
+@pytest.mark.serve
+@pytest.mark.parametrize("broken", [False, True], ids=["accepted", "rejected"])
+def test_the_serve_recipe_runs_the_applications_tests_and_gates_on_the_report(tmp_path, broken):
+    pytest.importorskip("openai")
+    pytest.importorskip("starlette")
+    import socket
+
+    with socket.socket() as probe:  # a free port in place of the recipe's 8400
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    [block] = [b for b in re.findall(r"```yaml\n(.*?)```", CI_DOC.read_text(), re.S) if "chatconform serve" in b]
+    steps = yaml.safe_load(textwrap.dedent(block).replace("8400", str(port)))
+    job = action_job(tmp_path, job_id="app")
+    # A tool result with no call before it: OpenAI rejects it, and so does the server.
+    orphan = '{"role": "tool", "tool_call_id": "call_9", "content": "42"}' if broken else "None"
+    (job.folder / "tests").mkdir()
+    (job.folder / "tests" / "test_app.py").write_text(APP_TEST.format(extra=orphan))
+    play_steps(job, steps, job.context())
+    assert [label for label, _ in job.codes] == [
+        "Start chatconform serve", "Run the application's tests against it", "Stop it and summarise the requests"]
+    assert [code for _, code in job.codes] == ([0, 1, 1] if broken else [0, 0, 0])
+    summary = job.summary.read_text()
+    assert "openai-chat" in summary and ("**FAIL**" in summary) == broken
+    assert (job.folder / "serve.jsonl").is_file()
