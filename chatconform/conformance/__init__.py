@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["check_case", "run_conformance"]
+__all__ = ["check_case", "lifecycle_machine", "run_conformance"]
 
 
 def __getattr__(name: str) -> Any:
@@ -20,4 +20,8 @@ def __getattr__(name: str) -> Any:
         from chatconform.conformance.repro import check_case
 
         return check_case
+    if name == "lifecycle_machine":
+        from chatconform.conformance.contracts.lifecycle import lifecycle_machine
+
+        return lifecycle_machine
     raise AttributeError(name)

@@ -297,7 +297,9 @@ def _plant(history: list[ModelMessage], prompt: str) -> list[ModelMessage]:
     return [standing_request(prompt), *history]
 
 
-class _Player:
+class Player:
+    """One conversation store, played a step at a time (:meth:`advance`), or a whole program (:meth:`play`)."""
+
     def __init__(self, lifecycle: Lifecycle, composition: Composition) -> None:
         self.lc, self.impl = lifecycle, composition
         composition.changes.clear()
@@ -310,15 +312,25 @@ class _Player:
 
     def play(self) -> Trace:
         for number, step in enumerate(self.lc.steps, 1):
-            record = getattr(self, f"_{step.kind}")(number, step)
-            self.records.append(record)
-            if record.blocked is not None:
+            if not self.advance(number, step):
                 break
-            self.ledger = record.ledger
-            self.history = record.after
-            if self.head is not None:
-                self.kept[self.head] = (self.history, self.ledger)
-        return Trace(self.lc.system_prompt, self.lc.history, self.records, self.impl.own, list(self.impl.changes))
+        return self.trace()
+
+    def advance(self, number: int, step: Step) -> bool:
+        """Play one step; False when the next run refused the history (the conversation is stuck)."""
+        record = getattr(self, f"_{step.kind}")(number, step)
+        self.records.append(record)
+        if record.blocked is not None:
+            return False
+        self.ledger = record.ledger
+        self.history = record.after
+        if self.head is not None:
+            self.kept[self.head] = (self.history, self.ledger)
+        return True
+
+    def trace(self) -> Trace:
+        return Trace(self.lc.system_prompt, self.lc.history, list(self.records), self.impl.own,
+                     list(self.impl.changes))
 
     def _call(self, number: int, step: Step, method: str, *args: Any, **kwargs: Any) -> Any:
         return self.impl.call(f"step {number} ({step.kind})", method, *args, **kwargs)
@@ -411,7 +423,7 @@ class _Player:
 
 def play(lifecycle: Lifecycle, composition: Composition) -> Trace:
     """Play every step of ``lifecycle`` on one store (see the module docstring)."""
-    return _Player(lifecycle, composition).play()
+    return Player(lifecycle, composition).play()
 
 
 def bound(obj: Any, providers: frozenset[str] | None) -> Callable[[Lifecycle], Trace] | None:

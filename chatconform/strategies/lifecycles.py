@@ -41,7 +41,8 @@ from chatconform.strategies.histories import histories
 from chatconform.strategies.runs import ENDINGS, EPOCH, Scenario, _scenarios
 from chatconform.strategies.validation import check_int
 
-__all__ = ["STEP_KINDS", "TURN_ENDINGS", "Lifecycle", "Step", "lifecycles", "standing_request"]
+__all__ = ["STANDING_PROMPT", "STEP_KINDS", "TURN_ENDINGS", "Lifecycle", "Step", "lifecycles", "numbered",
+           "standing_request", "starts", "steps"]
 
 STEP_KINDS = ("turn", "branch", "restart", "client", "compact", "trim", "repair", "request")
 
@@ -135,30 +136,42 @@ def _step(draw, runs) -> Step:
     return Step(kind, scenario, pick, "-" if kind == "compact" or in_run else "", in_run)
 
 
-@st.composite
-def _lifecycles(draw, *, max_steps: int, max_turns: int) -> Lifecycle:
-    start = draw(histories(min_turns=1, max_turns=max_turns, system_prompts="none", ends_with_request=False,
-                           dangling_tail=False, max_bulk_turns=0, max_tool_rounds=2))
-    # The ending first, each as likely as any other: most leave the conversation in a
-    # state the next step must handle (cut off after calls, in a tool, mid-stream).
+def steps():
+    """A strategy for one :class:`Step` (its texts are numbered by :func:`numbered`). A turn's
+    ending is drawn first, each as likely as any other: most leave the conversation in a state
+    the next step must handle (cut off after calls, in a tool, mid-stream)."""
     runs = st.sampled_from(TURN_ENDINGS).flatmap(lambda ending: _scenarios(
         endings=(ending,), stream=None, max_rounds=2, max_calls=3, previous=st.just([])))
-    step = _step(runs)
+    return _step(runs)
+
+
+def numbered(step: Step, index: int) -> Step:
+    """``step`` as step ``index`` of a program: its prompt and its summary say where they came
+    from, so a lost one is named."""
+    if step.scenario is not None:
+        prompt = f"Step {index}: go on (u-step-{index})"
+        step = dataclasses.replace(step, scenario=dataclasses.replace(step.scenario, prompt=prompt))
+    compacts = step.kind == "compact" or step.compact_in_run
+    return dataclasses.replace(step, summary=_summary(index) if compacts else "")
+
+
+def starts(*, max_turns: int = 2):
+    """A strategy for the stored conversation a lifecycle starts from: 1 to ``max_turns`` user
+    turns, led by the standing system prompt (:data:`STANDING_PROMPT`)."""
+    check_int("max_turns", max_turns, 1)
+    return histories(min_turns=1, max_turns=max_turns, system_prompts="none", ends_with_request=False,
+                     dangling_tail=False, max_bulk_turns=0, max_tool_rounds=2).map(
+        lambda history: _with_standing_prompt(history, STANDING_PROMPT))
+
+
+@st.composite
+def _lifecycles(draw, *, max_steps: int, max_turns: int) -> Lifecycle:
+    start = draw(starts(max_turns=max_turns))
+    step = steps()
     # The length first, then each step: drawn as a list, most programs would be one step
     # long (each step is a large draw), and a bug needs steps in the right order to show.
-    steps = [draw(step) for _ in range(draw(st.integers(1, max_steps)))]
-    # Each turn's prompt and each summary says where it came from, so a lost one is named.
-    numbered = []
-    for index, s in enumerate(steps, 1):
-        if s.scenario is not None:
-            prompt = f"Step {index}: go on (u-step-{index})"
-            s = dataclasses.replace(s, scenario=dataclasses.replace(s.scenario, prompt=prompt))
-        if s.kind == "compact" or s.compact_in_run:
-            s = dataclasses.replace(s, summary=_summary(index))
-        else:
-            s = dataclasses.replace(s, summary="")
-        numbered.append(s)
-    return Lifecycle(_with_standing_prompt(start, STANDING_PROMPT), numbered)
+    drawn = [draw(step) for _ in range(draw(st.integers(1, max_steps)))]
+    return Lifecycle(start, [numbered(s, index) for index, s in enumerate(drawn, 1)])
 
 
 def lifecycles(*, max_steps: int = 12, max_turns: int = 2):

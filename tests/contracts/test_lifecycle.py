@@ -160,3 +160,31 @@ def test_a_composition_fake_shrinks_to_a_short_program(spec):
     # Numbered, and each step says whose methods it called.
     assert "1. " in verdict.message and "[yours: " in verdict.message
     assert STANDING_PROMPT in json.dumps(verdict.failures[0].case)
+
+
+def _machine_failure(implementation, examples: int) -> str:
+    from hypothesis import Phase
+    from hypothesis import settings as with_settings
+    from hypothesis.stateful import run_state_machine_as_test
+
+    from chatconform import lifecycle_machine
+
+    machine = lifecycle_machine(implementation)
+    try:
+        run_state_machine_as_test(machine, settings=with_settings(
+            max_examples=examples, stateful_step_count=6, deadline=None, derandomize=True, database=None,
+            suppress_health_check=list(HealthCheck), phases=[Phase.generate, Phase.shrink]))
+    except AssertionError as exc:
+        return str(exc)
+    return ""
+
+
+def test_the_state_machine_holds_for_the_reference():
+    assert _machine_failure(ReferenceImplementation(), 30) == ""
+
+
+@pytest.mark.slow  # a stateful test shrinks by replaying agent runs
+def test_the_state_machine_catches_a_composition_bug_in_a_short_program():
+    message = _machine_failure(DropsFramedSummary(), 30)
+    assert message.startswith("lifecycle.summary_once: after step ") and "[yours: sanitize]" in message
+    assert message.count(". ") <= 12  # a handful of numbered steps

@@ -350,3 +350,56 @@ def no_instructions(ex: Example) -> None:
                 raise _fail(ex, record, f"stored request {index} carries instructions", expected=None,
                             actual=str(message.instructions)[:200])
 
+
+
+# -- the same, as a Hypothesis state machine ----------------------------------------------------------
+
+def lifecycle_machine(implementation: Any, *, providers: frozenset[str] | None = None, max_turns: int = 2):
+    """A ``RuleBasedStateMachine`` playing ``implementation``'s methods (the reference's for the
+    rest) on one conversation: every rule a step (:func:`~chatconform.strategies.lifecycles.steps`),
+    every error-level check of this contract an invariant after each. For a project's own
+    stateful tests (``TestLifecycle = lifecycle_machine(MyStore()).TestCase``); ``chatconform
+    run`` draws the same steps as whole programs instead (docs/contracts/lifecycle.md)."""
+    from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
+
+    from chatconform.conformance.lifecycle import Player
+    from chatconform.strategies.lifecycles import numbered, starts, steps
+
+    class ConversationLifecycle(RuleBasedStateMachine):
+        player: Player | None = None
+        stuck = False
+
+        @initialize(history=starts(max_turns=max_turns))
+        def start(self, history):
+            self.player = Player(Lifecycle(history, []), Composition(implementation, providers))
+
+        @precondition(lambda self: self.player is not None and not self.stuck)
+        @rule(step=steps())
+        def take(self, step):
+            player = self.player
+            assert player is not None
+            step = numbered(step, len(player.lc.steps) + 1)
+            player.lc.steps.append(step)
+            self.stuck = not player.advance(len(player.lc.steps), step)
+
+        @invariant()
+        def every_invariant_holds(self):
+            if self.player is None or not self.player.records:
+                return
+            trace = self.player.trace()
+            if trace.changes:
+                raise AssertionError(f"lifecycle.input_untouched: {trace.changes[0]}")
+            example = Example(CONTRACT, self.player.lc, trace, None)
+            for check in CONTRACT.ordered_checks():
+                if check.evaluate is None:
+                    continue
+                try:
+                    check.evaluate(example)
+                except NotApplicable:
+                    continue
+                except Violation as violation:
+                    if (violation.level or check.level) == WARNING:
+                        continue
+                    raise AssertionError(f"{check.id}: {violation.message}") from None
+
+    return ConversationLifecycle
