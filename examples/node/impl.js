@@ -210,6 +210,7 @@ const HELLO = {
     "payload.system_first": DIFY_39372,
     "payload.schema_valid": DIFY_39372,
     "payload.matches_reference": DIFY_39372,
+    "lifecycle.payload_accepted": DIFY_39372,
   },
 };
 

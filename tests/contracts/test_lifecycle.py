@@ -188,3 +188,12 @@ def test_the_state_machine_catches_a_composition_bug_in_a_short_program():
     message = _machine_failure(DropsFramedSummary(), 30)
     assert message.startswith("lifecycle.summary_once: after step ") and "[yours: sanitize]" in message
     assert message.count(". ") <= 12  # a handful of numbered steps
+
+
+def test_an_implementation_in_a_process_of_its_own_declares_its_lifecycle_option():
+    from pathlib import Path
+
+    spec = f"{Path(__file__).resolve().parents[1] / 'data' / 'many_bugs.py'}:ManyBugs"
+    verdicts = run_conformance(spec, contracts=["lifecycle"], profile="ci", examples=1)
+    assert {v.status for v in verdicts} == {"skip"}
+    assert "its lifecycle option is False" in verdicts[0].message

@@ -10,6 +10,7 @@ class ManyBugs:
     name = "many-bugs"
     version = "0"
     providers = {"qwen-vllm"}
+    lifecycle = False  # its ten bugs, each once: the lifecycle would show them again
 
     def __init__(self):
         self._thread = UnscopedHeadCheck()

@@ -110,6 +110,8 @@ class _Host:
             reply["providers"] = sorted(providers)
         if impl.options.get("models"):
             reply["models"] = dict(impl.options["models"])
+        if impl.options.get("lifecycle") is False:
+            reply["lifecycle"] = False
         return reply
 
     def answer(self, call: dict) -> dict:

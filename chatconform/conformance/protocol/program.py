@@ -249,6 +249,7 @@ class Program:
         self.language = declared.get("language")
         self.providers = declared.get("providers")  # None: not declared (the contract's default)
         self.models = declared.get("models")
+        self.lifecycle = declared.get("lifecycle")  # None: not declared (the lifecycle runs)
         self.expected_failures = dict(declared.get("expected_failures") or {})
         self._input_change: str | None = None
         self._watch = False
