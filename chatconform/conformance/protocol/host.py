@@ -111,7 +111,7 @@ class _Host:
         if impl.options.get("models"):
             reply["models"] = dict(impl.options["models"])
         if impl.options.get("lifecycle") is False:
-            reply["lifecycle"] = False
+            reply["method_by_method"] = True
         return reply
 
     def answer(self, call: dict) -> dict:

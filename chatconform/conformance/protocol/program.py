@@ -249,7 +249,7 @@ class Program:
         self.language = declared.get("language")
         self.providers = declared.get("providers")  # None: not declared (the contract's default)
         self.models = declared.get("models")
-        self.lifecycle = declared.get("lifecycle")  # None: not declared (the lifecycle runs)
+        self.lifecycle = False if declared.get("method_by_method") else None  # None: the lifecycle runs
         self.expected_failures = dict(declared.get("expected_failures") or {})
         self._input_change: str | None = None
         self._watch = False
