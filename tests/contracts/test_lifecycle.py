@@ -47,6 +47,8 @@ def test_a_program_comes_back_from_its_json(program):
     ({"steps": [{"step": "compact"}]}, "step 1: a 'compact' step that compacts needs a summary"),
     ({"steps": [{"step": "trim", "pick": -1}]}, "step 1: pick=-1 must be an int >= 0"),
     ({"steps": [], "extra": 1}, "unknown key(s) extra"),
+    ({"steps": []}, "a lifecycle case needs at least one step"),
+    ({"steps": [{"step": "turn", "scenario": {"ending": "deferred"}}]}, "step 1: a lifecycle turn is drawn from"),
 ])
 def test_a_bad_program_is_refused_with_where(data, says):
     with pytest.raises(ValueError) as info:

@@ -28,7 +28,7 @@ from chatconform.errors import WARNING, ConfigError, NotApplicable, Violation
 from chatconform.history import history_from_json, history_to_json, list_difference, message_text, tool_pairing_problems
 from chatconform.provider_schemas import validate
 from chatconform.reference import ReferenceImplementation
-from chatconform.strategies.lifecycles import STEP_KINDS, Lifecycle, Step, lifecycles
+from chatconform.strategies.lifecycles import STEP_KINDS, TURN_ENDINGS, Lifecycle, Step, lifecycles
 from chatconform.strategies.runs import Scenario
 
 _SCENARIO_FIELDS = [f for f in dataclasses.fields(Scenario) if f.name != "previous"]
@@ -123,6 +123,8 @@ class LifecycleContract(Contract):
         prompt = data.get("system_prompt", Lifecycle.system_prompt)
         if not isinstance(prompt, str):
             raise ValueError("'system_prompt' must be a string")
+        if not data["steps"]:
+            raise ValueError("a lifecycle case needs at least one step")
         steps = [_step_from_json(item, index) for index, item in enumerate(data["steps"], 1)]
         return Lifecycle(history_from_json(data.get("history", []), "history"), steps, prompt)
 
@@ -144,6 +146,9 @@ def _step_from_json(item: Any, index: int) -> Step:
         if not isinstance(data, dict) or set(data) - names:
             raise ValueError(f"{where}: 'scenario' is an object with keys among {', '.join(sorted(names))}")
         values = {k: tuple(v) if k == "rounds" and isinstance(v, list) else v for k, v in data.items()}
+        if values.get("ending") == "deferred":
+            raise ValueError(f"{where}: a lifecycle turn is drawn from {', '.join(TURN_ENDINGS)}, not 'deferred' "
+                             "(its next run takes the deferred results, not a prompt)")
         try:
             scenario = Scenario(previous=[], **values)
         except (TypeError, ValueError) as exc:
