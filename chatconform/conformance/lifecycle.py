@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import pickle
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -42,9 +41,9 @@ from pydantic_ai.messages import (
 )
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
-from chatconform.conformance.guard import DEFAULT_TIMEOUT, call_deadline
-from chatconform.conformance.snapshot import snapshot
-from chatconform.errors import MalformedResult, ProgramHung
+from chatconform.conformance.guard import DEFAULT_TIMEOUT, call_deadline, time_left
+from chatconform.conformance.snapshot import Frozen
+from chatconform.errors import MalformedResult, ProgramError, ProgramHung
 from chatconform.history import Row, history_problem
 from chatconform.providers import PROVIDER_IDS
 from chatconform.reference import ReferenceImplementation
@@ -61,8 +60,9 @@ _REFERENCE = ReferenceImplementation()
 REQUEST_INSTRUCTIONS = "Answer briefly. (instructions)"
 
 
-class StepFailed(Exception):
-    """A step's call into the implementation raised; the message names the step."""
+class StepFailed(ProgramError):
+    """A step's call into the implementation raised; the message says what it raised, and where
+    (a ``ProgramError``: ``no_crash`` prints its text as it is)."""
 
 
 # -- the composition ------------------------------------------------------------------------------
@@ -96,19 +96,23 @@ class Composition:
             return getattr(_REFERENCE, method)(*args, **kwargs)
         fn = getattr(self.obj, method)
         watch = getattr(self.obj, "watch_input", None)  # a program in a process of its own
-        before = None
+        frozen = None
         if callable(watch):
-            watch(call_deadline(DEFAULT_TIMEOUT, _size(args)))
-        else:
-            before = _fingerprint((args, kwargs))
+            # Within what the whole program has left: its process is stopped, not abandoned.
+            left = time_left()
+            watch(max(0.1, left) if left is not None else call_deadline(DEFAULT_TIMEOUT, _size(args)))
+        else:  # a private copy, compared afterwards, as the engine's own call is judged
+            frozen = Frozen((args, kwargs))
+            args, kwargs = frozen.copy()
         try:
             result = fn(*args, **kwargs)
         except (ProgramHung, MalformedResult) as exc:
             raise type(exc)(f"{where}, {method}(): {exc}") from None
         except Exception as exc:  # noqa: BLE001 - the finding, with the step it happened at
-            raise StepFailed(f"{where}, {method}() raised {type(exc).__name__}: {exc}") from exc
+            raised = str(exc) if isinstance(exc, ProgramError) else f"{type(exc).__name__}: {exc}"
+            raise StepFailed(f"{raised}, in {method}() at {where}") from exc
         change = self.obj.input_change() if callable(watch) else None
-        if change is None and before is not None and _changed(before, (args, kwargs)):
+        if change is None and frozen is not None and frozen.changed((args, kwargs)):
             change = "it changed its input"
         if change is not None:
             self.changes.append(f"{where}, {method}(): {change}")
@@ -126,20 +130,6 @@ class Composition:
 
 def _size(args: tuple) -> int:
     return sum(len(a) for a in args if isinstance(a, list))
-
-
-def _fingerprint(value: Any) -> bytes | list:
-    try:
-        return pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
-    except Exception:  # noqa: BLE001 - then by the walk
-        return snapshot(value)
-
-
-def _changed(before: bytes | list, value: Any) -> bool:
-    after = _fingerprint(value)
-    if isinstance(before, bytes) and isinstance(after, bytes):
-        return after != before and snapshot(pickle.loads(before)) != snapshot(value)
-    return snapshot(value) != (before if isinstance(before, list) else snapshot(pickle.loads(before)))
 
 
 # -- what must still be there ---------------------------------------------------------------------

@@ -2,6 +2,7 @@
 row says what makes the failure real: a rejection with its rule id (of a provider the row
 names), a loss, a crash, or a verdict that follows from the rows above it."""
 
+import importlib
 import re
 from importlib.metadata import entry_points
 from pathlib import Path
@@ -37,7 +38,7 @@ COMPOSED = {"pydantic-ai-application": "chatconform.adapters.application:Pydanti
 def bundled():
     adapters = {}
     points = [(point.name, point.load) for point in entry_points(group="chatconform.implementations")]
-    points += [(name, lambda spec=spec: _loaded(spec)) for name, spec in COMPOSED.items()]
+    points += [(name, lambda spec=spec: _class(spec)) for name, spec in COMPOSED.items()]
     for name, load in points:
         if name == "reference":
             continue
@@ -49,10 +50,9 @@ def bundled():
     return adapters
 
 
-def _loaded(spec: str):
-    from chatconform.conformance.discovery import load
-
-    return type(load(spec, in_process=True).obj)
+def _class(spec: str):
+    module, _, attr = spec.partition(":")
+    return getattr(importlib.import_module(module), attr)
 
 
 ROWS = rows()
