@@ -11,6 +11,7 @@ halfway through a run.
 from __future__ import annotations
 
 import inspect
+import json
 import re
 from abc import ABC, abstractmethod
 from collections.abc import Callable
@@ -112,11 +113,14 @@ class Example:
     #: implementation judged on the same drawn case (``engine.drawn``); this example's own
     #: memo where the case is not kept.
     shared: dict[Any, Any] | None = None
+    #: What was derived from the case and this example's variant alone (the reference's
+    #: answer for the provider, what checks derive from it), shared the same way
+    #: (:meth:`chatconform.conformance.engine.drawn.DrawnCase.for_variant`).
+    variant_shared: dict[Any, Any] | None = None
 
     @cached_property
     def reference(self) -> Any:
-        return self.case_once(("reference", self.variant),
-                              lambda: self.contract.reference(self.case, self.variant))
+        return self.variant_once("reference", lambda: self.contract.reference(self.case, self.variant))
 
     def once(self, key: str, compute: Callable[[], Any]) -> Any:
         """A value several checks derive from this example, computed once."""
@@ -124,11 +128,57 @@ class Example:
             self.memo[key] = compute()
         return self.memo[key]
 
+    @cached_property
+    def is_reference_answer(self) -> bool:
+        """Whether the output is the reference's answer, value for value: the same object, or
+        equal with the same JSON (so ``1``, ``1.0`` and ``True`` are not taken for one another).
+        Then what checks derive from the output alone is what they derive from the reference's
+        answer, and :meth:`output_once` shares it."""
+        try:
+            reference = self.reference
+        except Exception:  # noqa: BLE001 - no reference answer: nothing to share
+            return False
+        if self.output is reference:
+            return True
+        try:
+            if self.output != reference:  # compared in C, and unequal bodies differ early
+                return False
+            mine = json.dumps(self.output, sort_keys=True, allow_nan=False)
+            theirs = self.variant_once("reference answer as JSON", lambda: json.dumps(
+                reference, sort_keys=True, allow_nan=False))
+        except (TypeError, ValueError, RecursionError):  # not JSON: judged as it is
+            return False
+        return mine == theirs
+
+    def output_once(self, key: Any, compute: Callable[[], Any]) -> Any:
+        """A value derived from the output alone (with the case and the variant), computed once
+        for this example; where the output is the reference's answer
+        (:attr:`is_reference_answer`), once for every implementation that gave that answer, and
+        the same as :meth:`reference_once` gives. ``compute`` must read nothing of the
+        implementation (its options, its methods)."""
+        if self.is_reference_answer:  # compute reads the output, equal to the reference's answer
+            return self.reference_once(key, compute)
+        return self.once(key, compute)
+
+    def reference_once(self, key: Any, compute: Callable[[], Any]) -> Any:
+        """What :meth:`output_once` derives under ``key``, for the reference's answer, computed
+        once for the case: ``compute`` reads :attr:`reference` where the other reads the output."""
+        return self.variant_once(("derived from the reference's answer", key), compute)
+
     def case_once(self, key: Any, compute: Callable[[], Any]) -> Any:
-        """A value derived from the case alone (with the variant, where ``key`` holds it),
-        computed once for every implementation judged on the case. It must not depend on the
-        output or the implementation, and nobody may change it."""
+        """A value derived from the case alone, computed once for every implementation judged
+        on the case. It must not depend on the variant, the output or the implementation, and
+        nobody may change it."""
         memo = self.memo if self.shared is None else self.shared
+        if key not in memo:
+            memo[key] = compute()
+        return memo[key]
+
+    def variant_once(self, key: Any, compute: Callable[[], Any]) -> Any:
+        """:meth:`case_once` for a value derived from the case and the variant (the reference's
+        answer for this provider)."""
+        memo = self.memo if self.variant_shared is None else self.variant_shared
+        key = ("for the variant", key) if memo is self.memo else key
         if key not in memo:
             memo[key] = compute()
         return memo[key]

@@ -90,8 +90,13 @@ def _source_file(source: Any) -> File | None:
                  (location.get("uri") if isinstance(location, dict) else None))
 
 
+_NO_FILES: dict[str, tuple] = {}
+
+
 def _files(found: list[File]) -> dict[str, tuple]:
     """A turn's ``media`` and ``inline`` fields from its files in order."""
+    if not found:  # most turns: the fields' defaults
+        return _NO_FILES
     return {"media": tuple(identity for identity, _ in found),
             "inline": tuple(i for i, (_, inline) in enumerate(found) if inline)}
 

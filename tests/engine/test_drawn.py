@@ -102,3 +102,41 @@ def test_a_run_searches_contract_by_contract_and_folds_in_plan_order():
     units = [Unit(0, "thread"), Unit(0, "trim"), Unit(1, "thread"), Unit(1, "trim", "x"), Unit(2, "thread")]
     assert [(u.impl, u.contract) for u in search_order(units)] == [
         (0, "thread"), (1, "thread"), (2, "thread"), (0, "trim"), (1, "trim")]
+
+
+def test_a_contract_is_searched_variant_by_variant():
+    """Every implementation judged for a provider meets the reference's answers for it kept:
+    the units of a variant are searched together, in the order the plan first names each."""
+    from chatconform.conformance.engine.plan import search_order
+    from chatconform.conformance.engine.results import Unit
+
+    units = [Unit(0, "payload", "a"), Unit(0, "payload", "b"), Unit(1, "payload", "a"),
+             Unit(1, "payload", "b"), Unit(0, "trim")]
+    assert [(u.impl, u.variant) for u in search_order(units)] == [
+        (0, "a"), (1, "a"), (0, "b"), (1, "b"), (0, None)]
+
+
+def test_a_kept_case_holds_what_was_derived_for_one_variant_at_a_time():
+    case = drawn.DrawnCase("history")
+    case.for_variant("anthropic")["reference"] = "body"
+    assert case.for_variant("anthropic") == {"reference": "body"}
+    assert case.for_variant("gemini") == {}  # another provider: anthropic's answers let go
+    assert case.for_variant("anthropic") == {}
+
+
+@pytest.mark.parametrize(("output", "same"), [
+    ({"messages": [{"role": "user", "content": "hi"}], "n": 1}, True),
+    ({"messages": [{"role": "user", "content": "hi"}], "n": True}, False),  # equal in Python, not in JSON
+    ({"messages": [{"role": "user", "content": "hi"}], "n": 1.0}, False),
+    ({"messages": [{"role": "user", "content": "hi!"}], "n": 1}, False),
+    ({"messages": [{"role": "user", "content": "hi"}], "n": 1, "x": None}, False),
+])
+def test_what_is_derived_from_the_reference_answer_is_shared_only_for_the_same_json(output, same):
+    from chatconform.conformance.contract import Example
+
+    shared: dict = {}
+    variant: dict = {"reference": {"messages": [{"role": "user", "content": "hi"}], "n": 1}}
+    example = Example(get_contract("payload"), None, output, "openai-chat", shared=shared, variant_shared=variant)
+    assert example.is_reference_answer is same
+    derived = example.output_once("turns", lambda: ["derived from", id(output)])
+    assert (example.reference_once("turns", lambda: "the reference's") is derived) is same

@@ -9,9 +9,10 @@ a process keeps its cases, and every later one judges those instead of drawing t
 A failure is still shrunk by a pass of its own, drawn by Hypothesis as before, so what a
 run reports is the same with or without the store.
 
-Each kept case carries what the checks derive from the case alone (the reference's answer
-per provider, its turns, its items: :meth:`DrawnCase.shared`) and its frozen copy, so
-those are computed once for all the implementations judged on it.
+Each kept case carries what the checks derive from the case alone (its items:
+:attr:`DrawnCase.shared`), what they derive from it for the provider being judged (the
+reference's answer, its turns and problems: :meth:`DrawnCase.for_variant`) and its frozen
+copy, so those are computed once for all the implementations judged on it.
 """
 
 from __future__ import annotations
@@ -34,6 +35,18 @@ class DrawnCase:
     shared: dict[Any, Any] = field(default_factory=dict)
     #: The case frozen once (``Contract.freeze``), for every in-process call's private copy.
     frozen: Any = None
+    #: What was derived from the case for one variant (the reference's answer for a provider,
+    #: its turns and problems), kept for the variant being judged only: a run judges a
+    #: contract variant by variant (``plan.search_order``), so another variant's is not asked
+    #: for again, and holding every provider's answers for every case would hold the run's
+    #: memory several times over.
+    variant: tuple[Any, dict[Any, Any]] | None = None
+
+    def for_variant(self, variant: str | None) -> dict[Any, Any]:
+        """The values derived for ``variant``, the only ones kept from now on."""
+        if self.variant is None or self.variant[0] != variant:
+            self.variant = (variant, {})
+        return self.variant[1]
 
 
 @dataclass

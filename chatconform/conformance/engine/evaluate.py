@@ -158,10 +158,11 @@ def evaluate_case(impl: Implementation, contract: Contract, case: Any, variant: 
     if not result.judged:
         return result
     example = Example(contract, case, outcome.output, variant, impl=impl,
-                      shared=drawn.shared if drawn is not None else None)
+                      shared=drawn.shared if drawn is not None else None,
+                      variant_shared=drawn.for_variant(variant) if drawn is not None else None)
     if isinstance(impl.obj, ReferenceImplementation):
         # The bundled reference is the reference: its answer is the one its checks compare with.
-        example.case_once(("reference", variant), lambda: outcome.output)
+        example.variant_once("reference", lambda: outcome.output)
     for check in contract.ordered_checks():
         if check.evaluate is None or not wanted(check.id):
             continue

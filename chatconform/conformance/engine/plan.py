@@ -68,10 +68,15 @@ def nothing_ran_in(units: list[Unit]) -> bool:
 
 def search_order(units: list[Unit]) -> list[Unit]:
     """The units in the order to search them: contract by contract (in the plan's order of
-    contracts), each contract's in plan order. A run keeps one contract's drawn cases at a
-    time (:mod:`~chatconform.conformance.engine.drawn`), so every search of a contract meets
-    them kept; the verdicts are folded in plan order whatever the order searched."""
+    contracts), and within a contract variant by variant (in the order the plan first names
+    each), each variant's in plan order. A run keeps one contract's drawn cases at a time,
+    and what was derived from them for one variant (:mod:`~chatconform.conformance.engine.drawn`),
+    so every search of a contract meets them kept and every implementation judged for a
+    provider meets the reference's answers for it; the verdicts are folded in plan order
+    whatever the order searched."""
     first: dict[str, int] = {}
+    variant: dict[tuple[str, str | None], int] = {}
     for position, unit in enumerate(units):
         first.setdefault(unit.contract, position)
-    return sorted(units, key=lambda unit: first[unit.contract])
+        variant.setdefault((unit.contract, unit.variant), position)
+    return sorted(units, key=lambda unit: (first[unit.contract], variant[unit.contract, unit.variant]))
