@@ -337,7 +337,7 @@ def cmd_list(args, out: Console, err: Console) -> int:
     impls = []
     for name, ep in sorted(discovery.registered().items()):
         try:
-            impl = discovery.load(name, in_process=True)  # its contracts only: nothing runs
+            impl = discovery.load(name, in_process=True, warm=False)  # what it declares: nothing runs or warms up
             impls.append({"name": impl.name, "version": impl.version, "loads_from": ep.value,
                           "contracts": impl.contracts(), "error": None})
         except ConfigError as exc:

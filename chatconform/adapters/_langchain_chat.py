@@ -21,16 +21,21 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from importlib.metadata import version
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from langchain_core.messages import BaseMessage, SystemMessage
-from langsmith import tracing_context
 from pydantic_ai.messages import ModelMessage
 
-from chatconform.adapters import called_tools, open_parameters
-from chatconform.adapters.langchain_core import to_langchain
+from chatconform.adapters import LazyModel, Library, called_tools, open_parameters
+from chatconform.adapters.langchain_core import EXTRA, to_langchain
+
+if TYPE_CHECKING:
+    from langchain_core.messages import BaseMessage
 
 __all__ = ["ChatModelAdapter", "Sent", "bound", "history_messages", "sent_body"]
+
+#: langchain-core's messages and LangSmith, read on first use (each provider package imports both already).
+_messages = Library("langchain_core.messages", adapter="langchain-core", extra=EXTRA)
+_langsmith = Library("langsmith", adapter="langchain-core", extra=EXTRA)
 
 
 class Sent(Exception):
@@ -45,7 +50,7 @@ def history_messages(history: Sequence[ModelMessage], instructions: str | None) 
     """The history as LangChain messages, the instructions first as a ``SystemMessage``."""
     messages = to_langchain(history)
     if instructions:
-        messages.insert(0, SystemMessage(content=instructions))
+        messages.insert(0, _messages.SystemMessage(content=instructions))
     return messages
 
 
@@ -64,17 +69,18 @@ def sent_body(runnable: Any, messages: list[BaseMessage]) -> bytes | str:
     """The request body ``runnable.invoke(messages)`` serializes, as the SDK would send it;
     the SDK hook must raise :class:`Sent`. Any other exception is the library's own."""
     try:
-        with tracing_context(enabled=False):
+        with _langsmith.tracing_context(enabled=False):
             runnable.invoke(messages)
     except Sent as sent:
         return sent.body
     raise RuntimeError("the chat model returned without building a request")
 
 
-class ChatModelAdapter:
+class ChatModelAdapter(LazyModel):
     """``to_payload`` for one provider through a LangChain chat model's ``invoke``: a subclass
     names its distribution and builds the model with its SDK's send stopped
-    (:meth:`chat_model`, whose hook raises :class:`Sent`)."""
+    (:meth:`chat_model`, whose hook raises :class:`Sent`), by ``warm_up`` or else on the
+    first call."""
 
     #: Judged method by method; chatconform.adapters.application composes them into one lifecycle.
     lifecycle = False
@@ -85,8 +91,11 @@ class ChatModelAdapter:
     distribution: str
 
     def __init__(self) -> None:
+        super().__init__()
         self.version = version(self.distribution)
-        self._model = self.chat_model()
+
+    def build(self) -> Any:
+        return self.chat_model()
 
     def chat_model(self) -> Any:
         raise NotImplementedError
@@ -96,4 +105,4 @@ class ChatModelAdapter:
         if provider not in self.providers:
             raise ValueError(f"the {self.name} adapter maps {', '.join(sorted(self.providers))} only, "
                              f"not {provider!r}")
-        return json.loads(sent_body(bound(self._model, history), history_messages(history, instructions)))
+        return json.loads(sent_body(bound(self.model, history), history_messages(history, instructions)))

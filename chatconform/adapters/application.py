@@ -71,6 +71,11 @@ class PydanticAIApplication:
             **LIFECYCLE_FAILURES,
         }
 
+    def warm_up(self) -> None:
+        """Warm up the libraries it composes before a run's first call."""
+        self._harness.warm_up()
+        self._langchain.warm_up()
+
     def persist_run(self, previous: Sequence[ModelMessage], captured: Sequence[ModelMessage],
                     outcome: str) -> list[ModelMessage]:
         return self._ai.persist_run(previous, captured, outcome)

@@ -30,9 +30,13 @@ an order it keeps is what the checks judge.
 from __future__ import annotations
 
 import importlib.util
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from chatconform.adapters import Library
 from chatconform.errors import MissingDependency
+
+if TYPE_CHECKING:
+    from langchain_anthropic import ChatAnthropic
 
 __all__ = ["DISTRIBUTION", "EXTRA", "MODEL", "LangChainAnthropicAdapter"]
 
@@ -47,9 +51,10 @@ if importlib.util.find_spec("langchain_anthropic") is None:
     raise MissingDependency(f"the langchain-anthropic adapter needs langchain-anthropic: "
                             f"pip install 'chatconform[{EXTRA}]'")
 
-from langchain_anthropic import ChatAnthropic  # noqa: E402
-
 from chatconform.adapters._langchain_chat import ChatModelAdapter, Sent  # noqa: E402
+
+#: langchain-anthropic, imported when the chat model is built (by warm_up, or else the first call).
+_library = Library("langchain_anthropic", adapter="langchain-anthropic", extra=EXTRA)
 
 
 def _stop_before_sending(request: Any) -> None:
@@ -95,7 +100,7 @@ class LangChainAnthropicAdapter(ChatModelAdapter):
     }
 
     def chat_model(self) -> ChatAnthropic:
-        model = ChatAnthropic(model=MODEL, api_key="dummy")
+        model = _library.ChatAnthropic(model=MODEL, api_key="dummy")
         # The SDK client ChatAnthropic builds (once, then cached); only its send is stopped.
         model._client._prepare_request = _stop_before_sending
         return model

@@ -37,9 +37,13 @@ propagates (the suite reports it as a crash).
 from __future__ import annotations
 
 import importlib.util
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from chatconform.adapters import Library
 from chatconform.errors import MissingDependency
+
+if TYPE_CHECKING:
+    from langchain_aws import ChatBedrockConverse
 
 __all__ = ["DISTRIBUTION", "EXTRA", "MODEL", "LangChainAWSAdapter"]
 
@@ -54,9 +58,10 @@ if importlib.util.find_spec("langchain_aws") is None or importlib.util.find_spec
     raise MissingDependency(f"the langchain-aws adapter needs langchain-aws and boto3: "
                             f"pip install 'chatconform[{EXTRA}]'")
 
-from langchain_aws import ChatBedrockConverse  # noqa: E402
-
 from chatconform.adapters._langchain_chat import ChatModelAdapter, Sent  # noqa: E402
+
+#: langchain-aws (and boto3 through it), imported when the chat model is built (by warm_up, or else the first call).
+_library = Library("langchain_aws", adapter="langchain-aws", extra=EXTRA)
 
 
 def _stop_before_sending(request: Any, **kwargs: Any) -> None:
@@ -86,7 +91,7 @@ class LangChainAWSAdapter(ChatModelAdapter):
     }
 
     def chat_model(self) -> ChatBedrockConverse:
-        model = ChatBedrockConverse(model=MODEL, region_name="us-east-1", aws_access_key_id="dummy",
-                                    aws_secret_access_key="dummy")
+        model = _library.ChatBedrockConverse(model=MODEL, region_name="us-east-1", aws_access_key_id="dummy",
+                                             aws_secret_access_key="dummy")
         model.client.meta.events.register("before-send.bedrock-runtime.Converse", _stop_before_sending)
         return model

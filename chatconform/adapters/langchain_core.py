@@ -59,10 +59,14 @@ import importlib.util
 import json
 from collections.abc import Sequence
 from importlib.metadata import version
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from chatconform.adapters import Library
 from chatconform.errors import MissingDependency
 from chatconform.history import ERROR_OUTCOMES
+
+if TYPE_CHECKING:
+    from langchain_core.messages import AIMessage, BaseMessage
 
 __all__ = ["DISTRIBUTION", "EXTRA", "LangChainCoreAdapter", "from_langchain", "to_langchain"]
 
@@ -74,15 +78,6 @@ DISTRIBUTION = "langchain-core"
 if importlib.util.find_spec("langchain_core") is None:
     raise MissingDependency(f"the langchain-core adapter needs langchain-core: pip install 'chatconform[{EXTRA}]'")
 
-from langchain_core.messages import (  # noqa: E402
-    AIMessage,
-    BaseMessage,
-    HumanMessage,
-    SystemMessage,
-    ToolMessage,
-    convert_to_openai_messages,
-    trim_messages,
-)
 from pydantic_ai.messages import (  # noqa: E402
     BinaryContent,
     CompactionPart,
@@ -103,6 +98,9 @@ from pydantic_ai.messages import (  # noqa: E402
     UserPromptPart,
 )
 from pydantic_core import to_jsonable_python  # noqa: E402
+
+#: langchain-core's messages, imported by warm_up or else on first use (listing the adapter imports none of it).
+_lc = Library("langchain_core.messages", adapter="langchain-core", extra=EXTRA)
 
 #: Tool outcomes sent as an error (``ToolMessage.status="error"``).
 
@@ -150,24 +148,25 @@ def _request_messages(message: ModelRequest) -> list[BaseMessage]:
     out: list[BaseMessage] = []
     for part in message.parts:
         if isinstance(part, SystemPromptPart):
-            out.append(SystemMessage(content=part.content))
+            out.append(_lc.SystemMessage(content=part.content))
         elif isinstance(part, UserPromptPart):
-            out.append(HumanMessage(content=_human_content(part.content)))
+            out.append(_lc.HumanMessage(content=_human_content(part.content)))
         elif isinstance(part, CompactionPart):
             if part.content is not None:
-                out.append(HumanMessage(content=part.content))
+                out.append(_lc.HumanMessage(content=part.content))
         elif isinstance(part, RetryFeedbackPart):
-            out.append(HumanMessage(content=part.content if isinstance(part.content, str) else part.model_response()))
+            text = part.content if isinstance(part.content, str) else part.model_response()
+            out.append(_lc.HumanMessage(content=text))
         elif isinstance(part, ToolReturnPart):
-            out.append(ToolMessage(content=_tool_content(part.content), tool_call_id=part.tool_call_id,
-                                   name=part.tool_name,
-                                   status="error" if part.outcome in ERROR_OUTCOMES else "success"))
+            out.append(_lc.ToolMessage(content=_tool_content(part.content), tool_call_id=part.tool_call_id,
+                                       name=part.tool_name,
+                                       status="error" if part.outcome in ERROR_OUTCOMES else "success"))
         elif isinstance(part, RetryPromptPart):
             if part.tool_name is not None:
-                out.append(ToolMessage(content=part.model_response(), tool_call_id=part.tool_call_id,
-                                       name=part.tool_name, status="error"))
+                out.append(_lc.ToolMessage(content=part.model_response(), tool_call_id=part.tool_call_id,
+                                           name=part.tool_name, status="error"))
             else:
-                out.append(HumanMessage(content=part.model_response()))
+                out.append(_lc.HumanMessage(content=part.model_response()))
     return out
 
 
@@ -192,7 +191,7 @@ def _response_message(message: ModelResponse) -> AIMessage:
                 invalid.append({"name": part.tool_name, "args": part.args_as_json_str(), "id": part.tool_call_id,
                                 "error": None, "type": "invalid_tool_call"})
     content: str | list = blocks[0]["text"] if [b["type"] for b in blocks] == ["text"] else blocks
-    return AIMessage(content=content, tool_calls=tool_calls, invalid_tool_calls=invalid)
+    return _lc.AIMessage(content=content, tool_calls=tool_calls, invalid_tool_calls=invalid)
 
 
 def to_langchain(history: Sequence[ModelMessage]) -> list[BaseMessage]:
@@ -230,16 +229,16 @@ def from_langchain(messages: Sequence[BaseMessage]) -> list[ModelMessage]:
     """
     out: list[ModelMessage] = []
     for message in messages:
-        if isinstance(message, SystemMessage):
+        if isinstance(message, _lc.SystemMessage):
             out.append(ModelRequest([SystemPromptPart(message.content)]))
-        elif isinstance(message, HumanMessage):
+        elif isinstance(message, _lc.HumanMessage):
             content = message.content
             out.append(ModelRequest([UserPromptPart(content if isinstance(content, str)
                                                     else [_user_item(b) for b in content])]))
-        elif isinstance(message, ToolMessage):
+        elif isinstance(message, _lc.ToolMessage):
             out.append(ModelRequest([ToolReturnPart(message.name or "", message.content, message.tool_call_id,
                                                     outcome="failed" if message.status == "error" else "success")]))
-        elif isinstance(message, AIMessage):
+        elif isinstance(message, _lc.AIMessage):
             parts: list = []
             blocks = [message.content] if isinstance(message.content, str) else message.content
             for block in blocks:
@@ -340,18 +339,22 @@ class LangChainCoreAdapter:
     def __init__(self) -> None:
         self.version = version(DISTRIBUTION)
 
+    def warm_up(self) -> None:
+        """Import langchain-core's messages before a run's first call."""
+        _lc.module()
+
     def to_payload(self, history: Sequence[ModelMessage], *, provider: str,
                    instructions: str | None = None) -> dict:
         if provider not in self.providers:
             raise ValueError(f"the langchain-core adapter maps openai-chat only, not {provider!r}")
         messages = to_langchain(history)
         if instructions:
-            messages.insert(0, SystemMessage(content=instructions))
-        return {"messages": convert_to_openai_messages(messages)}
+            messages.insert(0, _lc.SystemMessage(content=instructions))
+        return {"messages": _lc.convert_to_openai_messages(messages)}
 
     def trim(self, history: Sequence[ModelMessage], *, max_messages: int) -> list[ModelMessage]:
         messages, origins = _with_origins(history)
-        kept = trim_messages(messages, max_tokens=max_messages, token_counter=len, strategy="last",
-                             start_on="human", include_system=True)
+        kept = _lc.trim_messages(messages, max_tokens=max_messages, token_counter=len, strategy="last",
+                                 start_on="human", include_system=True)
         position = {id(message): i for i, message in enumerate(messages)}
         return _regrouped(history, [origins[position[id(message)]] for message in kept])

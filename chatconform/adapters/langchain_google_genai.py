@@ -48,10 +48,13 @@ from __future__ import annotations
 import contextvars
 from collections.abc import Sequence
 from importlib.metadata import version
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from chatconform.adapters import called_tools, missing_modules, open_parameters
+from chatconform.adapters import LazyModel, Library, called_tools, missing_modules, open_parameters
 from chatconform.errors import MissingDependency
+
+if TYPE_CHECKING:
+    from langchain_google_genai import ChatGoogleGenerativeAI
 
 __all__ = ["DISTRIBUTION", "EXTRA", "MODEL", "LangChainGoogleGenAIAdapter"]
 
@@ -70,13 +73,17 @@ if missing_modules(_MODULES):
     raise MissingDependency(f"the langchain-google-genai adapter needs {', '.join(missing_modules(_MODULES))}: "
                             f"pip install 'chatconform[{EXTRA}]'")
 
-from google.genai import _common, types  # noqa: E402
-from google.genai.models import _GenerateContentParameters_to_mldev  # noqa: E402
-from langchain_google_genai import ChatGoogleGenerativeAI  # noqa: E402
-from langchain_google_genai._image_utils import ImageBytesLoader  # noqa: E402
 from pydantic_ai.messages import ModelMessage  # noqa: E402
 
 from chatconform.adapters._langchain_chat import history_messages  # noqa: E402
+
+#: The libraries, imported when the chat model is built (by warm_up, or else the first call; google-genai's request
+#: converter is langchain-google-genai's own dependency).
+_library = Library("langchain_google_genai", adapter="langchain-google-genai", extra=EXTRA)
+_image_utils = Library("langchain_google_genai._image_utils", adapter="langchain-google-genai", extra=EXTRA)
+_genai_common = Library("google.genai._common", adapter="langchain-google-genai", extra=EXTRA)
+_genai_types = Library("google.genai.types", adapter="langchain-google-genai", extra=EXTRA)
+_genai_models = Library("google.genai.models", adapter="langchain-google-genai", extra=EXTRA)
 
 # -- no downloads ------------------------------------------------------------------------------
 
@@ -88,17 +95,18 @@ def _offline_downloads() -> None:
     """Wrap ``ImageBytesLoader._bytes_from_url`` (where every URL block is fetched) once:
     inside the adapter's calls it answers with bytes naming the URL, elsewhere it is the
     original method."""
-    original = ImageBytesLoader._bytes_from_url
+    loader = _image_utils.ImageBytesLoader
+    original = loader._bytes_from_url
     if getattr(original, "_chatconform_wrapped", False):
         return
 
-    def _bytes_from_url(self: ImageBytesLoader, url: str) -> bytes:
+    def _bytes_from_url(self: Any, url: str) -> bytes:
         if _OFFLINE.get():
             return f"offline stand-in for {url}".encode()
         return original(self, url)
 
     _bytes_from_url._chatconform_wrapped = True  # type: ignore[attr-defined]
-    ImageBytesLoader._bytes_from_url = _bytes_from_url  # type: ignore[method-assign]
+    loader._bytes_from_url = _bytes_from_url
 
 
 # -- the request -------------------------------------------------------------------------------
@@ -112,17 +120,18 @@ def _tools(history: Sequence[ModelMessage]) -> list[dict]:
 def request_body(model: Any, request: dict) -> dict:
     """The JSON body google-genai sends for ``_prepare_request``'s ``request``
     (``Models._generate_content`` on the Gemini API, up to the HTTP call)."""
-    parameters = types._GenerateContentParameters(model=request["model"], contents=request["contents"],
-                                                  config=request["config"])
-    converted = _GenerateContentParameters_to_mldev(model.client._api_client, parameters, None, parameters)
+    parameters = _genai_types._GenerateContentParameters(model=request["model"], contents=request["contents"],
+                                                         config=request["config"])
+    to_mldev = _genai_models._GenerateContentParameters_to_mldev
+    converted = to_mldev(model.client._api_client, parameters, None, parameters)
     converted.pop("config", None)
-    converted = _common.encode_unserializable_types(_common.convert_to_dict(converted))
+    converted = _genai_common.encode_unserializable_types(_genai_common.convert_to_dict(converted))
     return {key: value for key, value in converted.items() if not key.startswith("_")}
 
 
 # -- the adapter -------------------------------------------------------------------------------
 
-class LangChainGoogleGenAIAdapter:
+class LangChainGoogleGenAIAdapter(LazyModel):
     """``to_payload`` for ``gemini`` through ``ChatGoogleGenerativeAI``'s own request building
     and google-genai's request converter (see the module docstring)."""
 
@@ -160,11 +169,18 @@ class LangChainGoogleGenAIAdapter:
             "{'output': <text>}, without Gemini's 'error' key ([call c1] [failed result 'timeout'])"),
     }
 
+    #: google-genai's request converter.
+    libraries = (_genai_common, _genai_types, _genai_models)
+
     def __init__(self) -> None:
+        super().__init__()
         self.version = version(DISTRIBUTION)
+
+    def build(self) -> ChatGoogleGenerativeAI:
+        """The chat model (a dummy key; its client is never called), the library's downloads
+        answered offline inside the adapter's calls."""
         _offline_downloads()
-        #: The chat model (a dummy key; its client is never called).
-        self.model = ChatGoogleGenerativeAI(model=MODEL, google_api_key="dummy")
+        return _library.ChatGoogleGenerativeAI(model=MODEL, google_api_key="dummy")
 
     def to_payload(self, history: Sequence[ModelMessage], *, provider: str,
                    instructions: str | None = None) -> dict:

@@ -44,14 +44,18 @@ with the other LangChain provider adapters).
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from importlib.metadata import version
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from chatconform.adapters import missing_modules
+from chatconform.adapters import Library, missing_modules
 from chatconform.errors import MissingDependency
 from chatconform.providers import get_provider
+
+if TYPE_CHECKING:
+    from langchain_openai import ChatOpenAI
 
 __all__ = ["DISTRIBUTION", "EXTRA", "MODELS", "LangChainOpenAIAdapter"]
 
@@ -65,10 +69,12 @@ if missing_modules(["langchain_openai"]):
 
 import json  # noqa: E402
 
-from langchain_openai import ChatOpenAI  # noqa: E402
 from pydantic_ai.messages import ModelMessage  # noqa: E402
 
 from chatconform.adapters._langchain_chat import Sent, bound, history_messages, sent_body  # noqa: E402
+
+#: langchain-openai (and the openai SDK through it), imported when a chat model is built (by warm_up, or else a call).
+_library = Library("langchain_openai", adapter="langchain-openai", extra=EXTRA)
 
 
 @dataclass(frozen=True)
@@ -98,7 +104,7 @@ def _stop_before_sending(request: Any) -> None:
 def chat_model(provider: str) -> ChatOpenAI:
     """ChatOpenAI as configured for ``provider`` (a dummy key), its client's send stopped."""
     choice = MODELS[provider]
-    model = ChatOpenAI(model=choice.model, api_key="dummy", base_url=choice.base_url)
+    model = _library.ChatOpenAI(model=choice.model, api_key="dummy", base_url=choice.base_url)
     # The SDK client ChatOpenAI built; only its send is stopped.
     model.root_client._prepare_request = _stop_before_sending
     return model
@@ -140,11 +146,25 @@ class LangChainOpenAIAdapter:
 
     def __init__(self) -> None:
         self.version = version(DISTRIBUTION)
-        self._models = {provider: chat_model(provider) for provider in sorted(MODELS)}
+        self._models: dict[str, ChatOpenAI] = {}
+        self._lock = threading.Lock()
+
+    def warm_up(self) -> None:
+        """Build the chat model of every provider (importing langchain-openai) before a run's first call."""
+        for provider in sorted(MODELS):
+            self.model(provider)
+
+    def model(self, provider: str) -> ChatOpenAI:
+        """The chat model for ``provider``, built once: by :meth:`warm_up`, or else by the first
+        call for it."""
+        with self._lock:
+            if provider not in self._models:
+                self._models[provider] = chat_model(provider)
+            return self._models[provider]
 
     def to_payload(self, history: Sequence[ModelMessage], *, provider: str,
                    instructions: str | None = None) -> dict:
         get_provider(provider)
-        if provider not in self._models:
+        if provider not in MODELS:
             raise ValueError(f"the langchain-openai adapter maps {', '.join(sorted(MODELS))}, not {provider!r}")
-        return json.loads(sent_body(bound(self._models[provider], history), history_messages(history, instructions)))
+        return json.loads(sent_body(bound(self.model(provider), history), history_messages(history, instructions)))

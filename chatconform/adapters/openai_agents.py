@@ -71,10 +71,13 @@ import concurrent.futures
 import json
 from collections.abc import Sequence
 from importlib.metadata import version
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from chatconform.adapters import called_tools, missing_modules, open_parameters
+from chatconform.adapters import LazyModel, Library, Once, called_tools, missing_modules, open_parameters
 from chatconform.errors import MissingDependency
+
+if TYPE_CHECKING:
+    from agents import FunctionTool, OpenAIChatCompletionsModel
 
 __all__ = ["DISTRIBUTION", "EXTRA", "MODEL", "OpenAIAgentsAdapter", "from_input_items", "to_input_items"]
 
@@ -88,11 +91,6 @@ MODEL = "gpt-4o"
 if missing_modules(("agents", "openai")):
     raise MissingDependency(f"the openai-agents adapter needs openai-agents: pip install 'chatconform[{EXTRA}]'")
 
-from agents import FunctionTool, ItemHelpers, ModelSettings, OpenAIChatCompletionsModel  # noqa: E402
-from agents.models.fake_id import FAKE_RESPONSES_ID  # noqa: E402
-from agents.models.interface import ModelTracing  # noqa: E402
-from openai import AsyncOpenAI, OpenAIError  # noqa: E402
-from openai.types.responses import ResponseFunctionToolCall  # noqa: E402
 from pydantic_ai.messages import (  # noqa: E402
     AudioUrl,
     BinaryContent,
@@ -114,6 +112,13 @@ from pydantic_ai.messages import (  # noqa: E402
     UserPromptPart,
     VideoUrl,
 )
+
+#: The Agents SDK and the openai SDK, imported by warm_up or else on first use (listing the adapter imports neither).
+_agents = Library("agents", adapter="openai-agents", extra=EXTRA)
+_fake_id = Library("agents.models.fake_id", adapter="openai-agents", extra=EXTRA)
+_interface = Library("agents.models.interface", adapter="openai-agents", extra=EXTRA)
+_openai = Library("openai", adapter="openai-agents", extra=EXTRA)
+_responses = Library("openai.types.responses", adapter="openai-agents", extra=EXTRA)
 
 # -- pydantic-ai -> input items --------------------------------------------------------------------
 
@@ -148,9 +153,9 @@ def _user(content: Any) -> dict:
 
 def _output(part: ToolReturnPart | RetryPromptPart) -> dict:
     content = part.content if isinstance(part, ToolReturnPart) else part.model_response()
-    call = ResponseFunctionToolCall(arguments="{}", call_id=part.tool_call_id, name=part.tool_name,
-                                    type="function_call")
-    return dict(ItemHelpers.tool_call_output_item(call, content))
+    call = _responses.ResponseFunctionToolCall(arguments="{}", call_id=part.tool_call_id, name=part.tool_name,
+                                               type="function_call")
+    return dict(_agents.ItemHelpers.tool_call_output_item(call, content))
 
 
 def _request_items(message: ModelRequest) -> list[dict]:
@@ -173,6 +178,7 @@ def _request_items(message: ModelRequest) -> list[dict]:
 
 
 def _response_items(message: ModelResponse) -> list[dict]:
+    fake_id = _fake_id.FAKE_RESPONSES_ID  # the id the SDK gives the items its Chat Completions model returns
     out: list[dict] = []
     for part in message.parts:
         if isinstance(part, TextPart):
@@ -180,13 +186,13 @@ def _response_items(message: ModelResponse) -> list[dict]:
             if out and out[-1]["type"] == "message":
                 out[-1]["content"].append(text)
             else:
-                out.append({"id": FAKE_RESPONSES_ID, "type": "message", "role": "assistant", "status": "completed",
+                out.append({"id": fake_id, "type": "message", "role": "assistant", "status": "completed",
                             "content": [text]})
         elif isinstance(part, ThinkingPart):
-            out.append({"id": FAKE_RESPONSES_ID, "type": "reasoning",
+            out.append({"id": fake_id, "type": "reasoning",
                         "summary": [{"type": "summary_text", "text": part.content}]})
         elif isinstance(part, ToolCallPart):
-            out.append({"id": FAKE_RESPONSES_ID, "type": "function_call", "call_id": part.tool_call_id,
+            out.append({"id": fake_id, "type": "function_call", "call_id": part.tool_call_id,
                         "name": part.tool_name, "arguments": part.args_as_json_str()})
     return out
 
@@ -266,21 +272,28 @@ def from_input_items(items: Sequence[dict]) -> list[ModelMessage]:
 
 # -- the request, kept where the client would send it -----------------------------------------
 
-class _Built(OpenAIError):
-    """The request the client was about to send (an ``OpenAIError``, so the client lets it
-    through unretried and unwrapped)."""
+def _client_types() -> tuple[type[Any], type[Any]]:
+    """The two classes made from the openai SDK's, on first use."""
 
-    def __init__(self, body: dict) -> None:
-        super().__init__("request built, not sent")
-        self.body = body
+    class _Built(_openai.OpenAIError):
+        """The request the client was about to send (an ``OpenAIError``, so the client lets it
+        through unretried and unwrapped)."""
+
+        def __init__(self, body: dict) -> None:
+            super().__init__("request built, not sent")
+            self.body = body
+
+    class _KeepingClient(_openai.AsyncOpenAI):
+        """An ``AsyncOpenAI`` whose last step, sending the built request, keeps its JSON body
+        instead (copies made by ``with_options`` keep this too)."""
+
+        async def _send_request(self, request: Any, **kwargs: Any) -> Any:
+            raise _Built(json.loads(request.content))
+
+    return _Built, _KeepingClient
 
 
-class _KeepingClient(AsyncOpenAI):
-    """An ``AsyncOpenAI`` whose last step, sending the built request, keeps its JSON body
-    instead (copies made by ``with_options`` keep this too)."""
-
-    async def _send_request(self, request: Any, **kwargs: Any) -> Any:
-        raise _Built(json.loads(request.content))
+_CLIENT_TYPES = Once(_client_types)
 
 
 async def _never_invoked(context: Any, arguments: str) -> str:
@@ -288,8 +301,8 @@ async def _never_invoked(context: Any, arguments: str) -> str:
 
 
 def _tools(history: Sequence[ModelMessage]) -> list[FunctionTool]:
-    return [FunctionTool(name=name, description="", params_json_schema=open_parameters(),
-                         on_invoke_tool=_never_invoked, strict_json_schema=False)
+    return [_agents.FunctionTool(name=name, description="", params_json_schema=open_parameters(),
+                                 on_invoke_tool=_never_invoked, strict_json_schema=False)
             for name in called_tools(history)]
 
 
@@ -306,7 +319,7 @@ def _run(coro_fn: Any) -> Any:
 
 # -- the adapter -----------------------------------------------------------------------------------
 
-class OpenAIAgentsAdapter:
+class OpenAIAgentsAdapter(LazyModel):
     """``to_payload`` for ``openai-chat`` through the Agents SDK's ``OpenAIChatCompletionsModel``
     (see the module docstring)."""
 
@@ -330,24 +343,32 @@ class OpenAIAgentsAdapter:
         "payload.tool_pairing": "the same two cases as payload.provider_rules (OpenAI O8)",
     }
 
+    #: What the calls read besides the model's own modules.
+    libraries = (_fake_id, _interface, _responses)
+
     def __init__(self) -> None:
+        super().__init__()
         self.version = version(DISTRIBUTION)
-        #: The Chat Completions model (a dummy key; nothing is ever sent).
-        self.model = OpenAIChatCompletionsModel(model=MODEL, openai_client=_KeepingClient(api_key="sk-dummy",
-                                                                                          max_retries=0))
+
+    def build(self) -> OpenAIChatCompletionsModel:
+        """The Chat Completions model (a dummy key; nothing is ever sent)."""
+        keeping_client = _CLIENT_TYPES.get()[1]
+        return _agents.OpenAIChatCompletionsModel(model=MODEL, openai_client=keeping_client(api_key="sk-dummy",
+                                                                                            max_retries=0))
 
     def to_payload(self, history: Sequence[ModelMessage], *, provider: str,
                    instructions: str | None = None) -> dict:
         if provider not in self.providers:
             raise ValueError(f"the openai-agents adapter maps openai-chat only, not {provider!r}")
         model, items, tools = self.model, to_input_items(history), _tools(history)
+        built_type = _CLIENT_TYPES.get()[0]
 
         async def build() -> dict:
             try:
                 await model.get_response(system_instructions=instructions, input=items,
-                                         model_settings=ModelSettings(), tools=tools, output_schema=None,
-                                         handoffs=[], tracing=ModelTracing.DISABLED)
-            except _Built as built:
+                                         model_settings=_agents.ModelSettings(), tools=tools, output_schema=None,
+                                         handoffs=[], tracing=_interface.ModelTracing.DISABLED)
+            except built_type as built:
                 return built.body
             raise RuntimeError("the model returned without building a request")
 

@@ -50,9 +50,13 @@ import importlib.util
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from importlib.metadata import version
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from chatconform.adapters import Library, Once
 from chatconform.errors import MissingDependency
+
+if TYPE_CHECKING:
+    from pydantic_ai_harness.compaction import SummarizingCompaction
 
 __all__ = ["DISTRIBUTION", "EXTRA", "PydanticAIHarnessAdapter", "harness_strategy"]
 
@@ -67,29 +71,40 @@ if importlib.util.find_spec("pydantic_ai_harness") is None:
 
 from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart  # noqa: E402
 from pydantic_ai.models.function import AgentInfo, FunctionModel  # noqa: E402
-from pydantic_ai_harness.compaction import SummarizingCompaction, compact_now  # noqa: E402
-from pydantic_ai_harness.compaction._summarizing_compaction import write_summary  # noqa: E402
-from pydantic_ai_harness.compaction._summary import WrittenSummary  # noqa: E402
 
 from chatconform.adapters.pydantic_ai import run_offline  # noqa: E402
+
+#: pydantic-ai-harness's compaction, imported by warm_up or else on first use (listing the adapter imports none of it).
+_compaction = Library("pydantic_ai_harness.compaction", adapter="pydantic-ai-harness", extra=EXTRA)
+_summarizing = Library("pydantic_ai_harness.compaction._summarizing_compaction", adapter="pydantic-ai-harness",
+                       extra=EXTRA)
+_summary = Library("pydantic_ai_harness.compaction._summary", adapter="pydantic-ai-harness", extra=EXTRA)
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
-class _Summarizing(SummarizingCompaction):
-    """``SummarizingCompaction`` with the summary's time given rather than read from the clock.
+def _summarizing_type() -> type[SummarizingCompaction]:
+    """The strategy's class, made from the harness's on first use."""
 
-    ``_summarize`` is the strategy's durable operation: a durable engine replays the text
-    with its time. This does what the harness does there (``write_summary``, with the
-    strategy's own prompts and settings), with ``written_at`` as the time.
-    """
+    class _Summarizing(_compaction.SummarizingCompaction):
+        """``SummarizingCompaction`` with the summary's time given rather than read from the clock.
 
-    written_at: datetime = _EPOCH
+        ``_summarize`` is the strategy's durable operation: a durable engine replays the text
+        with its time. This does what the harness does there (``write_summary``, with the
+        strategy's own prompts and settings), with ``written_at`` as the time.
+        """
 
-    async def _summarize(self, messages: list[ModelMessage], ctx: Any, *,
-                         previous_summary: str | None = None) -> WrittenSummary:
-        return WrittenSummary(await write_summary(self, messages, ctx, previous_summary=previous_summary),
-                              self.written_at)
+        written_at: datetime = _EPOCH
+
+        async def _summarize(self, messages: list[ModelMessage], ctx: Any, *,
+                             previous_summary: str | None = None) -> Any:
+            text = await _summarizing.write_summary(self, messages, ctx, previous_summary=previous_summary)
+            return _summary.WrittenSummary(text, self.written_at)
+
+    return _Summarizing
+
+
+_SUMMARIZING = Once(_summarizing_type)
 
 
 def _summarizer(summary: str) -> FunctionModel:
@@ -107,7 +122,7 @@ def _newest_time(history: Sequence[ModelMessage]) -> datetime:
 
 def harness_strategy(history: Sequence[ModelMessage], cut: int, model: FunctionModel) -> SummarizingCompaction:
     """The strategy a ``cut`` maps to (see the module docstring)."""
-    strategy = _Summarizing(model=model, max_messages=1, keep_messages=max(0, len(history) - cut))
+    strategy = _SUMMARIZING.get()(model=model, max_messages=1, keep_messages=max(0, len(history) - cut))
     strategy.written_at = _newest_time(history)
     return strategy
 
@@ -144,8 +159,14 @@ class PydanticAIHarnessAdapter:
     def __init__(self) -> None:
         self.version = version(DISTRIBUTION)
 
+    def warm_up(self) -> None:
+        """Import the harness's compaction (and make the strategy's class) before a run's first call."""
+        _SUMMARIZING.get()
+        for library in (_summarizing, _summary):
+            library.module()
+
     def compact(self, history: Sequence[ModelMessage], *, cut: int, summary: str) -> list[ModelMessage]:
         model = _summarizer(summary)
         strategy = harness_strategy(history, cut, model)
         messages = list(history)
-        return run_offline(lambda: compact_now(strategy, messages, model=model))
+        return run_offline(lambda: _compaction.compact_now(strategy, messages, model=model))

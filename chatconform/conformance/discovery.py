@@ -3,6 +3,10 @@
 An implementation is any object with some contract methods (found by presence) and a
 ``name`` and ``version``; optional ``expected_failures``, and the settings its contracts
 read (``providers`` for ``to_payload``; each contract declares and validates its own).
+An optional ``warm_up()`` is called once when it is loaded to be run, never when it is only
+listed (``chatconform list``): where it imports its libraries and builds its clients, so
+that listing stays fast and a run's first call is not charged with them (a ConfigError it
+raises is the load's error, as one its module raises when imported is).
 Each contract method must take the calls its contract's ``signature`` describes (an
 ``async def`` or any callable does; ``*args``/``**kwargs`` take every call): one that
 cannot is refused when it loads, not failed as ``no_crash`` at its first call.
@@ -16,6 +20,7 @@ verdict, never the run's end. ``in_process=True`` imports it here instead, for d
 
 from __future__ import annotations
 
+import asyncio
 import importlib
 import importlib.util
 import inspect
@@ -92,7 +97,8 @@ def load_installed(note: Callable[[str], None], *, in_process: bool = False) -> 
     return loaded
 
 
-def load(spec: str, *, in_process: bool = False, entry_value: str | None = None) -> Implementation:
+def load(spec: str, *, in_process: bool = False, entry_value: str | None = None,
+         warm: bool = True) -> Implementation:
     """Load ``spec``: an entry-point name, ``module:attr``, ``path/to/file.py:attr``, or
     ``exec:COMMAND`` (a program in any language, :mod:`chatconform.conformance.protocol`).
 
@@ -102,9 +108,10 @@ def load(spec: str, *, in_process: bool = False, entry_value: str | None = None)
     regression test it prints) loads the same file from any working directory. An
     entry-point name is resolved here (``entry_value``: its ``module:attr``, as this process
     resolved it for the one that loads it). A report records the spec as given, relative
-    (:attr:`Implementation.shown_spec`).
+    (:attr:`Implementation.shown_spec`). ``warm``: call its ``warm_up()`` (False: only to
+    read what it declares, as listing does; a hosted one warms up in its own process).
     """
-    impl = _load(spec, in_process=in_process, entry_value=entry_value)
+    impl = _load(spec, in_process=in_process, entry_value=entry_value, warm=warm)
     impl.shown_spec = relative_spec(spec)
     return impl
 
@@ -129,7 +136,7 @@ def hosted(spec: str) -> Implementation:
     return impl
 
 
-def _load(spec: str, *, in_process: bool, entry_value: str | None) -> Implementation:
+def _load(spec: str, *, in_process: bool, entry_value: str | None, warm: bool) -> Implementation:
     if spec.startswith("exec:"):
         from chatconform.conformance.protocol import start
 
@@ -139,7 +146,7 @@ def _load(spec: str, *, in_process: bool, entry_value: str | None) -> Implementa
     if not in_process:
         entry = _entry(spec)
         if REFERENCE_TARGET in (spec, entry):
-            return load(spec, in_process=True)
+            return load(spec, in_process=True, warm=warm)
         return hosted(spec)
     if ":" in spec:
         target = _resolve_attr(spec)
@@ -156,7 +163,10 @@ def _load(spec: str, *, in_process: bool, entry_value: str | None) -> Implementa
         except Exception as exc:  # noqa: BLE001 - any import failure is the user's to fix
             raise ConfigError(f"implementation {spec!r} ({eps[spec].value}) failed to import: "
                               f"{type(exc).__name__}: {exc}") from None
-    return wrap(target, spec)
+    impl = wrap(target, spec)
+    if warm:
+        warm_up(impl)
+    return impl
 
 
 def load_object(target: Any, *, in_process: bool = False) -> Implementation:
@@ -165,13 +175,30 @@ def load_object(target: Any, *, in_process: bool = False) -> Implementation:
     or factory at a module's top level); an instance, or a class made inside a function,
     exists in this process alone and runs here, as ``in_process`` asks for any."""
     impl = wrap(target)
-    if in_process:
-        return impl
     try:
-        spec = portable_spec(impl)
+        spec = portable_spec(impl) if not in_process else None
     except ConfigError:
+        spec = None
+    if spec is None:
+        warm_up(impl)
         return impl
     return load(spec)
+
+
+def warm_up(impl: Implementation) -> None:
+    """Call the implementation's ``warm_up()`` (or await it), if it has one (see the module
+    docstring): a ConfigError it raises names the implementation, any other exception is one too."""
+    fn = getattr(impl.obj, "warm_up", None)
+    if not callable(fn):
+        return
+    try:
+        result = fn()
+        if inspect.iscoroutine(result):
+            asyncio.run(result)
+    except ConfigError as exc:  # its own words (say, a library that fails to import)
+        raise type(exc)(f"{impl.spec}: {exc}") from None
+    except Exception as exc:  # noqa: BLE001 - the user's to fix, in one line
+        raise ConfigError(f"{impl.spec}: warm_up() raised {type(exc).__name__}: {exc}") from None
 
 
 def absolute_spec(spec: str, base: str | Path | None = None) -> str:

@@ -72,7 +72,7 @@ def test_stopped_inside_the_sdk_before_sending(adapter, monkeypatch):
     def send(*args, **kwargs):
         raise AssertionError("the request was sent")
 
-    monkeypatch.setattr(adapter._model._client._client, "send", send)
+    monkeypatch.setattr(adapter.model._client._client, "send", send)
     assert adapter.to_payload(weather_history(), provider="anthropic")["messages"]
 
 

@@ -100,14 +100,14 @@ def test_no_tool_config_without_calls(adapter):
 def test_stopped_after_botocore_built_the_request(adapter, monkeypatch):
     """botocore validates, serializes and signs; the adapter's before-send handler ends the
     call, so the endpoint's HTTP session never sends (and sockets are blocked besides)."""
-    endpoint = adapter._model.client._endpoint
+    endpoint = adapter.model.client._endpoint
 
     def send(*args, **kwargs):
         raise AssertionError("the request was sent")
 
     monkeypatch.setattr(endpoint, "_send", send)
     assert adapter.to_payload([ModelRequest(parts=[UserPromptPart("Hello")])], provider="bedrock-converse")
-    assert adapter._model.client.meta.config.parameter_validation is True
+    assert adapter.model.client.meta.config.parameter_validation is True
 
 
 def test_bedrock_converse_only(adapter):

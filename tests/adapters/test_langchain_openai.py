@@ -145,8 +145,8 @@ def test_stopped_inside_the_sdk_before_sending(adapter, monkeypatch):
     def send(*args, **kwargs):
         raise AssertionError("the request was sent")
 
-    for model in adapter._models.values():
-        monkeypatch.setattr(model.root_client._client, "send", send)
+    for provider in PROVIDERS:
+        monkeypatch.setattr(adapter.model(provider).root_client._client, "send", send)
     for provider in PROVIDERS:
         assert adapter.to_payload(weather_history(), provider=provider)["messages"]
 

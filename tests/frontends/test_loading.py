@@ -138,6 +138,60 @@ def test_in_a_process_of_its_own_the_load_error_is_the_same():
         discovery.load(f"{Path(__file__)}:PositionalBudget")
 
 
+# -- warm_up: called when loaded to run, not when listed --------------------------------------------
+
+class WarmsUp:
+    name, version = "warms-up", "1"
+    warmed = 0
+
+    def warm_up(self):
+        self.warmed += 1
+
+    def trim(self, history, *, max_messages):
+        return trim(history, max_messages=max_messages)
+
+
+class WarmsUpAsync(WarmsUp):
+    async def warm_up(self):
+        self.warmed += 1
+
+
+class BrokenLibrary(WarmsUp):
+    name = "broken-library"
+
+    def warm_up(self):
+        raise ConfigError("the my-lib adapter could not import my_lib (ImportError: no)")
+
+
+class WarmUpRaises(WarmsUp):
+    name = "warm-up-raises"
+
+    def warm_up(self):
+        raise RuntimeError("no client")
+
+
+def test_warm_up_is_called_once_when_loaded_to_run_and_not_when_listed():
+    spec = f"{Path(__file__)}:WarmsUp"
+    listed = discovery.load(spec, in_process=True, warm=False)
+    assert (listed.contracts(), listed.obj.warmed) == (["trim", "lifecycle"], 0)
+    assert discovery.load(spec, in_process=True).obj.warmed == 1
+    assert discovery.load_object(WarmsUp, in_process=True).obj.warmed == 1
+    assert discovery.load_object(WarmsUp()).obj.warmed == 1  # an instance runs here
+    assert discovery.load_object(WarmsUpAsync, in_process=True).obj.warmed == 1  # awaited
+
+
+@pytest.mark.parametrize("in_process", [True, False], ids=["in process", "in a process of its own"])
+def test_an_error_of_warm_up_is_the_load_error_in_one_line(in_process):
+    spec = f"{Path(__file__)}:BrokenLibrary"
+    with pytest.raises(ConfigError) as caught:
+        discovery.load(spec, in_process=in_process)
+    assert str(caught.value) == f"{spec}: the my-lib adapter could not import my_lib (ImportError: no)"
+    spec = f"{Path(__file__)}:WarmUpRaises"
+    with pytest.raises(ConfigError) as caught:
+        discovery.load(spec, in_process=in_process)
+    assert str(caught.value) == f"{spec}: warm_up() raised RuntimeError: no client"
+
+
 # -- a name and a version ---------------------------------------------------------------------------
 
 def test_a_name_and_a_version_are_required_and_reported_as_declared():
