@@ -140,3 +140,16 @@ def test_what_is_derived_from_the_reference_answer_is_shared_only_for_the_same_j
     assert example.is_reference_answer is same
     derived = example.output_once("turns", lambda: ["derived from", id(output)])
     assert (example.reference_once("turns", lambda: "the reference's") is derived) is same
+
+
+def test_an_output_whose_comparison_raises_is_judged_as_it_is():
+    from chatconform.conformance.contract import Example
+
+    class Hostile(dict):
+        def __ne__(self, other):
+            raise RuntimeError("no comparing me")
+
+    variant: dict = {"reference": {"messages": []}}
+    example = Example(get_contract("payload"), None, Hostile(messages=[]), "openai-chat", shared={},
+                      variant_shared=variant)
+    assert example.is_reference_answer is False
