@@ -41,6 +41,12 @@ class UnknownProvider(ValueError):
         super().__init__(f"unknown provider {provider!r}; known providers: {', '.join(known)}")
 
 
+class UnsendableContent(ValueError):
+    """History content the provider cannot take in any form (audio bytes for Anthropic): the
+    reference raises it rather than drop the content, and an implementation that raises on
+    such a history has refused it, not crashed (``Contract.refusable``)."""
+
+
 class ConformanceWarning(UserWarning):
     """A warning-level finding: a portability hazard or advice, not a rejection. Where a run
     reports it as ``warn`` and passes, :func:`~chatconform.conformance.repro.check_case` and

@@ -81,13 +81,11 @@ class LangChainAWSAdapter(ChatModelAdapter):
     models = {"bedrock-converse": MODEL}
     #: What ChatBedrockConverse gets wrong (docs/adapters.md has the minimal case).
     expected_failures = {
-        "payload.no_crash": (
-            "an image given by URL ([user: ImageUrl('https://example.com/sky.png')]) makes langchain-aws raise "
-            "ValueError('Image data only supported through in-line base64 format.'): Converse takes image "
-            "bytes or an S3 location, not a URL "
-            "(https://docs.aws.amazon.com/bedrock/latest/APIReference/API_runtime_ImageSource.html), and "
-            "ChatBedrockConverse neither downloads it nor sends it another way, so the request is never "
-            "built; no upstream issue found"),
+        "payload.schema_valid": (
+            "a prompt that is only a PDF ([user: BinaryContent(application/pdf)]) is sent as a message holding "
+            "a document block and no text block, which Converse rejects: B7, 'A text block must be included "
+            "when using documents.' (https://github.com/BerriAI/litellm/pull/36499, "
+            "https://github.com/archestra-ai/archestra/pull/4220)"),
     }
 
     def chat_model(self) -> ChatBedrockConverse:

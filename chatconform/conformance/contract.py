@@ -22,7 +22,7 @@ from typing import Any, ClassVar
 from chatconform.conformance.registry import Check, register
 from chatconform.conformance.snapshot import Frozen
 from chatconform.conformance.wire import WireMethod
-from chatconform.errors import ERROR, LEVELS, WARNING
+from chatconform.errors import ERROR, LEVELS, WARNING, NotApplicable, UnsendableContent
 
 #: Why ``<contract>.slow`` is there: a mapper that walks a long history slowly holds up every
 #: request it builds, but time depends on the machine, so it warns and never fails the run.
@@ -94,6 +94,23 @@ def parse_calls(signature: str) -> list[Call]:
     return calls
 
 
+@dataclass(frozen=True)
+class Refusal:
+    """Why an implementation may raise on a case instead of answering (``Contract.refusable``)."""
+
+    why: str
+    #: The reference answers it by a fallback of its choosing (a link sent as text), so the
+    #: refusal is reported as a warning, saying how to send it; else it is simply right.
+    warns: bool = False
+
+
+@dataclass(frozen=True)
+class _Declined:
+    """The reference declined a case (kept in place of its answer)."""
+
+    why: str
+
+
 @dataclass
 class Example:
     """One evaluated input: what the checks see."""
@@ -120,7 +137,19 @@ class Example:
 
     @cached_property
     def reference(self) -> Any:
-        return self.variant_once("reference", lambda: self.contract.reference(self.case, self.variant))
+        """The reference's answer for this case and variant. Where the reference declines the
+        case (content the provider cannot take: :class:`UnsendableContent`), a check that
+        compares with it has nothing to compare with: :class:`NotApplicable`."""
+        answer = self.variant_once("reference", self._reference_or_refusal)
+        if isinstance(answer, _Declined):
+            raise NotApplicable(f"the reference declines this case: {answer.why}")
+        return answer
+
+    def _reference_or_refusal(self) -> Any:
+        try:
+            return self.contract.reference(self.case, self.variant)
+        except UnsendableContent as exc:  # kept, so it is asked once
+            return _Declined(str(exc))
 
     def once(self, key: str, compute: Callable[[], Any]) -> Any:
         """A value several checks derive from this example, computed once."""
@@ -330,6 +359,14 @@ class Contract(ABC):
 
     def output_problem(self, output: Any, case: Any) -> str | None:
         """Why the output is not a well-formed result, or None."""
+        return None
+
+    def refusable(self, case: Any, variant: str | None) -> Refusal | None:
+        """Why an implementation may refuse ``case`` (raise on it), or None: content the
+        provider cannot take in any form, which the reference declines
+        (:class:`~chatconform.errors.UnsendableContent`), or content it can take only by a
+        fallback of the reference's choosing (then the refusal warns). Raising there is a
+        refusal, not a crash."""
         return None
 
     def size(self, case: Any) -> int:

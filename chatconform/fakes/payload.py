@@ -23,7 +23,7 @@ from pydantic_ai.messages import (
 
 from chatconform.fakes.base import Fake
 from chatconform.providers import get_provider
-from chatconform.reference.payload import OPENAI_STYLE, Image, PayloadMapper, Text, Turn
+from chatconform.reference.payload import OPENAI_STYLE, File, Image, PayloadMapper, Text, Turn
 
 
 class _Fake(Fake, PayloadMapper):
@@ -236,6 +236,40 @@ class DropsImagesFromHistory(_Fake):
     def user_item(self, item):
         mapped = super().user_item(item)
         return mapped if isinstance(mapped, Text) else None
+
+
+class KeepsOnlyImageFiles(_Fake):
+    """Replays earlier user turns with their images but not their other files: a PDF, a
+    recording or a clip attached to an earlier prompt is gone from every later request, so
+    the next question about it is about nothing."""
+
+    name = "fake-keeps-only-image-files"
+    providers = frozenset({"openai-chat", "anthropic", "gemini", "bedrock-converse"})
+    reproduces = ("inline PDF attachments 'don't persist past the first prompt': the app dropped them from "
+                  "the history it sent (https://github.com/Ichigo3766/Open-Relay/issues/121)")
+    violates = ("payload.nothing_lost",)
+    warns = ("payload.matches_reference",)
+
+    def user_item(self, item):
+        mapped = super().user_item(item)
+        return None if isinstance(mapped, File) else mapped
+
+
+class RaisesOnDocuments(_Fake):
+    """Raises NotImplementedError on a PDF document for a provider that takes PDFs: the
+    whole request fails for one attachment the model could have read."""
+
+    name = "fake-raises-on-documents"
+    providers = frozenset({"anthropic"})
+    reproduces = ("ADK's Claude mapper raised NotImplementedError on PDF parts although Claude takes PDFs "
+                  "(https://github.com/google/adk-python/issues/3614)")
+    violates = ("payload.no_crash",)
+
+    def user_item(self, item):
+        mapped = super().user_item(item)
+        if isinstance(mapped, File) and mapped.kind == "document":
+            raise NotImplementedError(f"unsupported content type: {mapped.media_type}")
+        return mapped
 
 
 class _EditsItsInput(_Fake):

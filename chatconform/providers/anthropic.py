@@ -8,6 +8,10 @@ PROFILE = Provider(
     id="anthropic",
     order=50,
     title="Anthropic Messages API",
+    # PDF documents as `document` blocks, as bytes or by URL; no audio or video
+    # (https://docs.claude.com/en/docs/build-with-claude/pdf-support).
+    inline_files={"document": "document"},
+    linked_files={"document": "document"},
     docs="https://platform.claude.com/docs/en/api/messages",
     rule_prefix="A",
     dialect="anthropic",

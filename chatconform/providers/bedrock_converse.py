@@ -8,6 +8,9 @@ PROFILE = Provider(
     id="bedrock-converse",
     order=70,
     title="AWS Bedrock Converse",
+    # PDF `document` and MP4 `video` blocks as bytes (or an S3 location), no URL
+    # (https://docs.aws.amazon.com/bedrock/latest/APIReference/API_runtime_ContentBlock.html).
+    inline_files={"document": "document", "video": "video"},
     docs="https://docs.aws.amazon.com/bedrock/latest/APIReference/API_runtime_Converse.html",
     rule_prefix="B",
     dialect="bedrock",

@@ -8,6 +8,10 @@ PROFILE = Provider(
     id="gemini",
     order=60,
     title="Google Gemini generateContent",
+    # Any file as `inlineData` bytes or `fileData` by URI, with its MIME type
+    # (https://ai.google.dev/gemini-api/docs/document-processing, .../audio, .../video-understanding).
+    inline_files={"document": "inlineData", "audio": "inlineData", "video": "inlineData"},
+    linked_files={"document": "fileData", "audio": "fileData", "video": "fileData"},
     docs="https://ai.google.dev/api/generate-content",
     rule_prefix="G",
     dialect="gemini",

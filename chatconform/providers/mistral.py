@@ -18,6 +18,10 @@ PROFILE = Provider(
     names_tool_results=True,
     marks_prefill=True,
     image_url_as_string=True,
+    # A PDF as a `document_url` part, by URL or as a data: URL
+    # (https://docs.mistral.ai/capabilities/document_ai/; https://github.com/pydantic/pydantic-ai/pull/2267).
+    inline_files={"document": "document_url"},
+    linked_files={"document": "document_url"},
     check_levels={
         "payload.system_first": CheckLevel(
             WARNING, "the hosted API accepts several system messages anywhere; its role order is "

@@ -8,6 +8,9 @@ PROFILE = Provider(
     id="openai-chat",
     order=10,
     title="OpenAI Chat Completions",
+    # PDF files as `file` parts (file_data), WAV/MP3 audio as `input_audio`; no video, and no
+    # file by URL (https://platform.openai.com/docs/guides/pdf-files, .../guides/audio).
+    inline_files={"document": "file", "audio": "input_audio"},
     docs="https://platform.openai.com/docs/api-reference/chat/create",
     rule_prefix="O",
     dialect="openai",

@@ -10,12 +10,14 @@ lists every rule id cited here with its evidence.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal
 
 from chatconform.errors import LEVELS
 
 Dialect = Literal["openai", "anthropic", "gemini", "bedrock"]
+#: The kinds of file besides images: a PDF document, WAV or MP3 audio, MP4 video.
+FileKind = Literal["document", "audio", "video"]
 
 
 @dataclass(frozen=True)
@@ -74,6 +76,14 @@ class Provider:
     marks_prefill: bool = False
     #: An ``image_url`` part holds the URL string itself, not ``{"url": ...}``.
     image_url_as_string: bool = False
+    #: The files besides images the provider takes as bytes, by kind, each with the part (or
+    #: block) of the body that carries them (OpenAI ``file``, Anthropic ``document``). A kind not
+    #: listed cannot be sent as bytes in any form: the reference declines a history holding one
+    #: (``UnsendableContent``) rather than drop it. Every provider takes images.
+    inline_files: Mapping[FileKind, str] = field(default_factory=dict)
+    #: The files besides images the provider takes by URL, by kind, each with its part; a URL
+    #: of a kind not listed is sent as text, as Bedrock is sent an image's URL.
+    linked_files: Mapping[FileKind, str] = field(default_factory=dict)
     #: User text that is only a ``<tool_response>`` wrapper is escaped: the provider's chat
     #: template would read it as a tool result (Qwen Q2).
     escapes_tool_response_text: bool = False

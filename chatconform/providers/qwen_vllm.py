@@ -8,6 +8,10 @@ PROFILE = Provider(
     id="qwen-vllm",
     order=20,
     title="Qwen3.5+ chat template served by vLLM",
+    # The template takes text, images and videos (Q5); vLLM reads a `video_url` as a link or a
+    # data: URL (https://docs.vllm.ai/en/latest/features/multimodal_inputs.html).
+    inline_files={"video": "video_url"},
+    linked_files={"video": "video_url"},
     docs="https://docs.vllm.ai/en/latest/serving/openai_compatible_server.html",
     rule_prefix="Q",
     dialect="openai",

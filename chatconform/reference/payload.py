@@ -54,7 +54,18 @@ Policy (``docs/contracts/payload.md``, "The reference policy"), and why:
   :data:`NO_REPLY_TEXT`, which states what happened rather than inventing a reply
   (pydantic-ai inserts ``"OK"``, LiteLLM a dummy message). It is never last (M2), and
   every call before it is already answered, so Mistral's call/response count (M4) holds.
-  This is the only invented text; :attr:`PayloadMapper.bridge_providers` turns it off.
+  It is the only invented reply (Bedrock's document names, below, are labels);
+  :attr:`PayloadMapper.bridge_providers` turns it off.
+- **Files of every kind.** An image goes as each dialect's image part. A PDF document,
+  WAV or MP3 audio and MP4 video go in the part the provider's profile names for the kind
+  (:attr:`~chatconform.providers.profile.Provider.inline_files` for bytes,
+  ``linked_files`` for a URL): OpenAI ``file`` and ``input_audio``, vLLM ``video_url``,
+  Mistral ``document_url``, Anthropic ``document``, Gemini ``inlineData``/``fileData``,
+  Bedrock ``document``/``video``. A URL of a kind the provider cannot link is sent as the
+  URL in text, as Bedrock gets an image's URL. Bytes of a kind the provider cannot take
+  at all (audio for Anthropic) raise :class:`~chatconform.errors.UnsendableContent`:
+  sending them is rejected, dropping them loses them, so the reference declines the
+  history, and an implementation that raises there is not faulted for it.
 - **Anthropic.** A final assistant text loses its trailing whitespace, which the API
   rejects there (A10); nothing else is trimmed.
 - **Mistral.** Tool-call ids are rewritten to 9 ``[a-zA-Z0-9]`` characters by
@@ -65,7 +76,9 @@ Policy (``docs/contracts/payload.md``, "The reference policy"), and why:
   rejects an empty ``tools`` list (it needs at least one tool). The history holds no
   tool schemas, so each tool seen gets a permissive object schema (the workaround of
   strands-agents and bedrock-access-gateway #239). An ``ImageUrl`` (Converse takes no
-  URLs) is sent as its URL in a text block; downloading is not the reference's job.
+  URLs) is sent as its URL in a text block; downloading is not the reference's job. Each
+  document gets a name unique in the body (``document-1``, ...), and a message holding a
+  document but no text gets one text block naming it, as Converse requires (B7).
 - **Gemini.** Function calls and responses carry their ids. The first ``functionCall``
   of each model content (and only that one: parallel calls after it carry none, as the
   model sends them) carries Google's documented placeholder thought signature, because
@@ -92,6 +105,7 @@ from pydantic_ai.messages import (
     BinaryContent,
     CachePoint,
     CompactionPart,
+    FileUrl,
     ImageUrl,
     ModelMessage,
     ModelRequest,
@@ -105,8 +119,10 @@ from pydantic_ai.messages import (
     UserPromptPart,
 )
 
+from chatconform.errors import UnsendableContent
 from chatconform.history import ERROR_OUTCOMES
 from chatconform.providers import PROVIDER_IDS, PROVIDERS, get_provider
+from chatconform.providers.profile import FileKind, Provider
 
 __all__ = [
     "GEMINI_THOUGHT_SIGNATURE_PLACEHOLDER",
@@ -114,6 +130,7 @@ __all__ = [
     "OPENAI_STYLE",
     "PROVIDER_IDS",
     "PayloadMapper",
+    "links_sent_as_text",
     "mistral_tool_call_id",
     "to_payload",
 ]
@@ -162,6 +179,30 @@ class Image(NamedTuple):
     media_type: str
     data: bytes | None = None
     url: str | None = None
+
+
+class File(NamedTuple):
+    """A file besides an image: a PDF document, WAV or MP3 audio, MP4 video."""
+
+    kind: FileKind
+    media_type: str
+    data: bytes | None = None
+    url: str | None = None
+
+    @property
+    def format(self) -> str:
+        """The format name the dialects use (``pdf``, ``wav``, ``mp3``, ``mp4``)."""
+        return _FORMATS[self.media_type]
+
+
+#: The files besides images the reference maps, by media type: kind and format name.
+_FILE_KINDS: dict[str, tuple[FileKind, str]] = {
+    "application/pdf": ("document", "pdf"),
+    "audio/wav": ("audio", "wav"), "audio/x-wav": ("audio", "wav"), "audio/wave": ("audio", "wav"),
+    "audio/mpeg": ("audio", "mp3"), "audio/mp3": ("audio", "mp3"),
+    "video/mp4": ("video", "mp4"),
+}
+_FORMATS = {media_type: fmt for media_type, (_, fmt) in _FILE_KINDS.items()}
 
 
 class Call(NamedTuple):
@@ -289,7 +330,7 @@ class PayloadMapper:
             return [mapped for item in part.content if (mapped := self.user_item(item)) is not None]
         raise TypeError(f"no items for {type(part).__name__}")
 
-    def user_item(self, item: Any) -> Text | Image | None:
+    def user_item(self, item: Any) -> Text | Image | File | None:
         if isinstance(item, CachePoint):
             return None  # a caching hint, not content
         if isinstance(item, str):
@@ -300,10 +341,29 @@ class PayloadMapper:
             return Image(item.media_type, url=item.url)
         if isinstance(item, BinaryContent) and item.is_image:
             return Image(item.media_type, data=bytes(item.data))
-        raise ValueError(f"the reference does not map user content of type {type(item).__name__}")
+        if isinstance(item, (BinaryContent, FileUrl)) and item.media_type in _FILE_KINDS:
+            kind = _FILE_KINDS[item.media_type][0]
+            if isinstance(item, FileUrl):
+                return File(kind, item.media_type, url=item.url)
+            return File(kind, item.media_type, data=bytes(item.data))
+        raise ValueError(f"the reference does not map user content of type {type(item).__name__}"
+                         f"{f' ({item.media_type})' if isinstance(item, (BinaryContent, FileUrl)) else ''}")
+
+    def file_part(self, item: File, profile: Provider) -> str | None:
+        """The part (or block) that carries ``item`` in the provider's body, or None where a
+        URL of its kind goes as text. Bytes of a kind the provider does not take cannot be
+        sent at all: :class:`~chatconform.errors.UnsendableContent`."""
+        if item.url is not None:
+            return profile.linked_files.get(item.kind)
+        part = profile.inline_files.get(item.kind)
+        if part is None:
+            raise UnsendableContent(f"{profile.id} takes no {item.kind} as bytes ({item.media_type}, "
+                                    f"{len(item.data or b'')} bytes in a user prompt): it cannot be sent, "
+                                    "and dropping it would lose it")
+        return part
 
     def inline_data(self, data: bytes | None) -> str:
-        """An image's bytes as the base64 text the body carries (an :class:`Image` without a
+        """A file's bytes as the base64 text the body carries (an :class:`Image` without a
         URL always holds them): every byte encoded, whatever the bytes look like."""
         assert data is not None
         return base64.b64encode(data).decode("ascii")
@@ -484,7 +544,7 @@ class PayloadMapper:
             if turn.role == "system":  # only the known-bug fakes leave system turns in place
                 messages.append({"role": "system", "content": "\n\n".join(i.text for i in turn.items)})
             elif turn.role == "user":
-                content = self._openai_user_content(turn.items, profile.image_url_as_string)
+                content = self._openai_user_content(turn.items, profile)
                 if profile.escapes_tool_response_text and isinstance(content, str):
                     content = _not_a_tool_response(content)
                 messages.append({"role": "user", "content": content})
@@ -511,19 +571,29 @@ class PayloadMapper:
             messages[-1]["prefix"] = True  # a prefill (M2); only the last may say so (M3)
         return {"messages": messages}
 
-    def _openai_user_content(self, items: list, url_as_string: bool) -> str | list[dict]:
+    def _openai_user_content(self, items: list, profile: Provider) -> str | list[dict]:
         if all(isinstance(item, Text) for item in items):
             return "\n\n".join(item.text for item in items)
         parts: list[dict] = []
         for item in items:
             if isinstance(item, Text):
                 parts.append({"type": "text", "text": item.text})
+                continue
+            url = item.url or f"data:{item.media_type};base64,{self.inline_data(item.data)}"
+            kind = "image_url" if isinstance(item, Image) else self.file_part(item, profile)
+            if kind is None:
+                parts.append({"type": "text", "text": url})
+            elif kind == "file":
+                parts.append({"type": "file", "file": {"filename": f"{item.kind}.{item.format}", "file_data": url}})
+            elif kind == "input_audio":
+                parts.append({"type": "input_audio",
+                              "input_audio": {"data": self.inline_data(item.data), "format": item.format}})
             else:
-                url = item.url or f"data:{item.media_type};base64,{self.inline_data(item.data)}"
-                parts.append({"type": "image_url", "image_url": url if url_as_string else {"url": url}})
+                parts.append({"type": kind, kind: url if profile.image_url_as_string else {"url": url}})
         return parts
 
     def render_anthropic(self, system: str | None, turns: list[Turn]) -> dict:
+        profile = get_provider("anthropic")
         messages: list[dict[str, Any]] = []
         for turn in turns:
             blocks: list[dict] = []
@@ -534,6 +604,14 @@ class PayloadMapper:
                     source = ({"type": "url", "url": item.url} if item.url else
                               {"type": "base64", "media_type": item.media_type, "data": self.inline_data(item.data)})
                     blocks.append({"type": "image", "source": source})
+                elif isinstance(item, File):
+                    if self.file_part(item, profile) is None:
+                        blocks.append({"type": "text", "text": item.url})
+                    else:
+                        source = ({"type": "url", "url": item.url} if item.url else
+                                  {"type": "base64", "media_type": item.media_type,
+                                   "data": self.inline_data(item.data)})
+                        blocks.append({"type": "document", "source": source})
                 elif isinstance(item, Call):
                     blocks.append({"type": "tool_use", "id": item.id, "name": item.name, "input": item.args})
                 else:
@@ -557,7 +635,7 @@ class PayloadMapper:
             for item in turn.items:
                 if isinstance(item, Text):
                     parts.append({"text": item.text})
-                elif isinstance(item, Image):
+                elif isinstance(item, (Image, File)):
                     parts.append({"fileData": {"mimeType": item.media_type, "fileUri": item.url}} if item.url else
                                  {"inlineData": {"mimeType": item.media_type, "data": self.inline_data(item.data)}})
                 elif isinstance(item, Call):
@@ -578,6 +656,8 @@ class PayloadMapper:
         return body
 
     def render_bedrock(self, system: str | None, turns: list[Turn]) -> dict:
+        profile = get_provider("bedrock-converse")
+        documents = 0
         messages = []
         tools: dict[str, None] = {}
         for turn in turns:
@@ -591,6 +671,17 @@ class PayloadMapper:
                     else:
                         fmt = item.media_type.split("/", 1)[1]
                         blocks.append({"image": {"format": fmt, "source": {"bytes": self.inline_data(item.data)}}})
+                elif isinstance(item, File):
+                    block = self.file_part(item, profile)
+                    if block is None:
+                        blocks.append({"text": item.url})
+                    elif block == "document":
+                        documents += 1
+                        blocks.append({"document": {"format": item.format, "name": f"document-{documents}",
+                                                    "source": {"bytes": self.inline_data(item.data)}}})
+                    else:
+                        source = {"bytes": self.inline_data(item.data)}
+                        blocks.append({block: {"format": item.format, "source": source}})
                 elif isinstance(item, Call):
                     tools[item.name] = None
                     blocks.append({"toolUse": {"toolUseId": item.id, "name": item.name, "input": item.args}})
@@ -600,6 +691,9 @@ class PayloadMapper:
                     if item.error:
                         result["status"] = "error"
                     blocks.append({"toolResult": result})
+            if any("document" in block for block in blocks) and not any("text" in block for block in blocks):
+                # A message with a document must hold a text block too (B7): its name, visible.
+                blocks.append({"text": f"(document-{documents})"})
             messages.append({"role": _neutral_role(turn, "bedrock-converse"), "content": blocks})
         body: dict = {"messages": messages}
         if system is not None:
@@ -640,3 +734,27 @@ _REFERENCE = PayloadMapper()
 def to_payload(history: Sequence[ModelMessage], *, provider: str, instructions: str | None = None) -> dict:
     """The reference request body for ``provider`` (one of :data:`PROVIDER_IDS`)."""
     return _REFERENCE.to_payload(history, provider=provider, instructions=instructions)
+
+
+def links_sent_as_text(history: Sequence[ModelMessage], provider: str) -> list[str]:
+    """Each link of the history's prompts that ``provider`` cannot take as a link, which the
+    reference sends as its URL in text (a document URL for OpenAI, any image URL for
+    Bedrock): a fallback of the reference's choosing, so a mapper that refuses such a link
+    instead (raises, saying why) has not crashed."""
+    profile = get_provider(provider)
+    found = []
+    for message in history:
+        if not isinstance(message, ModelRequest):
+            continue
+        for part in message.parts:
+            if not isinstance(part, UserPromptPart) or isinstance(part.content, str):
+                continue
+            for item in part.content:
+                if isinstance(item, ImageUrl):
+                    if profile.dialect == "bedrock":
+                        found.append(f"image by URL ({item.url})")
+                elif isinstance(item, FileUrl) and item.media_type in _FILE_KINDS:
+                    kind = _FILE_KINDS[item.media_type][0]
+                    if kind not in profile.linked_files:
+                        found.append(f"{kind} by URL ({item.url})")
+    return found

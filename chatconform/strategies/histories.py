@@ -41,8 +41,11 @@ from hypothesis.errors import InvalidArgument
 from pydantic_ai.messages import (
     INTERRUPTED_TOOL_RETURN_CONTENT,
     SYNTHESIZED_TOOL_RETURN_METADATA_KEY,
+    AudioUrl,
+    BinaryContent,
     BinaryImage,
     CompactionPart,
+    DocumentUrl,
     ImageUrl,
     ModelMessage,
     ModelRequest,
@@ -55,6 +58,7 @@ from pydantic_ai.messages import (
     ToolCallPart,
     ToolReturnPart,
     UserPromptPart,
+    VideoUrl,
 )
 
 from chatconform.history import SUMMARY_METADATA_KEY
@@ -155,6 +159,25 @@ BASE64_LOOKING_BYTES = b"RIFFWEBPVP8L"
 #: The binary images a prompt holds besides the PNG (which shrinking goes to).
 _OTHER_BINARIES = ((_GIF, "image/gif"), (BASE64_LOOKING_BYTES, "image/webp"))
 
+# Small files of the other kinds, each a valid header of its format.
+_PDF = (b"%PDF-1.4\n1 0 obj<</Type/Catalog/Pages 2 0 R>>endobj\n2 0 obj<</Type/Pages/Kids[]/Count 0>>endobj\n"
+        b"trailer<</Root 1 0 R>>\n%%EOF\n")
+_WAV = (b"RIFF" + (36).to_bytes(4, "little") + b"WAVEfmt " + (16).to_bytes(4, "little")
+        + bytes.fromhex("01000100401f0000803e00000200100064617461") + bytes(4))  # PCM, 8 kHz, no samples
+_MP3 = b"ID3\x04\x00\x00\x00\x00\x00\x00\xff\xfb\x90\x64" + bytes(28)
+_MP4 = bytes.fromhex("00000018667479706d703432000000006d70343269736f6d")  # an ftyp box
+#: The kinds of file a prompt may hold with ``file_kinds`` besides images. Documents come
+#: twice: most providers take a PDF, few take audio or video bytes, and a case whose bytes
+#: the provider cannot take at all is one the reference declines, with fewer checks judged.
+_OTHER_KINDS = ("document", "audio", "document", "video")
+#: Per kind besides images: (bytes, media type, extension) choices, taken by the file's tag.
+_FILES = {
+    "document": ((_PDF, "application/pdf", "pdf"),),
+    "audio": ((_WAV, "audio/wav", "wav"), (_MP3, "audio/mpeg", "mp3")),
+    "video": ((_MP4, "video/mp4", "mp4"),),
+}
+_URL_TYPES = {"document": DocumentUrl, "audio": AudioUrl, "video": VideoUrl}
+
 
 @dataclass(frozen=True)
 class _Config:
@@ -176,6 +199,7 @@ class _Config:
     reused_call_ids: bool
     late_system_requests: bool = False
     blank_prompts: bool = False
+    file_kinds: bool = False
 
 
 class _Run:
@@ -255,9 +279,18 @@ class _Run:
         self.prompted = True
         if not self.maybe("files"):
             return UserPromptPart(self.text("user"), timestamp=ts)
-        images = []
+        images: list = []
         for _ in range(self.choose.integer(1, 2)):
             n = self.tag()
+            # One file in three of a prompt with other kinds is one (images stay the common case).
+            if self.on["file_kinds"] and self.choose.integer(0, 2) == 2:  # shrinks to an image
+                kind = self.choose.choice(_OTHER_KINDS)
+                data, media_type, extension = _FILES[kind][n % len(_FILES[kind])]
+                if self.choose.boolean():
+                    images.append(_URL_TYPES[kind](url=f"https://example.com/{kind}/file-{n}.{extension}"))
+                else:  # BinaryContent, as pydantic-ai reads such bytes back
+                    images.append(BinaryContent(data=data, media_type=media_type))
+                continue
             if self.choose.boolean():
                 word = self.choose.choice(_IMAGE_WORDS)
                 images.append(ImageUrl(url=f"https://example.com/img/{word}-{n}.png"))
@@ -540,7 +573,12 @@ class _Run:
 
 
 _FEATURES = ("files", "thinking", "summaries", "retries", "interruptions", "mid_system", "steer", "tools",
-             "bad_outcomes", "odd_text", "blanks", "reused_ids", "blank_prompts")
+             "bad_outcomes", "odd_text", "blanks", "reused_ids", "blank_prompts", "file_kinds")
+
+
+#: Features on whenever allowed, never switched off by the swarm: files of other kinds are
+#: already one file in three of a prompt with files, a prompt in two.
+_ALWAYS = frozenset({"file_kinds"})
 
 
 @st.composite
@@ -552,10 +590,12 @@ def _histories(draw, cfg: _Config) -> list[ModelMessage]:
         "interruptions": cfg.interruptions, "mid_system": cfg.system_prompts == "anywhere",
         "steer": True, "tools": cfg.tools, "bad_outcomes": True, "odd_text": cfg.odd_text, "blanks": cfg.odd_text,
         "reused_ids": cfg.tools and cfg.reused_call_ids, "blank_prompts": cfg.blank_prompts,
+        "file_kinds": cfg.files and cfg.file_kinds,
     }
     # Swarm testing: each example switches some features off, so the others meet often,
     # and switching off is the first thing shrinking does. A dangling tail needs tools.
-    features = {name: allowed[name] and (draw(st.booleans()) or (name == "tools" and cfg.dangling_tail))
+    features = {name: allowed[name] and (name in _ALWAYS or draw(st.booleans())
+                                         or (name == "tools" and cfg.dangling_tail))
                 for name in _FEATURES}
     return _Run(DrawChooser(draw), cfg, features, bulk).play()
 
@@ -582,6 +622,7 @@ def histories(
     reused_call_ids: bool = True,
     late_system_requests: bool = False,
     blank_prompts: bool = False,
+    file_kinds: bool = False,
 ):
     """A strategy for ``list[ModelMessage]`` histories shaped like real agent runs.
 
@@ -627,6 +668,10 @@ def histories(
     - ``blank_prompts``: a user prompt after the first may be only blank text, ``""`` or
       whitespace, as a string or a list of blank items (an app that sends an empty input box; the payload
       contract turns it on: Anthropic rejects a user message with no non-blank text).
+    - ``file_kinds``: with ``files``, a prompt's files may also be PDF documents, WAV or MP3
+      audio and MP4 video, each as bytes (``BinaryContent``) or by URL (``DocumentUrl``,
+      ``AudioUrl``, ``VideoUrl``): every kind a provider may take, or cannot take at all (the
+      payload contract turns it on).
 
     Without a dangling tail every tool call is answered exactly once, by the request
     right after its response.
@@ -648,11 +693,12 @@ def histories(
     check_bool("reused_call_ids", reused_call_ids)
     check_bool("late_system_requests", late_system_requests)
     check_bool("blank_prompts", blank_prompts)
+    check_bool("file_kinds", file_kinds)
     if dangling_tail and not tools:
         raise InvalidArgument("dangling_tail=True needs tools=True: a dangling tail is unanswered tool calls")
     cfg = _Config(min_turns, max_turns, system_prompts, tools, files, thinking, summaries, retries,
                   interruptions, dangling_tail, ends_with_request, max_tool_rounds, max_parallel_calls,
-                  max_bulk_turns, odd_text, reused_call_ids, late_system_requests, blank_prompts)
+                  max_bulk_turns, odd_text, reused_call_ids, late_system_requests, blank_prompts, file_kinds)
     return _histories(cfg)
 
 

@@ -70,7 +70,7 @@ def test_a_failed_result_keeps_status_error(adapter):
 
 def test_an_image_url_is_langchain_aws_s_own_error(adapter):
     """Converse takes image bytes (or an S3 location); langchain-aws raises on a URL block,
-    and the adapter lets it through (the suite reports it)."""
+    and the adapter lets it through (the suite reports the refusal as a warning)."""
     with pytest.raises(ValueError, match="Image data only supported through in-line base64 format"):
         adapter.to_payload(weather_history(), provider="bedrock-converse")
 

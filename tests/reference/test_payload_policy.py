@@ -3,12 +3,12 @@ that is clearest: each test here fails for a plausible one-line bug in the refer
 
 from __future__ import annotations
 
+import re
 from datetime import datetime, timezone
 
 import pytest
 from pydantic_ai.messages import (
     INTERRUPTED_TOOL_RETURN_CONTENT,
-    AudioUrl,
     BinaryContent,
     CachePoint,
     ImageUrl,
@@ -23,6 +23,7 @@ from pydantic_ai.messages import (
     ToolCallPart,
     ToolReturnPart,
     UserPromptPart,
+    VideoUrl,
 )
 
 from chatconform.fakes.payload import DifyAgentPre39136, ReusedIdsPassedThrough, ToolResultAfterUser
@@ -287,11 +288,14 @@ def test_user_content_items():
         {"role": "user", "content": "from a tool (u1)\n\ntyped (u2)"}]
 
 
-@pytest.mark.parametrize("item", [BinaryContent(b"RIFF", media_type="audio/wav"), AudioUrl("https://example.com/a.mp3")],
-                         ids=["binary-audio", "audio-url"])
+@pytest.mark.parametrize("item", [BinaryContent(b"plain", media_type="text/plain"), VideoUrl("https://example.com/a.webm")],
+                         ids=["binary-text", "webm-url"])
 def test_user_content_the_reference_cannot_map_is_refused_by_type(item):
-    history = [req(UserPromptPart(["listen (u1)", item], timestamp=TS))]
-    with pytest.raises(ValueError, match=f"^the reference does not map user content of type {type(item).__name__}$"):
+    """A kind of file outside the profiles' (not PDF, WAV, MP3, MP4 or an image) is refused,
+    naming its type and media type, never dropped."""
+    history = [req(UserPromptPart(["look (u1)", item], timestamp=TS))]
+    expected = f"the reference does not map user content of type {type(item).__name__} ({item.media_type})"
+    with pytest.raises(ValueError, match=f"^{re.escape(expected)}$"):
         to_payload(history, provider="openai-chat")
 
 

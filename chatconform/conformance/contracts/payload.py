@@ -17,10 +17,10 @@ from typing import Any
 from hypothesis import strategies as st
 from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, ToolCallPart, ToolReturnPart
 
-from chatconform.conformance.contract import Example, Option
+from chatconform.conformance.contract import Example, Option, Refusal
 from chatconform.conformance.history_contract import HistoryContract
 from chatconform.conformance.wire import as_is
-from chatconform.errors import ERROR, WARNING, ConfigError, NotApplicable, Violation
+from chatconform.errors import ERROR, WARNING, ConfigError, NotApplicable, UnsendableContent, Violation
 from chatconform.history import (
     ERROR_OUTCOMES,
     INLINE,
@@ -35,7 +35,7 @@ from chatconform.history import (
 from chatconform.provider_schemas import turn_view, validate
 from chatconform.provider_schemas.levels import REUSED_ID, check_level, cite, variant_levels
 from chatconform.providers import PROVIDER_IDS, PROVIDERS, get_provider
-from chatconform.reference.payload import to_payload
+from chatconform.reference.payload import links_sent_as_text, to_payload
 from chatconform.strategies.histories import histories, instructions
 from chatconform.strategies.large import large_history
 
@@ -114,8 +114,8 @@ class PayloadContract(HistoryContract):
         # One history in four ends in a response (a continuation, or a caller that maps
         # the stored thread as it is): each provider's last-message rule meets it.
         ending = st.sampled_from((True, True, True, False))
-        return st.builds(PayloadCase, ending.flatmap(lambda request: histories(ends_with_request=request,
-                                                                                  blank_prompts=True)),
+        return st.builds(PayloadCase, ending.flatmap(lambda request: histories(
+            ends_with_request=request, file_kinds=True, blank_prompts=True)),
                          instructions())
 
     def call(self, fn, case, variant):
@@ -144,6 +144,18 @@ class PayloadContract(HistoryContract):
         for message in case.history:
             for part in message.parts:
                 sent.append(getattr(part, "content", None))
+
+    def refusable(self, case, variant):
+        try:
+            self.reference(case, variant)
+        except UnsendableContent as exc:
+            return Refusal(f"the reference declines it too: {exc}")
+        links = links_sent_as_text(case.history, variant)
+        if links:
+            return Refusal(f"{variant} takes no {links[0]}, so no request was built and none rejected; the "
+                           "reference sends the URL as text. Fix: send the link as text, or download it and "
+                           "send the bytes", warns=True)
+        return None
 
     def output_problem(self, output, case):
         if not isinstance(output, dict):
@@ -220,8 +232,11 @@ def _problems(ex: Example, source: str) -> None:
     if not found:
         warned = [p for p in problems if p.source == source]
         if warned:
-            inherent = {p.rule for p in ex.reference_once(
-                ("problems", model), lambda: validate(ex.reference, ex.variant, model=model))}
+            try:
+                inherent = {p.rule for p in ex.reference_once(
+                    ("problems", model), lambda: validate(ex.reference, ex.variant, model=model))}
+            except NotApplicable:  # the reference declines the case: every warning is the body's own
+                inherent = set()
             found, level = [p for p in warned if p.rule not in inherent], "warning"
     if found:
         first = found[0]

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from chatconform.conformance.contract import Contract, Example
+from chatconform.conformance.contract import Contract, Example, Refusal
 from chatconform.conformance.discovery import Implementation
 from chatconform.conformance.engine.drawn import DrawnCase
 from chatconform.conformance.engine.results import Evaluation, Failure
@@ -32,6 +32,7 @@ from chatconform.reference import ReferenceImplementation
 
 #: The key of a kept case's JSON form in ``DrawnCase.shared``.
 _AS_JSON = ("case as JSON",)
+_REFUSABLE = ("why an implementation may refuse the case",)
 
 
 def transport_allowance(deadline: float) -> float:
@@ -40,6 +41,17 @@ def transport_allowance(deadline: float) -> float:
     the implementation itself decides whether the call hung (``Program.watch_input``). The
     deadline already grows with the input (:func:`~chatconform.conformance.guard.call_deadline`)."""
     return 1.0 + deadline / 10
+
+
+def _refusable(contract: Contract, case: Any, variant: str | None, drawn: DrawnCase | None) -> Refusal | None:
+    """Why an implementation may refuse the case (``Contract.refusable``), asked once per
+    case and variant however many implementations raise on it."""
+    if drawn is None:
+        return contract.refusable(case, variant)
+    kept = drawn.for_variant(variant)
+    if _REFUSABLE not in kept:
+        kept[_REFUSABLE] = contract.refusable(case, variant)
+    return kept[_REFUSABLE]
 
 
 def evaluate_case(impl: Implementation, contract: Contract, case: Any, variant: str | None,
@@ -134,8 +146,17 @@ def evaluate_case(impl: Implementation, contract: Contract, case: Any, variant: 
         fail(crash, problem)
     elif outcome.error is not None:
         problem = f"raised {outcome.describe_error()}"
-        fail(crash, problem, expected="a result",
-             actual=outcome.error_trace.strip() or outcome.describe_error())
+        refusable = _refusable(contract, case, variant, drawn)
+        if refusable is not None:  # a refusal of what the provider cannot take, not a crash
+            why = f"the implementation refused the case ({problem}), which it may: {refusable.why}"
+            for check in contract.ordered_checks():
+                if check.evaluate is not None and wanted(check.id):
+                    result.passed_over.setdefault(check.id, why)
+            if refusable.warns:
+                fail(crash, f"{problem}: a refusal, not a crash: {refusable.why}", level=WARNING)
+        else:
+            fail(crash, problem, expected="a result",
+                 actual=outcome.error_trace.strip() or outcome.describe_error())
     elif (problem := contract.output_problem(outcome.output, case)) is not None:
         fail(crash, problem)
     result.judged = problem is None
