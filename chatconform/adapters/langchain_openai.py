@@ -142,6 +142,12 @@ class LangChainOpenAIAdapter:
             "in a later round is sent twice as it is, which GLM rejects (Z2, 1214 on a duplicate id)"),
         "payload.provider_rules": (
             "the same user-text-before-results order as payload.tool_pairing: OpenAI O8 and O7, GLM Z2"),
+        "payload.no_crash": (
+            "a video by URL for qwen-vllm (vLLM takes a video_url part: "
+            "https://docs.vllm.ai/en/latest/features/multimodal_inputs.html) makes langchain-core's "
+            "convert_to_openai_data_block raise ValueError('OpenAI Chat Completions does not support file "
+            "URLs.'), so no request is built; a video content block raises too "
+            "(https://github.com/langchain-ai/langchain/issues/37770)"),
     }
 
     def __init__(self) -> None:

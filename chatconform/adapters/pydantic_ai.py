@@ -275,6 +275,11 @@ class PydanticAIAdapter(_StoredThroughTypeAdapter):
             "whitespace-only instructions are sent as a system text block (Anthropic A7 'text content "
             "blocks must contain non-whitespace text'), and an empty TextPart as a blank Bedrock text "
             "block (B7 'The text field in the ContentBlock object ... is blank')"),
+        "payload.no_crash": (
+            "a video, by URL or as MP4 bytes, for qwen-vllm (vLLM takes a video_url part: "
+            "https://docs.vllm.ai/en/latest/features/multimodal_inputs.html) makes OpenAIChatModel raise "
+            "NotImplementedError('VideoUrl is not supported in OpenAI Chat Completions user prompts'), so no "
+            "request is built (https://github.com/pydantic/pydantic-ai/issues/3306)"),
         # persist_run stores the capture as pydantic-ai leaves it (docs/compliance.md has the cases).
         "persist.no_instructions": (
             "every request the run sent keeps ModelRequest.instructions, so the run's system prompt is "

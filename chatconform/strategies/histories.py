@@ -218,6 +218,7 @@ class _Run:
         self.messages: list[ModelMessage] = []
         self.counter = 0
         self.prompted = False  # a user prompt with text was made: later ones may be blank
+        self.other_kind: str | None = None  # the history's kind of file besides images (file_kind)
         self.seconds = 0
         self.id_style = choose.choice(_ID_STYLES)
         self.model_name = choose.choice(_MODEL_NAMES)
@@ -266,6 +267,17 @@ class _Run:
         at = self.choose.integer(0, len(parts))
         return [*parts[:at], make(self.blank()), *parts[at:]]
 
+    def file_kind(self) -> str:
+        """The kind of the next file besides images: the history's own kind, drawn at its
+        first such file, so that a provider that takes that kind meets whole histories of it
+        (one file it cannot take declines a whole history, and a bulk section holds
+        hundreds); in the drawn turns one in four is drawn afresh, so kinds also meet."""
+        if self.other_kind is None:
+            self.other_kind = self.choose.choice(_OTHER_KINDS)
+        elif self.choose is self.drawn and self.choose.integer(0, 3) == 3:
+            return self.choose.choice(_OTHER_KINDS)
+        return self.other_kind
+
     def system(self, ts: datetime) -> SystemPromptPart:
         return SystemPromptPart(self.text("system"), timestamp=ts)
 
@@ -284,7 +296,7 @@ class _Run:
             n = self.tag()
             # One file in three of a prompt with other kinds is one (images stay the common case).
             if self.on["file_kinds"] and self.choose.integer(0, 2) == 2:  # shrinks to an image
-                kind = self.choose.choice(_OTHER_KINDS)
+                kind = self.file_kind()
                 data, media_type, extension = _FILES[kind][n % len(_FILES[kind])]
                 if self.choose.boolean():
                     images.append(_URL_TYPES[kind](url=f"https://example.com/{kind}/file-{n}.{extension}"))
@@ -671,7 +683,7 @@ def histories(
     - ``file_kinds``: with ``files``, a prompt's files may also be PDF documents, WAV or MP3
       audio and MP4 video, each as bytes (``BinaryContent``) or by URL (``DocumentUrl``,
       ``AudioUrl``, ``VideoUrl``): every kind a provider may take, or cannot take at all (the
-      payload contract turns it on).
+      payload contract turns it on). A history keeps mostly to one kind (``_Run.file_kind``).
 
     Without a dangling tail every tool call is answered exactly once, by the request
     right after its response.

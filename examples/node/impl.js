@@ -84,14 +84,27 @@ function* userPieces(content) {
     if (typeof piece === "string") yield ["text", piece];
     else if (piece.kind === "text-content") yield ["text", piece.content];
     else if (piece.kind === "image-url") yield ["image", piece.url];
-    else if (piece.kind === "binary" && (piece.media_type || "").startsWith("image/")) {
+    else if (piece.kind === "video-url") yield ["video", piece.url];
+    else if (piece.kind === "document-url" || piece.kind === "audio-url") yield ["link", piece.url]; // as text
+    else if (piece.kind === "binary") {
       // pydantic writes bytes in the URL-safe base64 alphabet; a data URL takes the standard one
       const data = piece.data.replace(/-/g, "+").replace(/_/g, "/");
-      yield ["image", `data:${piece.media_type};base64,${data}`];
+      const mediaType = piece.media_type || "";
+      if (mediaType.startsWith("image/")) yield ["image", `data:${mediaType};base64,${data}`];
+      else if (mediaType.startsWith("video/")) yield ["video", `data:${mediaType};base64,${data}`];
+      // The template takes no documents or audio: sending them fails, dropping them loses them.
+      else throw new TypeError(`${PROVIDER} takes no ${mediaType || "untyped"} bytes`);
     } else if (piece.kind !== "cache-point") {
       throw new TypeError(`cannot send user content of kind ${JSON.stringify(piece.kind)}`);
     }
   }
+}
+
+// One piece of a user prompt as a content part: text (a link too), an image or a video.
+function userPart([kind, value]) {
+  if (kind === "text" || kind === "link") return { type: "text", text: value };
+  if (kind === "video") return { type: "video_url", video_url: { url: value } };
+  return { type: "image_url", image_url: { url: value } };
 }
 
 // [role, pieces] of one request part; role null: not sent here.
@@ -182,9 +195,7 @@ function qwenBody(history, instructions) {
     if (role === "user") {
       messages.push({
         role: "user",
-        content: texts.length === pieces.length ? texts.join("\n\n") : pieces.map((p) => (p[0] === "text"
-          ? { type: "text", text: p[1] }
-          : { type: "image_url", image_url: { url: p[1] } })),
+        content: texts.length === pieces.length ? texts.join("\n\n") : pieces.map(userPart),
       });
     } else if (role === "assistant") {
       const reply = { role: "assistant" };

@@ -92,8 +92,13 @@ def _arguments(args):
     return args if isinstance(args, str) else json.dumps(args, ensure_ascii=False, separators=(",", ":"))
 
 
+#: The audio formats Chat Completions takes as ``input_audio``, by media type.
+AUDIO_FORMATS = {"audio/wav": "wav", "audio/x-wav": "wav", "audio/wave": "wav", "audio/mpeg": "mp3", "audio/mp3": "mp3"}
+
+
 def _user_pieces(content):
-    """A user prompt's content as ("text", str) and ("image", url) pieces."""
+    """A user prompt's content as ("text", str), ("image", url), ("link", url), ("file", data
+    URL, filename) and ("audio", base64, format) pieces."""
     for piece in [content] if isinstance(content, str) else content:
         if isinstance(piece, str):
             yield "text", piece
@@ -101,12 +106,32 @@ def _user_pieces(content):
             yield "text", piece["content"]
         elif piece.get("kind") == "image-url":
             yield "image", piece["url"]
-        elif piece.get("kind") == "binary" and piece.get("media_type", "").startswith("image/"):
+        elif piece.get("kind") in ("document-url", "audio-url", "video-url"):
+            yield "link", piece["url"]  # Chat Completions takes no file by URL: the link, as text
+        elif piece.get("kind") == "binary":
             # pydantic writes bytes in the URL-safe base64 alphabet; a data URL takes the standard one
-            data = piece["data"].replace("-", "+").replace("_", "/")
-            yield "image", f"data:{piece['media_type']};base64,{data}"
+            data, media_type = piece["data"].replace("-", "+").replace("_", "/"), piece.get("media_type", "")
+            if media_type.startswith("image/"):
+                yield "image", f"data:{media_type};base64,{data}"
+            elif media_type == "application/pdf":
+                yield "file", f"data:{media_type};base64,{data}", "document.pdf"
+            elif media_type in AUDIO_FORMATS:
+                yield "audio", data, AUDIO_FORMATS[media_type]
+            else:  # video bytes: no part of the body takes them, and dropping them would lose them
+                raise ValueError(f"{PROVIDER} takes no {media_type or 'untyped'} bytes")
         elif piece.get("kind") != "cache-point":
             raise ValueError(f"cannot send user content of kind {piece.get('kind')!r}")
+
+
+def _user_part(piece):
+    """One piece of a user prompt as a Chat Completions content part."""
+    if piece[0] in ("text", "link"):
+        return {"type": "text", "text": piece[1]}
+    if piece[0] == "image":
+        return {"type": "image_url", "image_url": {"url": piece[1]}}
+    if piece[0] == "file":
+        return {"type": "file", "file": {"filename": piece[2], "file_data": piece[1]}}
+    return {"type": "input_audio", "input_audio": {"data": piece[1], "format": piece[2]}}
 
 
 def _request_pieces(part):
@@ -196,10 +221,7 @@ def openai_body(history, instructions=None):
             if len(texts) == len(pieces):
                 messages.append({"role": "user", "content": "\n\n".join(texts)})
             else:
-                messages.append({"role": "user", "content": [
-                    {"type": "text", "text": p[1]} if p[0] == "text" else
-                    {"type": "image_url", "image_url": {"url": p[1]}}
-                    for p in pieces]})
+                messages.append({"role": "user", "content": [_user_part(p) for p in pieces]})
         elif role == "assistant":
             reply = {"role": "assistant"}
             if texts:
