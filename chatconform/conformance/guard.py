@@ -15,6 +15,9 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import os
+import site
+import sysconfig
 import threading
 import time
 import traceback
@@ -108,10 +111,26 @@ def time_left() -> float | None:
 
 
 _ENGINE_DIR = str(Path(__file__).resolve().parent)
+_LIBRARY_KEYS = ("purelib", "platlib", "stdlib", "platstdlib")
+#: Where installed libraries and the standard library live: a frame there is shown from its
+#: package down (``langchain_aws/chat_models/...``), the same on every machine; the user's
+#: own files keep their full path, to be opened.
+_LIBRARY_DIRS = tuple(sorted({str(Path(d).resolve()) + os.sep for d in (
+    *getattr(site, "getsitepackages", list)(), *(sysconfig.get_paths()[key] for key in _LIBRARY_KEYS))},
+    key=len, reverse=True))
+
+
+def _shown(frame: traceback.FrameSummary) -> traceback.FrameSummary:
+    resolved = str(Path(frame.filename).resolve())
+    library = next((d for d in _LIBRARY_DIRS if resolved.startswith(d)), None)
+    if library is None:
+        return frame
+    return traceback.FrameSummary(resolved[len(library):], frame.lineno, frame.name, lookup_line=False,
+                                  line=frame.line)
 
 
 def implementation_frames(exc: BaseException, limit: int = 6) -> str:
     """The innermost frames of the implementation: where it failed, not the engine's plumbing."""
     frames = [frame for frame in traceback.extract_tb(exc.__traceback__)
               if not str(Path(frame.filename).resolve()).startswith(_ENGINE_DIR)]
-    return "".join(traceback.format_list(frames[-limit:]))
+    return "".join(traceback.format_list([_shown(frame) for frame in frames[-limit:]]))

@@ -1,0 +1,37 @@
+"""Where an implementation failed: its own files by their full path, installed libraries and
+the standard library from the package down, so a report reads the same on every machine."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from pydantic_ai.messages import ImageUrl
+
+from chatconform.conformance.guard import implementation_frames
+
+
+def _raised(fn) -> BaseException:
+    with pytest.raises(Exception) as info:
+        fn()
+    return info.value
+
+
+def test_a_library_frame_is_shown_from_its_package_with_its_line():
+    frames = implementation_frames(_raised(lambda: ImageUrl(url="no-extension").media_type))
+    assert 'File "pydantic_ai/messages.py", line ' in frames
+    assert "site-packages" not in frames
+    assert "raise ValueError(" in frames  # the source line is still read
+
+
+def test_a_standard_library_frame_is_shown_from_its_module():
+    frames = implementation_frames(_raised(lambda: json.loads("{bad")))
+    assert 'File "json/decoder.py", line ' in frames
+
+
+def test_the_users_own_file_keeps_its_full_path():
+    def mine():
+        raise ValueError("mine")
+
+    frames = implementation_frames(_raised(mine))
+    assert f'File "{__file__}", line ' in frames and "in mine" in frames
