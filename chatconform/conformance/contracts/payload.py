@@ -97,7 +97,7 @@ class PayloadContract(HistoryContract):
     wire_fields = {"instructions": {"description": "Left out when there are none.", "type": ["string", "null"]}}
     reference_module = "chatconform.reference.payload"
     guard_tests = ("tests/reference/test_payload.py", "tests/reference/test_payload_policy.py",
-                   "tests/strategies/test_large_inputs.py")
+                   "tests/reference/test_payload_files.py", "tests/strategies/test_large_inputs.py")
 
     def variants(self, impl):
         return [p for p in PROVIDER_IDS if p in impl.options["providers"]]
