@@ -592,6 +592,12 @@ class PayloadMapper:
                 parts.append({"type": kind, kind: url if profile.image_url_as_string else {"url": url}})
         return parts
 
+    def _anthropic_source(self, item: Image | File) -> dict:
+        """An image's or a document's ``source``: its URL, or its bytes as base64."""
+        if item.url:
+            return {"type": "url", "url": item.url}
+        return {"type": "base64", "media_type": item.media_type, "data": self.inline_data(item.data)}
+
     def render_anthropic(self, system: str | None, turns: list[Turn]) -> dict:
         profile = get_provider("anthropic")
         messages: list[dict[str, Any]] = []
@@ -601,17 +607,12 @@ class PayloadMapper:
                 if isinstance(item, Text):
                     blocks.append({"type": "text", "text": item.text})
                 elif isinstance(item, Image):
-                    source = ({"type": "url", "url": item.url} if item.url else
-                              {"type": "base64", "media_type": item.media_type, "data": self.inline_data(item.data)})
-                    blocks.append({"type": "image", "source": source})
+                    blocks.append({"type": "image", "source": self._anthropic_source(item)})
                 elif isinstance(item, File):
                     if self.file_part(item, profile) is None:
                         blocks.append({"type": "text", "text": item.url})
                     else:
-                        source = ({"type": "url", "url": item.url} if item.url else
-                                  {"type": "base64", "media_type": item.media_type,
-                                   "data": self.inline_data(item.data)})
-                        blocks.append({"type": "document", "source": source})
+                        blocks.append({"type": "document", "source": self._anthropic_source(item)})
                 elif isinstance(item, Call):
                     blocks.append({"type": "tool_use", "id": item.id, "name": item.name, "input": item.args})
                 else:
