@@ -107,7 +107,7 @@ def markdown() -> str:
                 level += f" by model ([evidence]({MODEL_DEPENDENT[(provider, rule.id)].evidence}))"
             lines.append(
                 f"| {rule.id} | {_prose(rule.summary)} | {level} | {_CHECK_WORDS[rule.check]} "
-                f"| {_code(rule.error)} | {rule.text} | <{rule.source}> |"
+                f"| {_code(rule.error)} | {rule.text} | {' '.join(f'<{url}>' for url in rule.sources)} |"
             )
         letter = _letter(next(iter(rules)))
         left_out = {rule_id: why for rule_id, why in LEFT_OUT.items() if _letter(rule_id) == letter}

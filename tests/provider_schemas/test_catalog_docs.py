@@ -135,7 +135,8 @@ def test_every_rule_has_an_error_text_and_an_https_source():
         for rule_id, info in provider_rules.items():
             assert info.id == rule_id and LETTER[rule_id[0]] == provider
             assert info.summary.strip() and info.error.strip(), rule_id
-            assert re.match(r"^https://[^\s<>|]+$", info.source), (rule_id, info.source)
+            for source in info.sources:
+                assert re.match(r"^https://[^\s<>|]+$", source), (rule_id, source)
             assert info.check in ("schema", "sequence", "schema+sequence"), rule_id
             assert info.severity in ("error", "warning") and info.text in ("verbatim", "adapted", "synthesized")
 

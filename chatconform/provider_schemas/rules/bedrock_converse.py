@@ -136,6 +136,9 @@ CATALOG = rules(
         "The text field in the ContentBlock object at messages.{i}.content.{j} is blank. Add text to the "
         "text field, and try again.",
         "https://github.com/OpenHands/OpenHands/issues/5339",
+        # A document block needs a text block beside it, in its own words:
+        # "A text block must be included when using documents."
+        more=("https://github.com/BerriAI/litellm/pull/36499", "https://github.com/archestra-ai/archestra/pull/4220"),
     ),
     RuleInfo(
         "B8", "the conversation ends with a user message", SEQUENCE,

@@ -145,6 +145,13 @@ class RuleInfo:
     source: str  # public evidence: provider docs, validator or SDK source, an issue or PR
     severity: str = "error"
     text: str = "verbatim"
+    #: More public evidence, where one part of a rule has its own (a rule that joins
+    #: several constraints of one block, each reported in a different place).
+    more: tuple[str, ...] = ()
+
+    @property
+    def sources(self) -> tuple[str, ...]:
+        return (self.source, *self.more)
 
 
 def rules(*infos: RuleInfo) -> dict[str, RuleInfo]:
