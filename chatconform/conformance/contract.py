@@ -151,6 +151,17 @@ class Example:
         except UnsendableContent as exc:  # kept, so it is asked once
             return _Declined(str(exc))
 
+    def declined(self) -> str | None:
+        """Why the reference declines this case (content the provider cannot take), or None
+        where it answers; its answer is kept, as :attr:`reference` keeps it."""
+        answer = self.variant_once("reference", self._reference_or_refusal)
+        return answer.why if isinstance(answer, _Declined) else None
+
+    def keep_reference(self, answer: Any = None, *, declined: UnsendableContent | None = None) -> None:
+        """Keep what the bundled reference, judged as an implementation, answered (or the
+        content it declined) as the reference's answer: it is the reference."""
+        self.variant_once("reference", lambda: answer if declined is None else _Declined(str(declined)))
+
     def once(self, key: str, compute: Callable[[], Any]) -> Any:
         """A value several checks derive from this example, computed once."""
         if key not in self.memo:
@@ -363,10 +374,11 @@ class Contract(ABC):
 
     def refusable(self, case: Any, variant: str | None) -> Refusal | None:
         """Why an implementation may refuse ``case`` (raise on it), or None: content the
-        provider cannot take in any form, which the reference declines
-        (:class:`~chatconform.errors.UnsendableContent`), or content it can take only by a
-        fallback of the reference's choosing (then the refusal warns). Raising there is a
-        refusal, not a crash."""
+        provider can take only by a fallback of the reference's choosing (then the refusal
+        warns). Raising there is a refusal, not a crash. The engine asks only where the
+        reference answers the case: where it declines it (content the provider cannot take
+        in any form, :class:`~chatconform.errors.UnsendableContent`), raising is a refusal
+        already."""
         return None
 
     def size(self, case: Any) -> int:

@@ -21,10 +21,12 @@ from pydantic_ai.messages import (
 from chatconform.conformance.contracts import get_contract
 from chatconform.conformance.contracts.payload import PayloadCase
 from chatconform.conformance.discovery import load_object
+from chatconform.conformance.engine.drawn import DrawnCase
 from chatconform.conformance.engine.evaluate import evaluate_case
 from chatconform.errors import UnsendableContent
 from chatconform.provider_schemas import validate
 from chatconform.providers import PROVIDER_IDS, get_provider
+from chatconform.reference import ReferenceImplementation
 from chatconform.reference.payload import PayloadMapper, to_payload
 from chatconform.strategies.histories import histories
 
@@ -202,6 +204,27 @@ def test_refusing_what_the_provider_cannot_take_is_not_a_crash():
     assert "payload.no_crash" in evaluation.evaluated
     assert "the reference declines it too: anthropic takes no audio as bytes" in \
         evaluation.passed_over["payload.nothing_lost"]
+
+
+def test_a_declined_case_asks_the_reference_once_for_every_implementation(monkeypatch):
+    """The bundled reference's own refusal is the reference's answer, kept with the drawn
+    case: an implementation that raises on it after is told so without a second mapping."""
+    contract = get_contract("payload")
+    asked = []
+    original = type(contract).reference
+    monkeypatch.setattr(type(contract), "reference", lambda self, case, variant: asked.append(variant) or
+                        original(self, case, variant))
+    drawn = DrawnCase(PayloadCase(prompt(BinaryContent(data=WAV, media_type="audio/wav"))))
+    for impl in (ReferenceImplementation, _Refuses):
+        evaluation = evaluate_case(load_object(impl(), in_process=True), contract, drawn.case, "anthropic",
+                                   timeout=5, drawn=drawn)
+        assert evaluation.failures == []
+        assert "the reference declines it too: anthropic takes no audio as bytes" in \
+            evaluation.passed_over["payload.nothing_lost"]
+    assert asked == []
+    # Where nothing was kept, the reference is asked, once.
+    _evaluate(_Refuses, drawn.case.history)
+    assert asked == ["anthropic"]
 
 
 def test_refusing_a_link_the_provider_cannot_take_is_not_a_crash():

@@ -20,7 +20,7 @@ from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, Tool
 from chatconform.conformance.contract import Example, Option, Refusal
 from chatconform.conformance.history_contract import HistoryContract
 from chatconform.conformance.wire import as_is
-from chatconform.errors import ERROR, WARNING, ConfigError, NotApplicable, UnsendableContent, Violation
+from chatconform.errors import ERROR, WARNING, ConfigError, NotApplicable, Violation
 from chatconform.history import (
     ERROR_OUTCOMES,
     INLINE,
@@ -146,10 +146,6 @@ class PayloadContract(HistoryContract):
                 sent.append(getattr(part, "content", None))
 
     def refusable(self, case, variant):
-        try:
-            self.reference(case, variant)
-        except UnsendableContent as exc:
-            return Refusal(f"the reference declines it too: {exc}")
         links = links_sent_as_text(case.history, variant)
         if links:
             return Refusal(f"{variant} takes no {links[0]}, so no request was built and none rejected; the "

@@ -26,6 +26,7 @@ from chatconform.errors import (
     NotApplicable,
     ProgramHung,
     UnsendableCase,
+    UnsendableContent,
     Violation,
 )
 from chatconform.reference import ReferenceImplementation
@@ -43,15 +44,25 @@ def transport_allowance(deadline: float) -> float:
     return 1.0 + deadline / 10
 
 
-def _refusable(contract: Contract, case: Any, variant: str | None, drawn: DrawnCase | None) -> Refusal | None:
-    """Why an implementation may refuse the case (``Contract.refusable``), asked once per
-    case and variant however many implementations raise on it."""
-    if drawn is None:
-        return contract.refusable(case, variant)
-    kept = drawn.for_variant(variant)
-    if _REFUSABLE not in kept:
-        kept[_REFUSABLE] = contract.refusable(case, variant)
-    return kept[_REFUSABLE]
+def _refusal(impl: Implementation, contract: Contract, case: Any, variant: str | None,
+             drawn: DrawnCase | None, error: BaseException) -> Refusal | None:
+    """Why an implementation may refuse the case it raised on: the reference declines it too
+    (its answer, kept for every implementation judged on the case and for the checks), or the
+    contract's own reason (``Contract.refusable``), asked once per case and variant however
+    many implementations raise on it."""
+    example = Example(contract, case, None, variant, impl=impl,
+                      shared=drawn.shared if drawn is not None else None,
+                      variant_shared=drawn.for_variant(variant) if drawn is not None else None)
+    if isinstance(impl.obj, ReferenceImplementation) and isinstance(error, UnsendableContent):
+        example.keep_reference(declined=error)  # its refusal is the reference's own answer
+    try:
+        declined = example.declined()
+    except Exception as exc:  # noqa: BLE001 - the engine's own failure, reported as such
+        raise EngineCaseError("compute the reference's answer", exc, case) from exc
+    if declined is not None:
+        return Refusal(f"the reference declines it too: {declined}")
+    refusal: Refusal | None = example.variant_once(_REFUSABLE, lambda: contract.refusable(case, variant))
+    return refusal
 
 
 def evaluate_case(impl: Implementation, contract: Contract, case: Any, variant: str | None,
@@ -146,7 +157,7 @@ def evaluate_case(impl: Implementation, contract: Contract, case: Any, variant: 
         fail(crash, problem)
     elif outcome.error is not None:
         problem = f"raised {outcome.describe_error()}"
-        refusable = _refusable(contract, case, variant, drawn)
+        refusable = _refusal(impl, contract, case, variant, drawn, outcome.error)
         if refusable is not None:  # a refusal of what the provider cannot take, not a crash
             why = f"the implementation refused the case ({problem}), which it may: {refusable.why}"
             for check in contract.ordered_checks():
@@ -183,7 +194,7 @@ def evaluate_case(impl: Implementation, contract: Contract, case: Any, variant: 
                       variant_shared=drawn.for_variant(variant) if drawn is not None else None)
     if isinstance(impl.obj, ReferenceImplementation):
         # The bundled reference is the reference: its answer is the one its checks compare with.
-        example.variant_once("reference", lambda: outcome.output)
+        example.keep_reference(outcome.output)
     for check in contract.ordered_checks():
         if check.evaluate is None or not wanted(check.id):
             continue
