@@ -13,7 +13,12 @@ from pydantic_ai.messages import (
     AudioUrl,
     BinaryContent,
     DocumentUrl,
+    ImageUrl,
     ModelRequest,
+    ModelResponse,
+    SystemPromptPart,
+    TextPart,
+    ToolReturnPart,
     UserPromptPart,
     VideoUrl,
 )
@@ -27,7 +32,7 @@ from chatconform.errors import UnsendableContent
 from chatconform.provider_schemas import validate
 from chatconform.providers import PROVIDER_IDS, get_provider
 from chatconform.reference import ReferenceImplementation
-from chatconform.reference.payload import PayloadMapper, to_payload
+from chatconform.reference.payload import PayloadMapper, links_sent_as_text, to_payload
 from chatconform.strategies.histories import histories
 
 TS = datetime(2026, 1, 1, tzinfo=timezone.utc)
@@ -73,6 +78,41 @@ def test_audio_bytes_go_as_input_audio_to_openai_and_are_unsendable_to_anthropic
                           "input_audio": {"data": base64.b64encode(WAV).decode(), "format": "wav"}}
     with pytest.raises(UnsendableContent, match="anthropic takes no audio as bytes"):
         to_payload(history, provider="anthropic")
+
+
+@pytest.mark.parametrize(("media_type", "fmt"), [
+    ("audio/wav", "wav"), ("audio/x-wav", "wav"), ("audio/wave", "wav"), ("audio/mpeg", "mp3"), ("audio/mp3", "mp3")])
+def test_every_spelling_of_an_audio_type_is_audio_in_its_format(media_type, fmt):
+    data = b"\x00\x01audio"
+    history = prompt(BinaryContent(data=data, media_type=media_type))
+    assert _user_content(to_payload(history, provider="openai-chat"), "openai-chat")[1] == {
+        "type": "input_audio", "input_audio": {"data": base64.b64encode(data).decode(), "format": fmt}}
+    with pytest.raises(UnsendableContent, match=f"anthropic takes no audio as bytes \\({media_type}"):
+        to_payload(history, provider="anthropic")
+
+
+def test_video_bytes_go_to_bedrock_as_mp4():
+    data = b"\x00\x01video"
+    history = prompt(BinaryContent(data=data, media_type="video/mp4"))
+    assert _user_content(to_payload(history, provider="bedrock-converse"), "bedrock-converse")[1] == {
+        "video": {"format": "mp4", "source": {"bytes": base64.b64encode(data).decode()}}}
+
+
+def test_links_sent_as_text_are_the_prompt_links_the_provider_cannot_take():
+    image, pdf = "https://example.com/image/file-1.png", "https://example.com/document/file-1.pdf"
+    audio = "https://example.com/audio/file-1.mp3"
+    history = [
+        ModelRequest(parts=[SystemPromptPart("Be brief (s1)", timestamp=TS), UserPromptPart("plain text (u1)")]),
+        ModelResponse(parts=[TextPart("Send it (a2)")], timestamp=TS),
+        ModelRequest(parts=[UserPromptPart(["Look (u3)", ImageUrl(url=image), DocumentUrl(url=pdf),
+                                            AudioUrl(url=audio)], timestamp=TS)]),
+        # A tool's result is not a prompt: a link in it is not the prompt's to send as text.
+        ModelRequest(parts=[ToolReturnPart("look", [ImageUrl(url=image)], tool_call_id="c1", timestamp=TS)]),
+    ]
+    assert links_sent_as_text(history, "bedrock-converse") == [
+        f"image by URL ({image})", f"document by URL ({pdf})", f"audio by URL ({audio})"]
+    assert links_sent_as_text(history, "openai-chat") == [f"document by URL ({pdf})", f"audio by URL ({audio})"]
+    assert links_sent_as_text(history, "gemini") == []
 
 
 def test_a_link_the_provider_cannot_take_goes_as_its_url_in_text():
