@@ -153,3 +153,16 @@ def test_an_output_whose_comparison_raises_is_judged_as_it_is():
     example = Example(get_contract("payload"), None, Hostile(messages=[]), "openai-chat", shared={},
                       variant_shared=variant)
     assert example.is_reference_answer is False
+
+
+def test_a_session_spaces_full_collections_out_and_restores_the_thresholds():
+    import gc
+
+    before = gc.get_threshold()
+    store = drawn.DrawnCases()
+    with store.session():
+        assert gc.get_threshold() == (before[0], before[1], max(before[2], 100))
+        with store.session():  # nested, as a worker's run inside the run
+            assert gc.get_threshold()[2] == max(before[2], 100)
+        assert gc.get_threshold()[2] == max(before[2], 100)
+    assert gc.get_threshold() == before

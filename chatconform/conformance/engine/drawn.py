@@ -22,6 +22,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
+from chatconform.conformance import collector
 from chatconform.conformance.profiles import Profile
 
 
@@ -65,7 +66,8 @@ class DrawnCases:
     def session(self) -> Iterator[None]:
         self.sessions += 1
         try:
-            yield
+            with collector.spaced():  # full collections would walk every kept case
+                yield
         finally:
             self.sessions -= 1
             if not self.sessions:
