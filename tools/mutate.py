@@ -112,6 +112,7 @@ _SAME_KIND = ("a turn never mixes results with other items (tool turns hold only
               "and Gemini never merges the two), so its first and last items are of one kind")
 _UNREACHED = ("part_items is only called for parts part_role gives a voice, and it has a branch for each "
               "of those: the line is out of reach of to_payload")
+_EARLY_SKIP = "a response's parts are never user prompts, which the next test skips too: the early skip saves the walk"
 EQUIVALENT: dict[tuple[str, str, str, str], str] = {
     (_PAYLOAD, "Turn", "drop statement `__slots__ = ('role',)`", "<body>"):
         "slots save memory a turn; the role is set and read the same without them",
@@ -122,7 +123,15 @@ EQUIVALENT: dict[tuple[str, str, str, str], str] = {
     (_PAYLOAD, "_json_copy", "`False` -> `True`", "json.dumps(value, ensure_ascii=[False])"):
         "the JSON round trip gives back the same characters whether or not it escapes them on the way",
     (_PAYLOAD, "links_sent_as_text", "drop statement `continue`", "if not isinstance(message, ModelRequest):"):
-        "a response's parts are never user prompts, which the next test skips too: the early skip saves the walk",
+        _EARLY_SKIP,
+    (_PAYLOAD, "links_sent_as_text", "drop statement `if not isinstance(message, ModelRequest)`",
+     "for message in history:"):
+        _EARLY_SKIP,
+    (_PAYLOAD, "links_sent_as_text", "drop condition `isinstance(part.content, str)`",
+     "not isinstance(part, UserPromptPart) or isinstance(part.c..."):
+        "a string prompt's characters are strings, never links: the early skip saves the walk",
+    (_PAYLOAD, "PayloadMapper.file_part", "drop condition `b''`", "item.data or b''"):
+        "a file without a URL always holds its bytes (its data is never None here)",
     (_PAYLOAD, "_arguments", "`200` -> `201`", ":[200]"):
         "the serializer's messages are far shorter than the 200 characters kept",
     (_PAYLOAD, "_arguments", "`200` -> `199`", ":[200]"):

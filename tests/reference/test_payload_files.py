@@ -19,6 +19,7 @@ from pydantic_ai.messages import (
     SystemPromptPart,
     TextPart,
     ToolReturnPart,
+    UploadedFile,
     UserPromptPart,
     VideoUrl,
 )
@@ -91,6 +92,31 @@ def test_every_spelling_of_an_audio_type_is_audio_in_its_format(media_type, fmt)
         to_payload(history, provider="anthropic")
 
 
+def test_content_the_reference_does_not_map_is_named_in_the_error():
+    # A file uploaded to one provider is a reference only that provider can read.
+    uploaded = UploadedFile(file_id="file-abc", provider_name="openai", media_type="application/pdf")
+    with pytest.raises(ValueError) as raised:
+        to_payload(prompt(uploaded), provider="openai-chat")
+    assert str(raised.value) == "the reference does not map user content of type UploadedFile"
+    with pytest.raises(ValueError) as raised:
+        to_payload(prompt(BinaryContent(data=b"PK", media_type="application/zip")), provider="openai-chat")
+    assert str(raised.value) == "the reference does not map user content of type BinaryContent (application/zip)"
+
+
+def test_unsendable_bytes_are_named_with_their_type_and_size():
+    with pytest.raises(UnsendableContent) as raised:
+        to_payload(prompt(BinaryContent(data=b"\x00\x01audio", media_type="audio/wav")), provider="anthropic")
+    assert str(raised.value) == ("anthropic takes no audio as bytes (audio/wav, 7 bytes in a user prompt): it "
+                                 "cannot be sent, and dropping it would lose it")
+
+
+def test_a_bedrock_document_beside_text_gets_no_added_text_block():
+    body = to_payload(prompt(BinaryContent(data=PDF, media_type="application/pdf")), provider="bedrock-converse")
+    assert body["messages"][0]["content"] == [
+        {"text": "Read this (u1)"},
+        {"document": {"format": "pdf", "name": "document-1", "source": {"bytes": B64_PDF}}}]
+
+
 def test_video_bytes_go_to_bedrock_as_mp4():
     data = b"\x00\x01video"
     history = prompt(BinaryContent(data=data, media_type="video/mp4"))
@@ -113,6 +139,9 @@ def test_links_sent_as_text_are_the_prompt_links_the_provider_cannot_take():
         f"image by URL ({image})", f"document by URL ({pdf})", f"audio by URL ({audio})"]
     assert links_sent_as_text(history, "openai-chat") == [f"document by URL ({pdf})", f"audio by URL ({audio})"]
     assert links_sent_as_text(history, "gemini") == []
+    # A link of a type the reference does not map is not one it sends as text.
+    docx = prompt(DocumentUrl(url="https://example.com/document/file-1.docx"))
+    assert links_sent_as_text(docx, "openai-chat") == []
 
 
 def test_a_link_the_provider_cannot_take_goes_as_its_url_in_text():
