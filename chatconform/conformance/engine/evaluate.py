@@ -44,15 +44,21 @@ def transport_allowance(deadline: float) -> float:
     return 1.0 + deadline / 10
 
 
+def _example(impl: Implementation, contract: Contract, case: Any, output: Any, variant: str | None,
+             drawn: DrawnCase | None) -> Example:
+    """An example that shares what the drawn case keeps (if it is kept)."""
+    return Example(contract, case, output, variant, impl=impl,
+                   shared=drawn.shared if drawn is not None else None,
+                   variant_shared=drawn.for_variant(variant) if drawn is not None else None)
+
+
 def _refusal(impl: Implementation, contract: Contract, case: Any, variant: str | None,
              drawn: DrawnCase | None, error: BaseException) -> Refusal | None:
     """Why an implementation may refuse the case it raised on: the reference declines it too
     (its answer, kept for every implementation judged on the case and for the checks), or the
     contract's own reason (``Contract.refusable``), asked once per case and variant however
     many implementations raise on it."""
-    example = Example(contract, case, None, variant, impl=impl,
-                      shared=drawn.shared if drawn is not None else None,
-                      variant_shared=drawn.for_variant(variant) if drawn is not None else None)
+    example = _example(impl, contract, case, None, variant, drawn)
     if isinstance(impl.obj, ReferenceImplementation) and isinstance(error, UnsendableContent):
         example.keep_reference(declined=error)  # its refusal is the reference's own answer
     try:
@@ -189,9 +195,7 @@ def evaluate_case(impl: Implementation, contract: Contract, case: Any, variant: 
                 fail(untouched, "the implementation changed its input" + detail)
     if not result.judged:
         return result
-    example = Example(contract, case, outcome.output, variant, impl=impl,
-                      shared=drawn.shared if drawn is not None else None,
-                      variant_shared=drawn.for_variant(variant) if drawn is not None else None)
+    example = _example(impl, contract, case, outcome.output, variant, drawn)
     if isinstance(impl.obj, ReferenceImplementation):
         # The bundled reference is the reference: its answer is the one its checks compare with.
         example.keep_reference(outcome.output)
