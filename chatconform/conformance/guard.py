@@ -96,7 +96,24 @@ def guarded_call(fn: Callable[[], Any], timeout: float = DEFAULT_TIMEOUT) -> Cal
     outcome.seconds = time.perf_counter() - start
     if worker.is_alive():
         outcome.timed_out = True
+    elif outcome.error is not None:
+        _let_go_of_locals(outcome.error)
     return outcome
+
+
+def _let_go_of_locals(error: BaseException) -> None:
+    """Drop the traceback of an exception that ended a call (its frames are written out in
+    ``error_trace`` already), and of the exceptions it chains. The traceback holds the frame
+    of ``target``, which holds the outcome that holds the exception: a cycle that kept the
+    implementation's every local (the case, a history's copy, what it made of it) alive
+    until a full collection."""
+    seen: set[int] = set()
+    current: BaseException | None = error
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        traceback.clear_frames(current.__traceback__)
+        current.__traceback__ = None
+        current = current.__cause__ or current.__context__
 
 
 #: How often a guarded call still running looks for a stop, in seconds.

@@ -17,6 +17,7 @@ appear inside a bulk section.
 from __future__ import annotations
 
 import random
+import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
@@ -41,9 +42,25 @@ class Chooser(Protocol):
     def span(self, play: Callable[[], T]) -> T: ...
 
 
+class _Pending(threading.local):
+    play: Callable | None = None
+
+
+_PENDING = _Pending()  # the play a span hands to the one span strategy, for its next draw
+
+
 @st.composite
-def _span(draw, play):
+def _pending_play(draw):
+    play, _PENDING.play = _PENDING.play, None
     return play(draw)
+
+
+#: One strategy for every span. A new composite strategy per span (a turn, a tool round) made
+#: Hypothesis work out its properties anew, in closures that refer to themselves: cycles that
+#: held the history being drawn until a full collection, most of the cyclic garbage of a run.
+#: A composite's label comes from its function alone, so the choices and spans drawn, and
+#: how they shrink, are the same.
+_SPAN = _pending_play()
 
 
 @lru_cache(maxsize=256)
@@ -89,7 +106,11 @@ class DrawChooser:
             finally:
                 self._draw = outer
 
-        return self._draw(_span(inside))
+        _PENDING.play = inside
+        try:
+            return self._draw(_SPAN)
+        finally:
+            _PENDING.play = None  # taken on entry; cleared here if the draw stopped before it
 
 
 class SeededChooser:

@@ -166,3 +166,48 @@ def test_a_session_spaces_full_collections_out_and_restores_the_thresholds():
             assert gc.get_threshold()[2] == max(before[2], 100)
         assert gc.get_threshold()[2] == max(before[2], 100)
     assert gc.get_threshold() == before
+
+
+@contextmanager
+def _collector_off():
+    import gc
+
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()
+
+
+def test_a_contracts_cases_are_let_go_by_reference_counting_once_forgotten():
+    """Hypothesis holds each test it runs in cycles of its own: a search must not hang its
+    drawn cases on them, or they outlive the run until a full collection."""
+    import weakref
+
+    from chatconform.conformance.engine.search import search
+
+    with _collector_off(), drawn.STORE.session():
+        search(discovery.wrap(FirstPlusLast), get_contract("trim"), None, get_profile("ci", examples=10), shrink=False)
+        (kept,) = drawn.STORE.kept.values()
+        refs = [weakref.ref(case) for case in kept]
+        del kept
+        drawn.STORE.forget()
+        assert [ref() for ref in refs] == [None] * len(refs)
+
+
+def test_a_search_of_the_next_contract_forgets_the_last_ones_cases_before_drawing():
+    seen: list[list[tuple[str, int]]] = []
+
+    class Watching:
+        name, version = "watching", "0"
+
+        def trim(self, history, *, max_messages):
+            seen.append(list(drawn.STORE.kept))
+            return trim(history, max_messages=max_messages)
+
+    store = drawn.STORE
+    with store.session():
+        store.keep("thread", 10, [drawn.DrawnCase("a")])
+        engine.run([discovery.wrap(Watching)], engine.Selection([get_contract("trim")], None),
+                   get_profile("ci", examples=5))
+    assert seen and all(kept == [] for kept in seen)

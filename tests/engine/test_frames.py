@@ -35,3 +35,31 @@ def test_the_users_own_file_keeps_its_full_path():
 
     frames = implementation_frames(_raised(mine))
     assert f'File "{__file__}", line ' in frames and "in mine" in frames
+
+
+def test_a_call_that_raised_lets_go_of_its_locals_without_a_collection():
+    """An exception that ended a call held its frames, and through them the outcome that held
+    it: a cycle that kept the implementation's every local alive until a full collection."""
+    import gc
+    import weakref
+
+    from chatconform.conformance.guard import guarded_call
+
+    class Big:
+        pass
+
+    refs = []
+
+    def implementation():
+        working = Big()
+        refs.append(weakref.ref(working))
+        raise ValueError("refused") from KeyError("inner")
+
+    gc.disable()
+    try:
+        outcome = guarded_call(implementation, timeout=5)
+        assert refs[0]() is None
+    finally:
+        gc.enable()
+    assert isinstance(outcome.error, ValueError) and str(outcome.error) == "refused"
+    assert "in implementation" in outcome.error_trace  # written out before the frames went

@@ -394,3 +394,36 @@ def test_blank_instructions_are_reachable_and_can_be_switched_off():
 def test_bad_knobs_raise_invalid_argument(kwargs):
     with pytest.raises(InvalidArgument):
         histories(**kwargs).example()
+
+
+def test_spans_share_one_strategy_and_leave_nothing_pending():
+    """Every span draws the same strategy (a new one per span made cycles that held the
+    history being drawn), nested spans get their own plays, and a draw that stops before it
+    reaches the play leaves none behind for the next span."""
+    from hypothesis import strategies as st
+
+    from chatconform.strategies import choices
+
+    drawn_strategies = set()
+
+    @settings(max_examples=5, database=None)
+    @given(st.data())
+    def nested(data):
+        def draw(strategy):
+            drawn_strategies.add(id(strategy))
+            return data.draw(strategy)
+
+        chooser = choices.DrawChooser(draw)
+        outer = chooser.span(lambda: (chooser.integer(0, 3), chooser.span(lambda: chooser.integer(5, 7))))
+        assert 0 <= outer[0] <= 3 and 5 <= outer[1] <= 7
+
+    nested()
+    assert id(choices._SPAN) in drawn_strategies
+    assert choices._PENDING.play is None
+
+    def stops(strategy):
+        raise RuntimeError("stopped before drawing")
+
+    with pytest.raises(RuntimeError):
+        choices.DrawChooser(stops).span(lambda: 1)
+    assert choices._PENDING.play is None

@@ -80,6 +80,11 @@ class DrawnCases:
     def get(self, contract: str, examples: int) -> list[DrawnCase] | None:
         return self.kept.get((contract, examples)) if self.active else None
 
+    def forget(self) -> None:
+        """Let go of the cases kept, before a search draws a contract's anew: holding the last
+        contract's while the next one's are drawn would hold both at the peak."""
+        self.kept = {}
+
     def keep(self, contract: str, examples: int, cases: list[DrawnCase]) -> None:
         """Keep ``cases``, and only them: a run searches contract by contract
         (``plan.search_order``), so an earlier contract's cases are not asked for again, and

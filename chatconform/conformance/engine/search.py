@@ -145,8 +145,20 @@ class _Pass:
             raise error
 
     def run(self) -> SearchResult:
+        # Hypothesis keeps the test it runs in reference cycles of its own, freed only by a
+        # full collection: through a box emptied after the run, they do not hold this pass
+        # and the cases it drew (a contract's every history) that long.
+        box = [self]
+
         def test(case):
-            self.test(case)
+            box[0].test(case)
+
+        try:
+            return self._run(test)
+        finally:
+            box.clear()
+
+    def _run(self, test: Callable[[Any], None]) -> SearchResult:
 
         # The same key in both passes replays the same cases, so the shrinking pass meets
         # the failure the exploring pass saw. Derandomized runs leave the implementation
@@ -160,6 +172,7 @@ class _Pass:
         if shared and (kept := STORE.get(self.contract.name, budget)) is not None:
             return self._judge_kept(kept)
         if shared and STORE.active:
+            STORE.forget()  # an earlier contract's cases: not asked for again
             self.recording = []
         hooked: Any = test  # Hypothesis reads these attributes off the test function
         hooked._hypothesis_internal_add_digest = key.encode()
