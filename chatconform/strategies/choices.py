@@ -42,6 +42,11 @@ class Chooser(Protocol):
     def span(self, play: Callable[[], T]) -> T: ...
 
 
+@st.composite
+def _span(draw, play):
+    return play(draw)
+
+
 class _Pending(threading.local):
     play: Callable | None = None
 
@@ -49,7 +54,6 @@ class _Pending(threading.local):
 _PENDING = _Pending()  # the play a span hands to the one span strategy, for its next draw
 
 
-@st.composite
 def _pending_play(draw):
     play, _PENDING.play = _PENDING.play, None
     return play(draw)
@@ -58,9 +62,9 @@ def _pending_play(draw):
 #: One strategy for every span. A new composite strategy per span (a turn, a tool round) made
 #: Hypothesis work out its properties anew, in closures that refer to themselves: cycles that
 #: held the history being drawn until a full collection, most of the cyclic garbage of a run.
-#: A composite's label comes from its function alone, so the choices and spans drawn, and
-#: how they shrink, are the same.
-_SPAN = _pending_play()
+#: A composite's label comes from its function alone (``_span``, as before), so the choices
+#: and spans drawn, and how they shrink, are the same.
+_SPAN = _span(_pending_play)
 
 
 @lru_cache(maxsize=256)

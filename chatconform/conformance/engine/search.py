@@ -14,6 +14,7 @@ import hashlib
 import json
 import random
 import warnings
+import weakref
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any
@@ -146,17 +147,18 @@ class _Pass:
 
     def run(self) -> SearchResult:
         # Hypothesis keeps the test it runs in reference cycles of its own, freed only by a
-        # full collection: through a box emptied after the run, they do not hold this pass
-        # and the cases it drew (a contract's every history) that long.
-        box = [self]
+        # full collection: holding this pass by a weak reference, they do not keep it, and
+        # the cases it drew (a contract's every history), alive that long.
+        return self._run(self._hypothesis_test(weakref.proxy(self)))
 
+    @staticmethod
+    def _hypothesis_test(self: _Pass) -> Callable[[Any], None]:
+        """The test Hypothesis runs for a pass. Its source, as indented here, is part of the key
+        Hypothesis derives a derandomized run's cases from: a change to it changes the ``ci``
+        stream (a minimal case, a count of shapes reached)."""
         def test(case):
-            box[0].test(case)
-
-        try:
-            return self._run(test)
-        finally:
-            box.clear()
+            self.test(case)
+        return test
 
     def _run(self, test: Callable[[Any], None]) -> SearchResult:
 
