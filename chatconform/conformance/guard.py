@@ -2,7 +2,8 @@
 
 Each call runs on a daemon thread with a deadline: an exception is captured, a call
 past the deadline is abandoned (the thread may block forever without keeping the
-process alive), and the suite goes on. Once a stop is asked for (SIGINT, SIGTERM:
+process alive), and the suite goes on. A call that keeps its deadline itself (a program in
+a process of its own) runs on the caller's thread instead. Once a stop is asked for (SIGINT, SIGTERM:
 :mod:`chatconform.conformance.stop`) the call is given up at once and raises
 :class:`~chatconform.errors.Interrupted`: what it did then is no verdict. A coroutine
 result (an ``async def`` contract method, as pydantic-ai's own mappers are) is run to
@@ -27,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from chatconform.conformance import stop
-from chatconform.errors import ProgramError
+from chatconform.errors import Interrupted, ProgramError
 
 DEFAULT_TIMEOUT = 10.0
 #: The input size (rows, messages) by which a call's deadline is scaled: real mappers take
@@ -71,7 +72,11 @@ class CallOutcome:
         return f"{type(self.error).__name__}: {self.error}"
 
 
-def guarded_call(fn: Callable[[], Any], timeout: float = DEFAULT_TIMEOUT) -> CallOutcome:
+def guarded_call(fn: Callable[[], Any], timeout: float = DEFAULT_TIMEOUT, *,
+                 enforced: bool = False) -> CallOutcome:
+    """Call ``fn`` within ``timeout`` seconds. ``enforced``: the call keeps the deadline
+    itself (a program in a process of its own, stopped before :func:`time_left` runs out,
+    its waits ended by a stop), so it runs on this thread and no thread is started for it."""
     outcome = CallOutcome()
 
     def target() -> None:
@@ -87,6 +92,8 @@ def guarded_call(fn: Callable[[], Any], timeout: float = DEFAULT_TIMEOUT) -> Cal
 
     start = time.perf_counter()
     deadline = time.monotonic() + timeout
+    if enforced:
+        return _called_here(target, outcome, start)
     worker = threading.Thread(target=target, name="chatconform-call", daemon=True)
     worker.start()
     while worker.is_alive() and (left := deadline - time.monotonic()) > 0:
@@ -97,6 +104,22 @@ def guarded_call(fn: Callable[[], Any], timeout: float = DEFAULT_TIMEOUT) -> Cal
     if worker.is_alive():
         outcome.timed_out = True
     elif outcome.error is not None:
+        _let_go_of_locals(outcome.error)
+    return outcome
+
+
+def _called_here(target: Callable[[], None], outcome: CallOutcome, start: float) -> CallOutcome:
+    """:func:`guarded_call` on this thread, for a call that keeps its own deadline."""
+    outer = getattr(_CALL, "deadline", None)
+    try:
+        target()
+    finally:
+        _CALL.deadline = outer
+    if isinstance(outcome.error, Interrupted):
+        raise outcome.error  # a stop, noticed in the call's wait: no verdict
+    stop.check()
+    outcome.seconds = time.perf_counter() - start
+    if outcome.error is not None:
         _let_go_of_locals(outcome.error)
     return outcome
 

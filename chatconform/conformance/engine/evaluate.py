@@ -117,7 +117,9 @@ def evaluate_case(impl: Implementation, contract: Contract, case: Any, variant: 
         limit = allowed
         if program.hosted:
             limit += transport_allowance(deadline)
-    outcome = guarded_call(lambda: contract.call(fn, working, variant), limit)
+    # A program's process keeps the deadline (its waits end at time_left, and on a stop): no
+    # thread is started for its call.
+    outcome = guarded_call(lambda: contract.call(fn, working, variant), limit, enforced=program is not None)
     if isinstance(outcome.error, UnsendableCase):
         raise EngineCaseError("send", outcome.error, case)  # to the implementation's process
     result = Evaluation()
