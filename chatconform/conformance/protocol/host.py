@@ -36,6 +36,7 @@ import sys
 import time
 from typing import Any, BinaryIO
 
+from chatconform.conformance.collector import collecting_less
 from chatconform.conformance.protocol import datapickle
 from chatconform.conformance.protocol.forked import (
     DEFAULT_MEMORY_MIB,
@@ -45,7 +46,7 @@ from chatconform.conformance.protocol.forked import (
     MISSING_LIBRARY,
 )
 from chatconform.conformance.protocol.kept import Kept, KeptMissing
-from chatconform.conformance.snapshot import Frozen, collecting_less
+from chatconform.conformance.snapshot import Frozen
 
 
 def _take_stdio() -> tuple[BinaryIO, int]:
