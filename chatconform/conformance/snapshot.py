@@ -2,9 +2,9 @@
 to tell whether the implementation changed anything reachable from it.
 
 :class:`Frozen` pickles the case: the pickle is the source of the copy, and the copy's own
-pickle is the fingerprint (pickle records every attribute of every object, private ones
-included, and every element of every container). Pickling runs in C, several times faster
-than a deep copy plus a Python walk. Where the bytes differ afterwards, :func:`snapshot`
+pickle after the call is compared with it (pickle records every attribute of every object,
+private ones included, and every element of every container). Pickling runs in C, several
+times faster than a deep copy plus a Python walk. Where the bytes differ afterwards, :func:`snapshot`
 compares the values, so rebinding an attribute to an equal value is not an edit. A case
 that cannot be pickled is copied with :func:`copy.deepcopy` and compared by the walk.
 
@@ -130,23 +130,26 @@ class Frozen:
         """A fresh copy of the case, sharing nothing with it."""
         if self._blob is None:
             return copy.deepcopy(self._case)
-        working = collector.loads(self._blob)
-        # Pickle records which objects are shared, equal strings included, and a copy
-        # shares them differently from the case: the copy is its own baseline. Every copy
-        # loads from the same bytes, so the first copy's baseline is every copy's (a case
-        # kept for many implementations is frozen once: ``engine.drawn``).
-        if self._baseline is None:
-            self._baseline = _pickled(working)
-        return working
+        return collector.loads(self._blob)
 
     def changed(self, working: Any) -> bool:
         """Whether ``working`` (a copy made by :meth:`copy`) differs from the case in any way."""
-        if self._baseline is not None:
+        if self._blob is not None:
             try:
-                if _pickled(working) == self._baseline:
-                    return False
+                after = _pickled(working)
             except (pickle.PicklingError, TypeError, AttributeError):
-                pass  # something unpicklable was put into the input: the walk decides
+                after = None  # something unpicklable was put into the input: the walk decides
+            if after == self._blob:  # the case's own pickle, nearly always: nothing changed
+                return False
+            # Pickle records which objects are shared, equal strings included, and a copy
+            # may share them differently from the case: then an untouched copy's pickle is
+            # the baseline. Every copy loads from the same bytes, so one baseline serves
+            # every copy (a case kept for many implementations is frozen once: ``engine.drawn``).
+            if after is not None:
+                if self._baseline is None:
+                    self._baseline = _pickled(collector.loads(self._blob))
+                if after == self._baseline:
+                    return False
         # Different bytes may still be equal values rebound in place: compare by value.
         if self._case is _UNLOADED:
             self._case = collector.loads(self._blob)

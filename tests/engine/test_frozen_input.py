@@ -98,3 +98,33 @@ def test_an_equal_value_written_back_is_not_an_edit():
     part = working[1].parts[0]
     part.content = "".join(["ok ", "(a2)"])  # a new string object, equal to the old one
     assert not frozen.changed(working)
+
+
+def test_an_untouched_copy_is_told_from_one_pickling_after_the_call(monkeypatch):
+    import pickle
+
+    from chatconform.conformance import snapshot as module
+
+    # A case that was loaded from a pickle (as a drawn one nearly always is, in effect)
+    # pickles to the same bytes as its copies: the case's own pickle is the baseline.
+    case = pickle.loads(pickle.dumps(history()))
+    pickled = []
+    real = module._pickled
+    monkeypatch.setattr(module, "_pickled", lambda value: pickled.append(1) or real(value))
+    frozen = Frozen(case)
+    working = frozen.copy()
+    assert not frozen.changed(working)
+    assert len(pickled) == 2  # the case, before; the copy, after: no baseline was made
+
+
+def test_a_case_whose_copy_pickles_otherwise_is_untouched_until_edited():
+    # A set that lost most of its members iterates in another order once rebuilt by a copy.
+    tags = {"x" * n for n in range(1, 60)}
+    for n in range(1, 50):
+        tags.discard("x" * n)
+    frozen = Frozen([{"tags": tags}, history()])
+    for _ in range(2):  # the second copy is compared with the first one's baseline
+        working = frozen.copy()
+        assert not frozen.changed(working)
+    working[0]["tags"].add("y")
+    assert frozen.changed(working)
