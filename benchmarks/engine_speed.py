@@ -14,8 +14,9 @@ changes no verdict).
 
 ``given`` times, per contract, ``chatconform.conformance.engine.run`` on the reference under
 ``ci`` against a bare Hypothesis test over the contract's own strategy that calls the
-reference and every check on each case, for each variant, with the same settings: the
-engine's own cost is the ratio. The two alternate, three rounds each; the fastest round counts.
+reference and every check on each case (``input_untouched`` as the case's pickle before and
+after the call), for each variant, with the same settings: the engine's own cost is the
+ratio. The two alternate, three rounds each; the fastest round counts.
 
 ``contracts`` times ``chatconform run --impl reference --profile ci --contract NAME`` for each
 contract named (by default ``lifecycle`` and ``persist``, whose ratio the lifecycle contract is
@@ -29,6 +30,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import pickle
 import subprocess
 import sys
 import tempfile
@@ -82,8 +84,22 @@ def versus(args: argparse.Namespace) -> None:
         subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(base)], check=False)
 
 
+def engine_seed(contract: str) -> int:
+    """The seed a derandomized run of the engine draws ``contract``'s cases from: Hypothesis
+    derives it from the test's source and key, so a bare test of other source gets it
+    explicitly, and both sides judge the same cases."""
+    from hypothesis.internal.compat import int_from_bytes
+    from hypothesis.internal.reflection import function_digest
+
+    from chatconform.conformance.engine.search import _Pass
+
+    test = _Pass._hypothesis_test(None)  # the test's source: the pass is not read here
+    test._hypothesis_internal_add_digest = f"chatconform||{contract}".encode()
+    return int_from_bytes(function_digest(test))
+
+
 def given_overhead(args: argparse.Namespace) -> None:
-    from hypothesis import given
+    from hypothesis import given, seed
 
     from chatconform.conformance import discovery, engine
     from chatconform.conformance.contract import Example
@@ -103,10 +119,18 @@ def given_overhead(args: argparse.Namespace) -> None:
 
         def judging(contract, fn, variant):
             def test(case):
+                # input_untouched as a bare test would have it: the case's pickle before
+                # the call and after (a freshly drawn case needs no private copy).
+                try:
+                    before = pickle.dumps(case, protocol=pickle.HIGHEST_PROTOCOL)
+                except Exception:  # noqa: BLE001 - the engine compares such a case by a walk
+                    before = None
                 try:
                     output = contract.call(fn, case, variant)
                 except (UnsendableContent, UnsendableCase):
                     return  # the reference declines the case: no check judges it
+                if before is not None and pickle.dumps(case, protocol=pickle.HIGHEST_PROTOCOL) != before:
+                    raise AssertionError("the reference changed its input")
                 example = Example(contract, case, output, variant, impl=reference)
                 for check in contract.ordered_checks():
                     if check.evaluate is not None:
@@ -120,9 +144,8 @@ def given_overhead(args: argparse.Namespace) -> None:
             settings = profile.settings(scale=contract.examples_scale)
             for variant in variants:
                 test = judging(contract, fn, variant)
-                test._hypothesis_internal_add_digest = f"chatconform||{contract.name}".encode()
                 with no_local_constants():
-                    settings(given(contract.cases(variant))(test))()
+                    settings(seed(engine_seed(contract.name))(given(contract.cases(variant))(test)))()
 
         def engine_run(contract=contract) -> None:
             engine.run([reference], engine.Selection([contract], None), profile)
