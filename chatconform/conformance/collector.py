@@ -17,13 +17,6 @@ contract, 34 full collections took 18 of its 42 seconds of CPU. While the cases 
 :func:`spaced` lets ten times as many middle collections pass before a full one: 6 full
 collections, 22 seconds in all, and the same peak memory (328 and 332 MB), since what is
 freed by reference counting, nearly all of it, is freed at once either way.
-
-While a case is judged (:func:`collecting_less`: copied, called, compared, checked), the
-young generation is collected every 50,000 allocations instead of 700: the private copy of a
-long history and what the call and the checks make of it die by reference counting before
-a collection sees them, where at the default each was scanned, promoted, and counted towards
-the next full collection. In a ``ci`` run of the reference, every contract: 15,065
-collections (13 full) and 7.5 s became 5,701 (5 full) and 4.0 s, the same peak (about 340 MB).
 """
 
 from __future__ import annotations
@@ -68,29 +61,3 @@ def spaced() -> Iterator[None]:
         yield
     finally:
         gc.set_threshold(*before)
-
-
-#: The young generation's threshold while a case is judged (Python's default is 700
-#: allocations). A private copy of a long history is some 20,000 objects that die when the
-#: case is judged; collected at the default, each is scanned and promoted, and the full
-#: collections the promotions set off scan every case a run keeps. Cyclic garbage made
-#: meanwhile is still collected, every 50,000 allocations.
-YOUNG_WHILE_JUDGING = 50_000
-
-
-@contextmanager
-def collecting_less() -> Iterator[None]:
-    """Judge a case (copy it, call, compare) with :data:`YOUNG_WHILE_JUDGING`, and put the
-    thresholds back afterwards, unless the call set its own (an implementation's process
-    is its own). Collection switched off (a threshold of 0) stays off."""
-    before = gc.get_threshold()
-    if not before[0]:
-        yield
-        return
-    judging = (max(before[0], YOUNG_WHILE_JUDGING), *before[1:])
-    gc.set_threshold(*judging)
-    try:
-        yield
-    finally:
-        if gc.get_threshold() == judging:
-            gc.set_threshold(*before)

@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 
 from chatconform.conformance import discovery, engine
-from chatconform.conformance.collector import YOUNG_WHILE_JUDGING, collecting_less
 from chatconform.conformance.contracts import get_contract
 from chatconform.conformance.guard import guarded_call, time_left
+from chatconform.conformance.snapshot import YOUNG_WHILE_JUDGING, collecting_less
 from chatconform.errors import Interrupted
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -12,13 +12,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from chatconform.conformance.collector import collecting_less
 from chatconform.conformance.contract import Contract, Example, Refusal
 from chatconform.conformance.discovery import Implementation
 from chatconform.conformance.engine.drawn import DrawnCase
 from chatconform.conformance.engine.results import Evaluation, Failure
 from chatconform.conformance.guard import call_deadline, guarded_call, slow_limit
 from chatconform.conformance.protocol import Program
+from chatconform.conformance.snapshot import collecting_less
 from chatconform.errors import (
     ERROR,
     WARNING,

@@ -36,7 +36,6 @@ import sys
 import time
 from typing import Any, BinaryIO
 
-from chatconform.conformance.collector import collecting_less
 from chatconform.conformance.protocol import datapickle
 from chatconform.conformance.protocol.forked import (
     DEFAULT_MEMORY_MIB,
@@ -46,7 +45,7 @@ from chatconform.conformance.protocol.forked import (
     MISSING_LIBRARY,
 )
 from chatconform.conformance.protocol.kept import Kept, KeptMissing
-from chatconform.conformance.snapshot import Frozen
+from chatconform.conformance.snapshot import Frozen, collecting_less
 
 
 def _take_stdio() -> tuple[BinaryIO, int]:
