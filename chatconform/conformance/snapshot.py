@@ -19,10 +19,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
-import gc
 import pickle
-from collections.abc import Iterator
-from contextlib import contextmanager
 from datetime import date, datetime, time, timedelta
 from decimal import Decimal
 from enum import Enum
@@ -30,32 +27,6 @@ from typing import Any
 from uuid import UUID
 
 from chatconform.conformance import collector
-
-#: The young generation's threshold while a case is judged (Python's default is 700
-#: allocations). A private copy of a long history is some 20,000 objects that die when the
-#: case is judged; collected at the default, each is scanned and promoted, and the full
-#: collections the promotions set off scan every case a run keeps. Cyclic garbage made
-#: meanwhile is still collected, every 50,000 allocations.
-YOUNG_WHILE_JUDGING = 50_000
-
-
-@contextmanager
-def collecting_less() -> Iterator[None]:
-    """Judge a case (copy it, call, compare) with :data:`YOUNG_WHILE_JUDGING`, and put the
-    thresholds back afterwards, unless the call set its own (an implementation's process
-    is its own). Collection switched off (a threshold of 0) stays off."""
-    before = gc.get_threshold()
-    if not before[0]:
-        yield
-        return
-    judging = (max(before[0], YOUNG_WHILE_JUDGING), *before[1:])
-    gc.set_threshold(*judging)
-    try:
-        yield
-    finally:
-        if gc.get_threshold() == judging:
-            gc.set_threshold(*before)
-
 
 _ATOMS = (str, bytes, int, bool, type(None), datetime, date, time, timedelta, Decimal, UUID, Enum, complex)
 _NAMES_CACHE: dict[type, tuple[str, ...]] = {}

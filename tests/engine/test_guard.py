@@ -3,9 +3,7 @@ call keeps its deadline itself (a program in a process of its own)."""
 
 from __future__ import annotations
 
-import gc
 import sys
-import textwrap
 import threading
 from pathlib import Path
 
@@ -14,7 +12,6 @@ import pytest
 from chatconform.conformance import discovery, engine
 from chatconform.conformance.contracts import get_contract
 from chatconform.conformance.guard import guarded_call, time_left
-from chatconform.conformance.snapshot import YOUNG_WHILE_JUDGING, collecting_less
 from chatconform.errors import Interrupted
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -66,49 +63,3 @@ def test_a_programs_calls_start_no_thread(monkeypatch):
     finally:
         program.obj.close()
     assert outcome.results and "chatconform-call" not in started
-
-
-def test_a_case_is_judged_with_fewer_young_collections_and_the_thresholds_come_back():
-    seen = []
-
-    class Threads:
-        name, version = "threads", "1"
-
-        def extract_thread(self, rows):
-            seen.append(gc.get_threshold()[0])
-            return list(rows)
-
-    before = gc.get_threshold()
-    impl = discovery.load_object(Threads, in_process=True)
-    engine.run([impl], engine.Selection([get_contract("thread")], None), "dev")
-    assert seen and min(seen) >= YOUNG_WHILE_JUDGING and gc.get_threshold() == before
-
-
-def test_thresholds_a_call_sets_are_its_own():
-    with collecting_less():
-        gc.set_threshold(1234, 5, 6)
-    try:
-        assert gc.get_threshold() == (1234, 5, 6)
-    finally:
-        gc.set_threshold(700, 10, 10)
-
-
-def test_a_hosted_implementations_process_judges_with_fewer_young_collections_too(tmp_path):
-    (tmp_path / "watched.py").write_text(textwrap.dedent(f"""
-        import gc
-
-        class Threads:
-            name, version = "watched", "1"
-
-            def extract_thread(self, rows):
-                with open({str(tmp_path / "seen")!r}, "a") as seen:
-                    seen.write(f"{{gc.get_threshold()[0]}}\\n")
-                return list(rows)
-    """))
-    impl = discovery.load(f"{tmp_path / 'watched.py'}:Threads")
-    try:
-        engine.run([impl], engine.Selection([get_contract("thread")], None), "dev")
-    finally:
-        impl.obj.close()
-    seen = [int(line) for line in (tmp_path / "seen").read_text().split()]
-    assert seen and min(seen) >= YOUNG_WHILE_JUDGING

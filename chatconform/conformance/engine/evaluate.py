@@ -18,7 +18,6 @@ from chatconform.conformance.engine.drawn import DrawnCase
 from chatconform.conformance.engine.results import Evaluation, Failure
 from chatconform.conformance.guard import call_deadline, guarded_call, slow_limit
 from chatconform.conformance.protocol import Program
-from chatconform.conformance.snapshot import collecting_less
 from chatconform.errors import (
     ERROR,
     WARNING,
@@ -72,7 +71,6 @@ def _refusal(impl: Implementation, contract: Contract, case: Any, variant: str |
     return refusal
 
 
-@collecting_less()  # the case's private copy dies uncollected
 def evaluate_case(impl: Implementation, contract: Contract, case: Any, variant: str | None,
                   *, timeout: float, only: frozenset[str] | None = None,
                   drawn: DrawnCase | None = None) -> Evaluation:

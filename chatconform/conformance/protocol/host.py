@@ -45,7 +45,7 @@ from chatconform.conformance.protocol.forked import (
     MISSING_LIBRARY,
 )
 from chatconform.conformance.protocol.kept import Kept, KeptMissing
-from chatconform.conformance.snapshot import Frozen, collecting_less
+from chatconform.conformance.snapshot import Frozen
 
 
 def _take_stdio() -> tuple[BinaryIO, int]:
@@ -114,7 +114,6 @@ class _Host:
             reply["method_by_method"] = True
         return reply
 
-    @collecting_less()  # the case's private copy dies uncollected
     def answer(self, call: dict) -> dict:
         """The reply to one call: its result (and what became of the input), or the error."""
         contract = self.contract(call["contract"])
