@@ -92,34 +92,26 @@ def guarded_call(fn: Callable[[], Any], timeout: float = DEFAULT_TIMEOUT, *,
 
     start = time.perf_counter()
     deadline = time.monotonic() + timeout
+    worker = None
     if enforced:
-        return _called_here(target, outcome, start)
-    worker = threading.Thread(target=target, name="chatconform-call", daemon=True)
-    worker.start()
-    while worker.is_alive() and (left := deadline - time.monotonic()) > 0:
-        worker.join(min(left, _STOP_POLL))  # a signal does not cut a join short: look for a stop
-        stop.check()
+        outer = getattr(_CALL, "deadline", None)
+        try:
+            target()
+        finally:
+            _CALL.deadline = outer
+        if isinstance(outcome.error, Interrupted):
+            raise outcome.error  # a stop, noticed in the call's wait: no verdict
+    else:
+        worker = threading.Thread(target=target, name="chatconform-call", daemon=True)
+        worker.start()
+        while worker.is_alive() and (left := deadline - time.monotonic()) > 0:
+            worker.join(min(left, _STOP_POLL))  # a signal does not cut a join short: look for a stop
+            stop.check()
     stop.check()
     outcome.seconds = time.perf_counter() - start
-    if worker.is_alive():
+    if worker is not None and worker.is_alive():
         outcome.timed_out = True
     elif outcome.error is not None:
-        _let_go_of_locals(outcome.error)
-    return outcome
-
-
-def _called_here(target: Callable[[], None], outcome: CallOutcome, start: float) -> CallOutcome:
-    """:func:`guarded_call` on this thread, for a call that keeps its own deadline."""
-    outer = getattr(_CALL, "deadline", None)
-    try:
-        target()
-    finally:
-        _CALL.deadline = outer
-    if isinstance(outcome.error, Interrupted):
-        raise outcome.error  # a stop, noticed in the call's wait: no verdict
-    stop.check()
-    outcome.seconds = time.perf_counter() - start
-    if outcome.error is not None:
         _let_go_of_locals(outcome.error)
     return outcome
 
