@@ -123,6 +123,10 @@ class Session:
                 self._quiet(f"after answering call {self._answered}, before call {number}")
                 self._channel.send({"type": "call", "id": number, **request}, deadline)
                 reply = self._read(deadline, "call-reply", f"call {number}")
+                if isinstance(reply["id"], int) and reply["id"] < number:
+                    # A second answer to an earlier call, come after the check for stray output.
+                    raise Fault("out-of-turn", f"wrote to stdout out of turn (an answer to call {reply['id']}, "
+                                               f"read when call {number} was asked)")
                 if reply["id"] != number:
                     raise Fault("wrong-id", f"answered call {reply['id']} when call {number} was asked")
                 self._quiet(f"after answering call {number}")
