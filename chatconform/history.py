@@ -14,33 +14,21 @@ from __future__ import annotations
 import base64
 import copy as copy_module
 import dataclasses
+import functools
 import json
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime
-from typing import Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from pydantic import ValidationError
-from pydantic_ai.messages import (
-    BinaryContent,
-    CompactionPart,
-    FileUrl,
-    ModelMessage,
-    ModelMessagesTypeAdapter,
-    ModelRequest,
-    ModelResponse,
-    RetryFeedbackPart,
-    RetryPromptPart,
-    SystemPromptPart,
-    TextContent,
-    TextPart,
-    ThinkingPart,
-    ToolCallPart,
-    ToolReturnPart,
-    UserPromptPart,
-)
 
-History = list[ModelMessage]
+from chatconform.lazy import pai
+
+if TYPE_CHECKING:
+    from pydantic_ai.messages import ModelMessage
+
+History = list["ModelMessage"]
 
 ItemKind = Literal["system", "user", "summary", "feedback", "assistant", "thinking", "call", "result", "media"]
 
@@ -56,8 +44,10 @@ DEFAULT_TIMESTAMP = "2026-01-05T09:00:00Z"
 _TAGS = ("kind", "part_kind")
 
 
+@functools.cache
 def _kinds() -> dict[str, type]:
-    """Message and part classes of pydantic-ai by their ``kind`` / ``part_kind`` tag.
+    """Message and part classes of pydantic-ai by their ``kind`` / ``part_kind`` tag (read on
+    first use: reading them imports pydantic-ai, :mod:`chatconform.lazy`).
 
     A subclass that keeps its base's tag (``ToolSearchCallPart`` is a ``tool-call`` whose
     ``tool_name`` defaults to ``search_tools``) does not stand for the tag: loading makes the
@@ -76,7 +66,6 @@ def _kinds() -> dict[str, type]:
     return found
 
 
-_KINDS = _kinds()
 _DEFAULTS: dict[type, dict[str, Any]] = {}
 
 
@@ -105,7 +94,7 @@ def _defaults(cls: type) -> dict[str, Any]:
 def _slim(obj: dict[str, Any], inherited_time: Any, skip: tuple[str, ...] = ()) -> dict[str, Any]:
     """``obj`` without the fields loading would fill in anyway, its tag first; the keys in
     ``skip`` left for the caller."""
-    cls = next((_KINDS.get(f"{tag}:{obj.get(tag)}") for tag in _TAGS if tag in obj), None)
+    cls = next((_kinds().get(f"{tag}:{obj.get(tag)}") for tag in _TAGS if tag in obj), None)
     defaults = _defaults(cls) if cls else {}
     out = {tag: obj[tag] for tag in _TAGS if tag in obj}
     for key, value in obj.items():
@@ -148,7 +137,7 @@ def history_to_json(history: Sequence[ModelMessage]) -> list[Any]:
     """
     out = []
     previous = DEFAULT_TIMESTAMP
-    for message in ModelMessagesTypeAdapter.dump_python(list(history), mode="json"):
+    for message in pai.ModelMessagesTypeAdapter.dump_python(list(history), mode="json"):
         stamp = message.get("timestamp")
         slim = _slim(message, previous, skip=("parts",))
         if stamp is not None:
@@ -182,7 +171,7 @@ def _with_defaults(data: list[Any]) -> list[Any]:
 def _part_with_time(part: Any, stamp: Any) -> Any:
     if not isinstance(part, dict) or "timestamp" in part:
         return part
-    cls = _KINDS.get(f"part_kind:{part.get('part_kind')}")
+    cls = _kinds().get(f"part_kind:{part.get('part_kind')}")
     has_time = cls is not None and any(f.name == "timestamp" for f in dataclasses.fields(cls))
     return dict(part, timestamp=stamp) if has_time else part
 
@@ -192,7 +181,7 @@ def history_from_json(data: Any, where: str) -> History:
     if not isinstance(data, list):
         raise ValueError(f"{where} must be a JSON array of pydantic-ai messages, got {type(data).__name__}")
     try:
-        return ModelMessagesTypeAdapter.validate_python(_with_defaults(data))
+        return pai.ModelMessagesTypeAdapter.validate_python(_with_defaults(data))
     except ValidationError as exc:
         first = exc.errors()[0]
         location = ".".join(str(step) for step in first["loc"])
@@ -205,7 +194,7 @@ def history_problem(output: Any) -> str | None:
     the ``output_problem`` of every contract whose method returns a history."""
     if not isinstance(output, list):
         return f"returned {type(output).__name__}, expected a history (a list of messages)"
-    bad = next((i for i, m in enumerate(output) if not isinstance(m, (ModelRequest, ModelResponse))), None)
+    bad = next((i for i, m in enumerate(output) if not isinstance(m, (pai.ModelRequest, pai.ModelResponse))), None)
     if bad is not None:
         return f"item {bad} of the result is {type(output[bad]).__name__}, not a ModelRequest or ModelResponse"
     return None
@@ -335,47 +324,47 @@ def data_url_payload(url: str) -> str | None:
 def media_identity(content: Any) -> str | None:
     """How a file travels in any dialect: its URL, or the base64 of its bytes (a ``data:``
     URL is its bytes)."""
-    if isinstance(content, FileUrl):
+    if isinstance(content, pai.FileUrl):
         inline = data_url_payload(content.url)
         return (inline_identity(inline) if inline is not None else None) or content.url
-    if isinstance(content, BinaryContent):
+    if isinstance(content, pai.BinaryContent):
         return base64.b64encode(content.data).decode("ascii")
     return None
 
 
 def _inline(content: Any) -> bool:
-    return isinstance(content, BinaryContent) or (isinstance(content, FileUrl)
-                                                  and data_url_payload(content.url) is not None)
+    return isinstance(content, pai.BinaryContent) or (
+        isinstance(content, pai.FileUrl) and data_url_payload(content.url) is not None)
 
 
 def _user_items(content: Any, kind: ItemKind) -> Iterable[Item]:
     for piece in [content] if isinstance(content, str) else content:
         if isinstance(piece, str):
             yield Item(kind, piece)
-        elif isinstance(piece, TextContent):
+        elif isinstance(piece, pai.TextContent):
             yield Item(kind, piece.content)
         elif (identity := media_identity(piece)) is not None:
             yield Item("media", identity, INLINE if _inline(piece) else "")
 
 
 def _part_items(message: ModelMessage, part: Any) -> Iterable[Item]:
-    if isinstance(message, ModelRequest):
-        if isinstance(part, SystemPromptPart):
+    if isinstance(message, pai.ModelRequest):
+        if isinstance(part, pai.SystemPromptPart):
             yield Item("system", part.content)
-        elif isinstance(part, UserPromptPart):
+        elif isinstance(part, pai.UserPromptPart):
             yield from _user_items(part.content, "user")
-        elif isinstance(part, CompactionPart):
+        elif isinstance(part, pai.CompactionPart):
             if part.content:
                 yield Item("summary", part.content)
-        elif isinstance(part, RetryFeedbackPart) and isinstance(part.content, str):
+        elif isinstance(part, pai.RetryFeedbackPart) and isinstance(part.content, str):
             yield Item("feedback", part.content)
-        elif isinstance(part, (ToolReturnPart, RetryPromptPart)) and part.tool_call_id and part.tool_name:
+        elif isinstance(part, (pai.ToolReturnPart, pai.RetryPromptPart)) and part.tool_call_id and part.tool_name:
             yield Item("result", part.tool_name, part.tool_call_id)
-    elif isinstance(part, TextPart):
+    elif isinstance(part, pai.TextPart):
         yield Item("assistant", part.content)
-    elif isinstance(part, ThinkingPart):
+    elif isinstance(part, pai.ThinkingPart):
         yield Item("thinking", part.content)
-    elif isinstance(part, ToolCallPart):
+    elif isinstance(part, pai.ToolCallPart):
         yield Item("call", part.tool_name, part.tool_call_id)
 
 
@@ -438,14 +427,14 @@ def tool_pairing_problems(history: Sequence[ModelMessage]) -> list[str]:
     answered: set[str] = set()
     for index, message in enumerate(history):
         for part in message.parts:
-            if isinstance(message, ModelResponse) and isinstance(part, ToolCallPart):
+            if isinstance(message, pai.ModelResponse) and isinstance(part, pai.ToolCallPart):
                 if part.tool_call_id in open_calls:
                     problems.append(f"message {index}: tool call id {part.tool_call_id} is used twice "
                                     "while its first call is unanswered")
                 open_calls[part.tool_call_id] = index
                 answered.discard(part.tool_call_id)
-            elif isinstance(message, ModelRequest) and isinstance(part, (ToolReturnPart, RetryPromptPart)):
-                if isinstance(part, RetryPromptPart) and not part.tool_name:
+            elif isinstance(message, pai.ModelRequest) and isinstance(part, (pai.ToolReturnPart, pai.RetryPromptPart)):
+                if isinstance(part, pai.RetryPromptPart) and not part.tool_name:
                     continue  # a retry of the output, not of a tool call
                 call_id = part.tool_call_id
                 if call_id in open_calls:

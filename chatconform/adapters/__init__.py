@@ -17,11 +17,13 @@ import importlib.util
 import threading
 from collections.abc import Callable, Iterable, Sequence
 from types import ModuleType
-from typing import Any, Generic, TypeVar
-
-from pydantic_ai.messages import ModelMessage, ModelResponse, ToolCallPart
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from chatconform.errors import ConfigError
+from chatconform.lazy import pai
+
+if TYPE_CHECKING:
+    from pydantic_ai.messages import ModelMessage
 
 T = TypeVar("T")
 
@@ -36,8 +38,8 @@ def open_parameters() -> dict:
 def called_tools(history: Sequence[ModelMessage]) -> list[str]:
     """The names of the tools ``history`` calls, once each, in the order first called: what
     each adapter declares, as the agent that made the calls had them."""
-    return list(dict.fromkeys(part.tool_name for message in history if isinstance(message, ModelResponse)
-                              for part in message.parts if isinstance(part, ToolCallPart)))
+    return list(dict.fromkeys(part.tool_name for message in history if isinstance(message, pai.ModelResponse)
+                              for part in message.parts if isinstance(part, pai.ToolCallPart)))
 
 
 def missing_modules(modules: Iterable[str]) -> list[str]:

@@ -23,10 +23,11 @@ from collections.abc import Sequence
 from importlib.metadata import version
 from typing import TYPE_CHECKING, Any
 
-from pydantic_ai.messages import ModelMessage
-
 from chatconform.adapters import LazyModel, Library, called_tools, open_parameters
 from chatconform.adapters.langchain_core import EXTRA, to_langchain
+
+if TYPE_CHECKING:
+    from pydantic_ai.messages import ModelMessage
 
 if TYPE_CHECKING:
     from langchain_core.messages import BaseMessage

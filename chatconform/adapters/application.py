@@ -19,13 +19,14 @@ Needs the ``pydantic-ai``, ``pydantic-ai-harness`` and ``langchain-core`` extras
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
-
-from pydantic_ai.messages import ModelMessage
+from typing import TYPE_CHECKING, Any
 
 from chatconform.adapters.langchain_core import LangChainCoreAdapter
 from chatconform.adapters.pydantic_ai import PydanticAIAdapter
 from chatconform.adapters.pydantic_ai_harness import PydanticAIHarnessAdapter
+
+if TYPE_CHECKING:
+    from pydantic_ai.messages import ModelMessage
 
 #: What the composition gets wrong, as the lifecycle finds it (docs/compliance.md has each
 #: minimal step sequence), on top of what each library gets wrong alone.

@@ -64,6 +64,7 @@ from typing import TYPE_CHECKING, Any
 from chatconform.adapters import Library
 from chatconform.errors import MissingDependency
 from chatconform.history import ERROR_OUTCOMES
+from chatconform.lazy import pai
 
 if TYPE_CHECKING:
     from langchain_core.messages import AIMessage, BaseMessage
@@ -78,26 +79,10 @@ DISTRIBUTION = "langchain-core"
 if importlib.util.find_spec("langchain_core") is None:
     raise MissingDependency(f"the langchain-core adapter needs langchain-core: pip install 'chatconform[{EXTRA}]'")
 
-from pydantic_ai.messages import (  # noqa: E402
-    BinaryContent,
-    CompactionPart,
-    DocumentUrl,
-    FileUrl,
-    ImageUrl,
-    ModelMessage,
-    ModelRequest,
-    ModelResponse,
-    RetryFeedbackPart,
-    RetryPromptPart,
-    SystemPromptPart,
-    TextContent,
-    TextPart,
-    ThinkingPart,
-    ToolCallPart,
-    ToolReturnPart,
-    UserPromptPart,
-)
 from pydantic_core import to_jsonable_python  # noqa: E402
+
+if TYPE_CHECKING:
+    from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse
 
 #: langchain-core's messages, imported by warm_up or else on first use (listing the adapter imports none of it).
 _lc = Library("langchain_core.messages", adapter="langchain-core", extra=EXTRA)
@@ -108,9 +93,9 @@ _lc = Library("langchain_core.messages", adapter="langchain-core", extra=EXTRA)
 # -- pydantic-ai -> LangChain ----------------------------------------------------------------------
 
 def _file_block(item: Any) -> dict | None:
-    kind = "image" if isinstance(item, ImageUrl) or (
-        isinstance(item, BinaryContent) and item.media_type.startswith("image/")) else "file"
-    if isinstance(item, FileUrl):
+    kind = "image" if isinstance(item, pai.ImageUrl) or (
+        isinstance(item, pai.BinaryContent) and item.media_type.startswith("image/")) else "file"
+    if isinstance(item, pai.FileUrl):
         block = {"type": kind, "source_type": "url", "url": item.url}
         if kind == "file":
             try:
@@ -118,7 +103,7 @@ def _file_block(item: Any) -> dict | None:
             except ValueError:  # pydantic-ai cannot tell it from the URL
                 pass
         return block
-    if isinstance(item, BinaryContent):
+    if isinstance(item, pai.BinaryContent):
         return {"type": kind, "source_type": "base64", "data": base64.b64encode(item.data).decode("ascii"),
                 "mime_type": item.media_type}
     return None
@@ -131,7 +116,7 @@ def _human_content(content: Any) -> str | list:
     for item in content:
         if isinstance(item, str):
             blocks.append({"type": "text", "text": item})
-        elif isinstance(item, TextContent):
+        elif isinstance(item, pai.TextContent):
             blocks.append({"type": "text", "text": item.content})
         elif (block := _file_block(item)) is not None:
             blocks.append(block)
@@ -147,21 +132,21 @@ def _tool_content(content: Any) -> str:
 def _request_messages(message: ModelRequest) -> list[BaseMessage]:
     out: list[BaseMessage] = []
     for part in message.parts:
-        if isinstance(part, SystemPromptPart):
+        if isinstance(part, pai.SystemPromptPart):
             out.append(_lc.SystemMessage(content=part.content))
-        elif isinstance(part, UserPromptPart):
+        elif isinstance(part, pai.UserPromptPart):
             out.append(_lc.HumanMessage(content=_human_content(part.content)))
-        elif isinstance(part, CompactionPart):
+        elif isinstance(part, pai.CompactionPart):
             if part.content is not None:
                 out.append(_lc.HumanMessage(content=part.content))
-        elif isinstance(part, RetryFeedbackPart):
+        elif isinstance(part, pai.RetryFeedbackPart):
             text = part.content if isinstance(part.content, str) else part.model_response()
             out.append(_lc.HumanMessage(content=text))
-        elif isinstance(part, ToolReturnPart):
+        elif isinstance(part, pai.ToolReturnPart):
             out.append(_lc.ToolMessage(content=_tool_content(part.content), tool_call_id=part.tool_call_id,
                                        name=part.tool_name,
                                        status="error" if part.outcome in ERROR_OUTCOMES else "success"))
-        elif isinstance(part, RetryPromptPart):
+        elif isinstance(part, pai.RetryPromptPart):
             if part.tool_name is not None:
                 out.append(_lc.ToolMessage(content=part.model_response(), tool_call_id=part.tool_call_id,
                                            name=part.tool_name, status="error"))
@@ -175,11 +160,11 @@ def _response_message(message: ModelResponse) -> AIMessage:
     tool_calls: list[dict] = []
     invalid: list[dict] = []
     for part in message.parts:
-        if isinstance(part, TextPart):
+        if isinstance(part, pai.TextPart):
             blocks.append({"type": "text", "text": part.content})
-        elif isinstance(part, ThinkingPart):
+        elif isinstance(part, pai.ThinkingPart):
             blocks.append({"type": "reasoning", "reasoning": part.content})
-        elif isinstance(part, ToolCallPart):
+        elif isinstance(part, pai.ToolCallPart):
             try:
                 args = part.args_as_dict()
             except ValueError:
@@ -198,7 +183,7 @@ def to_langchain(history: Sequence[ModelMessage]) -> list[BaseMessage]:
     """The history as LangChain messages (the table in the module docstring)."""
     out: list[BaseMessage] = []
     for message in history:
-        if isinstance(message, ModelRequest):
+        if isinstance(message, pai.ModelRequest):
             out.extend(_request_messages(message))
         else:
             out.append(_response_message(message))
@@ -215,8 +200,8 @@ def _user_item(block: Any) -> Any:
         return block["text"]
     if kind in ("image", "file"):
         if block.get("source_type") == "url":
-            return ImageUrl(url=block["url"]) if kind == "image" else DocumentUrl(url=block["url"])
-        return BinaryContent(data=base64.b64decode(block["data"]), media_type=block["mime_type"])
+            return pai.ImageUrl(url=block["url"]) if kind == "image" else pai.DocumentUrl(url=block["url"])
+        return pai.BinaryContent(data=base64.b64decode(block["data"]), media_type=block["mime_type"])
     raise ValueError(f"no pydantic-ai item for a {kind!r} block")
 
 
@@ -230,27 +215,28 @@ def from_langchain(messages: Sequence[BaseMessage]) -> list[ModelMessage]:
     out: list[ModelMessage] = []
     for message in messages:
         if isinstance(message, _lc.SystemMessage):
-            out.append(ModelRequest([SystemPromptPart(message.content)]))
+            out.append(pai.ModelRequest([pai.SystemPromptPart(message.content)]))
         elif isinstance(message, _lc.HumanMessage):
             content = message.content
-            out.append(ModelRequest([UserPromptPart(content if isinstance(content, str)
-                                                    else [_user_item(b) for b in content])]))
+            out.append(pai.ModelRequest([pai.UserPromptPart(content if isinstance(content, str)
+                                                            else [_user_item(b) for b in content])]))
         elif isinstance(message, _lc.ToolMessage):
-            out.append(ModelRequest([ToolReturnPart(message.name or "", message.content, message.tool_call_id,
-                                                    outcome="failed" if message.status == "error" else "success")]))
+            outcome = "failed" if message.status == "error" else "success"
+            out.append(pai.ModelRequest([pai.ToolReturnPart(message.name or "", message.content, message.tool_call_id,
+                                                            outcome=outcome)]))
         elif isinstance(message, _lc.AIMessage):
             parts: list = []
             blocks = [message.content] if isinstance(message.content, str) else message.content
             for block in blocks:
                 if isinstance(block, str):
-                    parts.append(TextPart(block))
+                    parts.append(pai.TextPart(block))
                 elif block.get("type") == "text":
-                    parts.append(TextPart(block["text"]))
+                    parts.append(pai.TextPart(block["text"]))
                 elif block.get("type") == "reasoning":
-                    parts.append(ThinkingPart(block["reasoning"]))
-            parts += [ToolCallPart(c["name"], c["args"], c["id"]) for c in message.tool_calls]
-            parts += [ToolCallPart(c["name"], c["args"], c["id"]) for c in message.invalid_tool_calls]
-            out.append(ModelResponse(parts))
+                    parts.append(pai.ThinkingPart(block["reasoning"]))
+            parts += [pai.ToolCallPart(c["name"], c["args"], c["id"]) for c in message.tool_calls]
+            parts += [pai.ToolCallPart(c["name"], c["args"], c["id"]) for c in message.invalid_tool_calls]
+            out.append(pai.ModelResponse(parts))
         else:
             raise ValueError(f"no pydantic-ai message for a {type(message).__name__}")
     return out
@@ -264,9 +250,9 @@ def _with_origins(history: Sequence[ModelMessage]) -> tuple[list[BaseMessage], l
     out: list[BaseMessage] = []
     origins: list[tuple[int, int | None]] = []
     for index, message in enumerate(history):
-        if isinstance(message, ModelRequest):
+        if isinstance(message, pai.ModelRequest):
             for part_index, part in enumerate(message.parts):
-                converted = _request_messages(ModelRequest([part]))
+                converted = _request_messages(pai.ModelRequest([part]))
                 out.extend(converted)
                 origins.extend([(index, part_index)] * len(converted))
         else:
@@ -287,7 +273,7 @@ def _regrouped(history: Sequence[ModelMessage], kept: list[tuple[int, int | None
             end += 1
         message = history[message_index]
         parts = list(dict.fromkeys(part for _, part in kept[index:end] if part is not None))
-        if isinstance(message, ModelResponse) or len(parts) == len(message.parts):
+        if isinstance(message, pai.ModelResponse) or len(parts) == len(message.parts):
             out.append(message)
         else:
             out.append(dataclasses.replace(message, parts=[message.parts[p] for p in parts]))

@@ -73,9 +73,12 @@ if missing_modules(_MODULES):
     raise MissingDependency(f"the langchain-google-genai adapter needs {', '.join(missing_modules(_MODULES))}: "
                             f"pip install 'chatconform[{EXTRA}]'")
 
-from pydantic_ai.messages import ModelMessage  # noqa: E402
+  # noqa: E402
 
 from chatconform.adapters._langchain_chat import history_messages  # noqa: E402
+
+if TYPE_CHECKING:
+    from pydantic_ai.messages import ModelMessage
 
 #: The libraries, imported when the chat model is built (by warm_up, or else the first call; google-genai's request
 #: converter is langchain-google-genai's own dependency).

@@ -69,9 +69,11 @@ if missing_modules(["langchain_openai"]):
 
 import json  # noqa: E402
 
-from pydantic_ai.messages import ModelMessage  # noqa: E402
-
+# noqa: E402
 from chatconform.adapters._langchain_chat import Sent, bound, history_messages, sent_body  # noqa: E402
+
+if TYPE_CHECKING:
+    from pydantic_ai.messages import ModelMessage
 
 #: langchain-openai (and the openai SDK through it), imported when a chat model is built (by warm_up, or else a call).
 _library = Library("langchain_openai", adapter="langchain-openai", extra=EXTRA)

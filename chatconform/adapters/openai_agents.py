@@ -75,9 +75,11 @@ from typing import TYPE_CHECKING, Any
 
 from chatconform.adapters import LazyModel, Library, Once, called_tools, missing_modules, open_parameters
 from chatconform.errors import MissingDependency
+from chatconform.lazy import pai
 
 if TYPE_CHECKING:
     from agents import FunctionTool, OpenAIChatCompletionsModel
+    from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, RetryPromptPart, ToolReturnPart
 
 __all__ = ["DISTRIBUTION", "EXTRA", "MODEL", "OpenAIAgentsAdapter", "from_input_items", "to_input_items"]
 
@@ -90,28 +92,6 @@ MODEL = "gpt-4o"
 
 if missing_modules(("agents", "openai")):
     raise MissingDependency(f"the openai-agents adapter needs openai-agents: pip install 'chatconform[{EXTRA}]'")
-
-from pydantic_ai.messages import (  # noqa: E402
-    AudioUrl,
-    BinaryContent,
-    CompactionPart,
-    DocumentUrl,
-    FileUrl,
-    ImageUrl,
-    ModelMessage,
-    ModelRequest,
-    ModelResponse,
-    RetryFeedbackPart,
-    RetryPromptPart,
-    SystemPromptPart,
-    TextContent,
-    TextPart,
-    ThinkingPart,
-    ToolCallPart,
-    ToolReturnPart,
-    UserPromptPart,
-    VideoUrl,
-)
 
 #: The Agents SDK and the openai SDK, imported by warm_up or else on first use (listing the adapter imports neither).
 _agents = Library("agents", adapter="openai-agents", extra=EXTRA)
@@ -129,13 +109,13 @@ _AUDIO_FORMATS = {"audio/wav": "wav", "audio/x-wav": "wav", "audio/mpeg": "mp3",
 def _content_part(item: Any) -> dict | None:
     if isinstance(item, str):
         return {"type": "input_text", "text": item}
-    if isinstance(item, TextContent):
+    if isinstance(item, pai.TextContent):
         return {"type": "input_text", "text": item.content}
-    if isinstance(item, ImageUrl):
+    if isinstance(item, pai.ImageUrl):
         return {"type": "input_image", "image_url": item.url, "detail": "auto"}
-    if isinstance(item, (DocumentUrl, AudioUrl, VideoUrl, FileUrl)):
+    if isinstance(item, (pai.DocumentUrl, pai.AudioUrl, pai.VideoUrl, pai.FileUrl)):
         return {"type": "input_file", "file_url": item.url}
-    if isinstance(item, BinaryContent):
+    if isinstance(item, pai.BinaryContent):
         if item.is_image:
             return {"type": "input_image", "image_url": item.data_uri, "detail": "auto"}
         if item.media_type in _AUDIO_FORMATS:
@@ -152,7 +132,7 @@ def _user(content: Any) -> dict:
 
 
 def _output(part: ToolReturnPart | RetryPromptPart) -> dict:
-    content = part.content if isinstance(part, ToolReturnPart) else part.model_response()
+    content = part.content if isinstance(part, pai.ToolReturnPart) else part.model_response()
     call = _responses.ResponseFunctionToolCall(arguments="{}", call_id=part.tool_call_id, name=part.tool_name,
                                                type="function_call")
     return dict(_agents.ItemHelpers.tool_call_output_item(call, content))
@@ -161,18 +141,19 @@ def _output(part: ToolReturnPart | RetryPromptPart) -> dict:
 def _request_items(message: ModelRequest) -> list[dict]:
     out: list[dict] = []
     for part in message.parts:
-        if isinstance(part, SystemPromptPart):
+        if isinstance(part, pai.SystemPromptPart):
             out.append({"role": "system", "content": part.content})
-        elif isinstance(part, UserPromptPart):
+        elif isinstance(part, pai.UserPromptPart):
             out.append(_user(part.content))
-        elif isinstance(part, CompactionPart):
+        elif isinstance(part, pai.CompactionPart):
             if part.content is not None:
                 out.append(_user(part.content))
-        elif isinstance(part, RetryFeedbackPart):
+        elif isinstance(part, pai.RetryFeedbackPart):
             out.append(_user(part.content if isinstance(part.content, str) else part.model_response()))
-        elif isinstance(part, ToolReturnPart) or (isinstance(part, RetryPromptPart) and part.tool_name is not None):
+        elif isinstance(part, pai.ToolReturnPart) or (
+                isinstance(part, pai.RetryPromptPart) and part.tool_name is not None):
             out.append(_output(part))
-        elif isinstance(part, RetryPromptPart):
+        elif isinstance(part, pai.RetryPromptPart):
             out.append(_user(part.model_response()))
     return out
 
@@ -181,17 +162,17 @@ def _response_items(message: ModelResponse) -> list[dict]:
     fake_id = _fake_id.FAKE_RESPONSES_ID  # the id the SDK gives the items its Chat Completions model returns
     out: list[dict] = []
     for part in message.parts:
-        if isinstance(part, TextPart):
+        if isinstance(part, pai.TextPart):
             text = {"type": "output_text", "text": part.content, "annotations": [], "logprobs": []}
             if out and out[-1]["type"] == "message":
                 out[-1]["content"].append(text)
             else:
                 out.append({"id": fake_id, "type": "message", "role": "assistant", "status": "completed",
                             "content": [text]})
-        elif isinstance(part, ThinkingPart):
+        elif isinstance(part, pai.ThinkingPart):
             out.append({"id": fake_id, "type": "reasoning",
                         "summary": [{"type": "summary_text", "text": part.content}]})
-        elif isinstance(part, ToolCallPart):
+        elif isinstance(part, pai.ToolCallPart):
             out.append({"id": fake_id, "type": "function_call", "call_id": part.tool_call_id,
                         "name": part.tool_name, "arguments": part.args_as_json_str()})
     return out
@@ -201,7 +182,7 @@ def to_input_items(history: Sequence[ModelMessage]) -> list[dict]:
     """The history as the Agents SDK's input items (the table in the module docstring)."""
     out: list[dict] = []
     for message in history:
-        out.extend(_request_items(message) if isinstance(message, ModelRequest) else _response_items(message))
+        out.extend(_request_items(message) if isinstance(message, pai.ModelRequest) else _response_items(message))
     return out
 
 
@@ -213,35 +194,35 @@ def _user_item(part: dict) -> Any:
         return part["text"]
     if kind == "input_image":
         url = part["image_url"]
-        return BinaryContent.from_data_uri(url) if url.startswith("data:") else ImageUrl(url=url)
+        return pai.BinaryContent.from_data_uri(url) if url.startswith("data:") else pai.ImageUrl(url=url)
     if kind == "input_audio":
         audio = part["input_audio"]
-        return BinaryContent(data=base64.b64decode(audio["data"]), media_type=f"audio/{audio['format']}")
+        return pai.BinaryContent(data=base64.b64decode(audio["data"]), media_type=f"audio/{audio['format']}")
     if kind == "input_file":
         if "file_data" in part:
-            return BinaryContent.from_data_uri(part["file_data"])
-        return DocumentUrl(url=part["file_url"])
+            return pai.BinaryContent.from_data_uri(part["file_data"])
+        return pai.DocumentUrl(url=part["file_url"])
     raise ValueError(f"no pydantic-ai item for a {kind!r} content part")
 
 
 def _request_part(item: dict, names: dict[str, str]) -> Any:
     if item.get("type") == "function_call_output":
-        return ToolReturnPart(names.get(item["call_id"], ""), item["output"], item["call_id"])
+        return pai.ToolReturnPart(names.get(item["call_id"], ""), item["output"], item["call_id"])
     content = item["content"]
     if item["role"] == "system":
-        return SystemPromptPart(content)
+        return pai.SystemPromptPart(content)
     if item["role"] == "user":
-        return UserPromptPart(content if isinstance(content, str) else [_user_item(p) for p in content])
+        return pai.UserPromptPart(content if isinstance(content, str) else [_user_item(p) for p in content])
     raise ValueError(f"no pydantic-ai part for a {item['role']!r} message")
 
 
 def _response_parts(item: dict) -> list:
     kind = item["type"]
     if kind == "message":
-        return [TextPart(c["text"]) for c in item["content"] if c["type"] == "output_text"]
+        return [pai.TextPart(c["text"]) for c in item["content"] if c["type"] == "output_text"]
     if kind == "reasoning":
-        return [ThinkingPart("\n".join(s["text"] for s in item.get("summary", [])))]
-    return [ToolCallPart(item["name"], item["arguments"], item["call_id"])]
+        return [pai.ThinkingPart("\n".join(s["text"] for s in item.get("summary", [])))]
+    return [pai.ToolCallPart(item["name"], item["arguments"], item["call_id"])]
 
 
 def from_input_items(items: Sequence[dict]) -> list[ModelMessage]:
@@ -257,16 +238,16 @@ def from_input_items(items: Sequence[dict]) -> list[ModelMessage]:
             parts = _response_parts(item)
             if item["type"] == "function_call":
                 names[item["call_id"]] = item["name"]
-            if out and isinstance(out[-1], ModelResponse):
+            if out and isinstance(out[-1], pai.ModelResponse):
                 out[-1].parts = [*out[-1].parts, *parts]
             else:
-                out.append(ModelResponse(parts=parts))
+                out.append(pai.ModelResponse(parts=parts))
         else:
             part = _request_part(item, names)
-            if out and isinstance(out[-1], ModelRequest):
+            if out and isinstance(out[-1], pai.ModelRequest):
                 out[-1].parts = [*out[-1].parts, part]
             else:
-                out.append(ModelRequest(parts=[part]))
+                out.append(pai.ModelRequest(parts=[part]))
     return out
 
 

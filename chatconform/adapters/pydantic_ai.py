@@ -80,11 +80,15 @@ import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from importlib.metadata import version
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from chatconform.adapters import called_tools, missing_modules, open_parameters
+from chatconform.adapters import Library, called_tools, missing_modules, open_parameters
 from chatconform.errors import MissingDependency
 from chatconform.providers import PROVIDER_IDS, get_provider
+
+if TYPE_CHECKING:
+    from pydantic_ai.messages import ModelMessage
+    from pydantic_ai.tools import ToolDefinition
 
 __all__ = ["DISTRIBUTION", "EXTRA", "MODELS", "PydanticAIAdapter"]
 
@@ -100,14 +104,10 @@ if missing_modules(_SDKS):
     raise MissingDependency(f"the pydantic-ai adapter needs {', '.join(missing_modules(_SDKS))}: "
                             f"pip install 'chatconform[{EXTRA}]'")
 
-from pydantic_ai import models as _models  # noqa: E402
-from pydantic_ai.messages import (  # noqa: E402
-    InstructionPart,
-    ModelMessage,
-    _clean_message_history,  # private: the agent's own history normalizer
-)
-from pydantic_ai.models import ModelRequestParameters  # noqa: E402
-from pydantic_ai.tools import ToolDefinition  # noqa: E402
+#: pydantic-ai's modules, imported by warm_up or else on first use (listing the adapter imports none).
+_models = Library("pydantic_ai.models", adapter="pydantic-ai", extra=EXTRA)
+_messages = Library("pydantic_ai.messages", adapter="pydantic-ai", extra=EXTRA)
+_tools = Library("pydantic_ai.tools", adapter="pydantic-ai", extra=EXTRA)
 
 
 @dataclass(frozen=True)
@@ -224,7 +224,8 @@ def run_offline(coro_fn: Callable[[], Any]) -> Any:
 
 
 def _tool_definitions(history: Sequence[ModelMessage]) -> list[ToolDefinition]:
-    return [ToolDefinition(name=name, parameters_json_schema=open_parameters()) for name in called_tools(history)]
+    return [_tools.ToolDefinition(name=name, parameters_json_schema=open_parameters())
+            for name in called_tools(history)]
 
 
 # -- serde: storing a history as pydantic-ai does ---------------------------------------------
@@ -305,15 +306,22 @@ class PydanticAIAdapter(_StoredThroughTypeAdapter):
 
     def __init__(self) -> None:
         self.version = version(DISTRIBUTION)
-        _offline_downloads()
         self._models: dict[str, Any] = {}
         self._lock = threading.Lock()
+
+    def warm_up(self) -> None:
+        """Import pydantic-ai and its mappers' modules, and keep its downloader offline, before
+        a run's first call."""
+        _offline_downloads()
+        for library in (_models, _messages, _tools):
+            library.module()
 
     def model(self, provider: str) -> Any:
         """The pydantic-ai model for ``provider``, built once (offline: a dummy key)."""
         get_provider(provider)
         with self._lock:
             if provider not in self._models:
+                _offline_downloads()  # warm_up's, for a caller that did not call it
                 choice = MODELS[provider]
                 model_cls = _class("pydantic_ai.models", choice.model)
                 provider_cls = _class("pydantic_ai.providers", choice.provider)
@@ -324,15 +332,16 @@ class PydanticAIAdapter(_StoredThroughTypeAdapter):
     def to_payload(self, history: Sequence[ModelMessage], *, provider: str,
                    instructions: str | None = None) -> dict:
         model = self.model(provider)
-        params = ModelRequestParameters(
+        params = _models.ModelRequestParameters(
             function_tools=_tool_definitions(history),
-            instruction_parts=[InstructionPart(instructions)] if instructions else [],
+            instruction_parts=[_messages.InstructionPart(instructions)] if instructions else [],
         )
         settings, params = model.prepare_request(None, params)
-        messages = _clean_message_history(list(history), repair_last_response=True)
+        clean = _messages._clean_message_history  # private: the agent's own history normalizer
+        messages = clean(list(history), repair_last_response=True)
         prepared = model.prepare_messages(messages, params)
         if prepared is not messages:
-            messages = _clean_message_history(prepared, repair_last_response=True)
+            messages = clean(prepared, repair_last_response=True)
         render = _RENDER[provider]
         return run_offline(lambda: render(model, messages, params, settings))
 
@@ -393,8 +402,6 @@ _RENDER = {"openai-chat": _openai_chat, "qwen-vllm": _openai_chat, "glm": _opena
 
 import warnings  # noqa: E402
 
-from pydantic_ai.messages import repair_messages, sanitize_messages  # noqa: E402
-
 warnings.filterwarnings("ignore", category=UserWarning, module=r"chatconform\.adapters\.pydantic_ai$")
 
 #: Where pydantic-ai's functions differ from the reference, each with its minimal case
@@ -421,11 +428,11 @@ _HISTORY_EXPECTED_FAILURES = {
 
 
 def _sanitize(self: PydanticAIAdapter, history: Sequence[ModelMessage]) -> list[ModelMessage]:
-    return sanitize_messages(history)
+    return _messages.sanitize_messages(history)
 
 
 def _repair(self: PydanticAIAdapter, history: Sequence[ModelMessage]) -> list[ModelMessage]:
-    return repair_messages(history)
+    return _messages.repair_messages(history)
 
 
 PydanticAIAdapter.sanitize = _sanitize

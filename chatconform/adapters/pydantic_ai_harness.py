@@ -69,12 +69,15 @@ if importlib.util.find_spec("pydantic_ai_harness") is None:
     raise MissingDependency(f"the pydantic-ai-harness adapter needs pydantic-ai-harness: "
                             f"pip install 'chatconform[{EXTRA}]'")
 
-from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart  # noqa: E402
-from pydantic_ai.models.function import AgentInfo, FunctionModel  # noqa: E402
-
 from chatconform.adapters.pydantic_ai import run_offline  # noqa: E402
+from chatconform.lazy import pai  # noqa: E402
+
+if TYPE_CHECKING:
+    from pydantic_ai.messages import ModelMessage, ModelResponse
+    from pydantic_ai.models.function import AgentInfo, FunctionModel
 
 #: pydantic-ai-harness's compaction, imported by warm_up or else on first use (listing the adapter imports none of it).
+_function = Library("pydantic_ai.models.function", adapter="pydantic-ai-harness", extra=EXTRA)
 _compaction = Library("pydantic_ai_harness.compaction", adapter="pydantic-ai-harness", extra=EXTRA)
 _summarizing = Library("pydantic_ai_harness.compaction._summarizing_compaction", adapter="pydantic-ai-harness",
                        extra=EXTRA)
@@ -110,9 +113,9 @@ _SUMMARIZING = Once(_summarizing_type)
 def _summarizer(summary: str) -> FunctionModel:
     """A model that answers every request with ``summary``, as it is."""
     def answer(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
-        return ModelResponse(parts=[TextPart(summary)])
+        return pai.ModelResponse(parts=[pai.TextPart(summary)])
 
-    return FunctionModel(answer, model_name="chatconform-summarizer")
+    return _function.FunctionModel(answer, model_name="chatconform-summarizer")
 
 
 def _newest_time(history: Sequence[ModelMessage]) -> datetime:
@@ -162,7 +165,7 @@ class PydanticAIHarnessAdapter:
     def warm_up(self) -> None:
         """Import the harness's compaction (and make the strategy's class) before a run's first call."""
         _SUMMARIZING.get()
-        for library in (_summarizing, _summary):
+        for library in (_function, _summarizing, _summary):
             library.module()
 
     def compact(self, history: Sequence[ModelMessage], *, cut: int, summary: str) -> list[ModelMessage]:

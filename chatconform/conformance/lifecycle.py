@@ -26,30 +26,23 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import timedelta
-from typing import Any
-
-from pydantic_ai import Agent, DeferredToolRequests
-from pydantic_ai.exceptions import UserError
-from pydantic_ai.messages import (
-    ModelMessage,
-    ModelRequest,
-    ModelResponse,
-    SystemPromptPart,
-    TextContent,
-    TextPart,
-    UserPromptPart,
-)
-from pydantic_ai.models.function import AgentInfo, FunctionModel
+from typing import TYPE_CHECKING, Any
 
 from chatconform.conformance.guard import DEFAULT_TIMEOUT, call_deadline, time_left
 from chatconform.conformance.snapshot import Frozen
 from chatconform.errors import MalformedResult, ProgramError, ProgramHung
 from chatconform.history import Row, history_problem
+from chatconform.lazy import pai
 from chatconform.providers import PROVIDER_IDS
 from chatconform.reference import ReferenceImplementation
 from chatconform.reference.trim import valid_starts
 from chatconform.strategies.lifecycles import Lifecycle, Step, standing_request
 from chatconform.strategies.runs import EPOCH, TOOLS, run_scenario
+
+if TYPE_CHECKING:
+    from pydantic_ai import Agent
+    from pydantic_ai.messages import ModelMessage, ModelResponse
+    from pydantic_ai.models.function import AgentInfo
 
 #: The contract methods a lifecycle composes, by the steps that call them.
 METHODS = ("persist_run", "extract_thread", "dump", "load", "sanitize", "compact", "trim", "repair", "to_payload")
@@ -138,16 +131,16 @@ def user_texts(history: Sequence[ModelMessage]) -> Counter:
     """Every user text of a history, counted (a text said twice is there twice)."""
     found: Counter = Counter()
     for message in history:
-        if not isinstance(message, ModelRequest):
+        if not isinstance(message, pai.ModelRequest):
             continue
         for part in message.parts:
-            if not isinstance(part, UserPromptPart):
+            if not isinstance(part, pai.UserPromptPart):
                 continue
             items = [part.content] if isinstance(part.content, str) else part.content
             for item in items:
                 if isinstance(item, str):
                     found[item] += 1
-                elif isinstance(item, TextContent):
+                elif isinstance(item, pai.TextContent):
                     found[item.content] += 1
     return found
 
@@ -160,7 +153,7 @@ def occurrences(history: Sequence[ModelMessage], text: str) -> int:
 
 def standing_count(history: Sequence[ModelMessage], prompt: str) -> int:
     return sum(1 for message in history for part in message.parts
-               if isinstance(part, SystemPromptPart) and part.content == prompt)
+               if isinstance(part, pai.SystemPromptPart) and part.content == prompt)
 
 
 @dataclass(frozen=True)
@@ -232,7 +225,7 @@ class Trace:
 # -- the next run ---------------------------------------------------------------------------------
 
 async def _answer(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
-    return ModelResponse([TextPart("Continuing. (a-next)")])
+    return pai.ModelResponse([pai.TextPart("Continuing. (a-next)")])
 
 
 async def _tool(n: int = 0) -> str:
@@ -245,6 +238,9 @@ _NEXT: list[Agent] = []
 def next_agent() -> Agent:
     """An agent with the runs' tools whose model answers every request with text (built once)."""
     if not _NEXT:
+        from pydantic_ai import Agent, DeferredToolRequests
+        from pydantic_ai.models.function import FunctionModel
+
         agent: Agent = Agent(FunctionModel(_answer), output_type=[str, DeferredToolRequests])
         for name in TOOLS:
             agent.tool_plain(name=name)(_tool)
@@ -345,6 +341,8 @@ class Player:
             missing = ledger.missing(base)
             if missing:  # the in-run compaction lost a text: judged where it happened
                 return Record(number, step, whose, before, base, ledger)
+        from pydantic_ai.exceptions import UserError
+
         try:
             run = run_scenario(dataclasses.replace(step.scenario, previous=base))
         except UserError as exc:  # the Agent refused the history it was given, before the run began
@@ -403,8 +401,8 @@ class Player:
 
     def _request(self, number: int, step: Step) -> Record:
         sent = [*self._call(number, step, "repair", self.history),
-                ModelRequest([UserPromptPart(f"Step {number}: a question (u-request-{number})", timestamp=EPOCH)],
-                             timestamp=EPOCH)]
+                pai.ModelRequest([pai.UserPromptPart(f"Step {number}: a question (u-request-{number})",
+                                                     timestamp=EPOCH)], timestamp=EPOCH)]
         payloads = [(p, self._call(number, step, "to_payload", sent, provider=p,
                                           instructions=REQUEST_INSTRUCTIONS)) for p in self.impl.providers]
         return self._record(number, step, self.impl.whose("repair", "to_payload"), self.history, self.history,

@@ -20,9 +20,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from pydantic_ai.messages import ModelMessagesTypeAdapter
-
 from chatconform.history import history_from_json
+from chatconform.lazy import pai
 
 #: An input field that holds a history: the history schema every call schema shares.
 HISTORY_SCHEMA: dict[str, Any] = {"$ref": "#/$defs/history"}
@@ -71,7 +70,7 @@ def history_reply(output: Any) -> Any:
     """A history result as the host sends it: pydantic-ai's own JSON, every field written
     (which :func:`history_result` reads back as it reads the slim form, and several times
     faster to write than :func:`~chatconform.history.history_to_json`)."""
-    return ModelMessagesTypeAdapter.dump_python(list(output), mode="json")
+    return pai.ModelMessagesTypeAdapter.dump_python(list(output), mode="json")
 
 
 def history_result_schema(description: str) -> dict[str, Any]:

@@ -7,19 +7,10 @@ the checks its bug explains (and ``compaction.matches_reference``, the catch-all
 from __future__ import annotations
 
 from collections.abc import Sequence
-
-from pydantic_ai.messages import (
-    CompactionPart,
-    ModelMessage,
-    ModelRequest,
-    ModelResponse,
-    RetryPromptPart,
-    SystemPromptPart,
-    ToolCallPart,
-    ToolReturnPart,
-)
+from typing import TYPE_CHECKING
 
 from chatconform.fakes.base import Fake
+from chatconform.lazy import pai
 from chatconform.reference.compaction import (
     SUMMARY_FRAME,
     check_compaction_input,
@@ -29,11 +20,14 @@ from chatconform.reference.compaction import (
     summary_request,
 )
 
+if TYPE_CHECKING:
+    from pydantic_ai.messages import ModelMessage
+
 
 def _head(history: Sequence[ModelMessage], cut: int) -> list[ModelMessage]:
     """The reference's standing-prompt request for a cut at ``cut``, if any."""
     standing = standing_system_parts(history, cut)
-    return [ModelRequest(list(standing))] if standing else []
+    return [pai.ModelRequest(list(standing))] if standing else []
 
 
 class SystemRoleSummary(Fake):
@@ -50,7 +44,7 @@ class SystemRoleSummary(Fake):
     def compact(self, history, *, cut, summary):
         check_compaction_input(history, cut, summary)
         moved = safe_cut(history, cut)
-        as_system = ModelRequest([SystemPromptPart(f"{SUMMARY_FRAME}\n\n{summary}")])
+        as_system = pai.ModelRequest([pai.SystemPromptPart(f"{SUMMARY_FRAME}\n\n{summary}")])
         return [*_head(history, moved), as_system, *history[moved:]]
 
 
@@ -58,8 +52,8 @@ def _window_safe(history: Sequence[ModelMessage], cut: int, window: int) -> bool
     """pydantic-ai-harness ``_is_safe_cutoff``: no call in ``[cut - window, cut)`` is answered
     in ``[cut, cut + window)``. A pair further apart than the window is not seen."""
     calls = {part.tool_call_id for message in history[max(0, cut - window):cut]
-             if isinstance(message, ModelResponse) for part in message.parts if isinstance(part, ToolCallPart)}
-    return not any(isinstance(part, (ToolReturnPart, RetryPromptPart)) and part.tool_call_id in calls
+             if isinstance(message, pai.ModelResponse) for part in message.parts if isinstance(part, pai.ToolCallPart)}
+    return not any(isinstance(part, (pai.ToolReturnPart, pai.RetryPromptPart)) and part.tool_call_id in calls
                    for message in history[cut:cut + window] for part in message.parts)
 
 
@@ -98,10 +92,10 @@ class WindowedPairCheck(_MovesCutBackWhileSplit):
 def _first_calls_split(history: Sequence[ModelMessage], cut: int) -> bool:
     """Whether the first call of a response before ``cut`` is answered at or after it: a
     batch's later calls are not looked at."""
-    firsts = {next(p.tool_call_id for p in message.parts if isinstance(p, ToolCallPart))
-              for message in history[:cut] if isinstance(message, ModelResponse)
-              and any(isinstance(p, ToolCallPart) for p in message.parts)}
-    return any(isinstance(part, (ToolReturnPart, RetryPromptPart)) and part.tool_call_id in firsts
+    firsts = {next(p.tool_call_id for p in message.parts if isinstance(p, pai.ToolCallPart))
+              for message in history[:cut] if isinstance(message, pai.ModelResponse)
+              and any(isinstance(p, pai.ToolCallPart) for p in message.parts)}
+    return any(isinstance(part, (pai.ToolReturnPart, pai.RetryPromptPart)) and part.tool_call_id in firsts
                for message in history[cut:] for part in message.parts)
 
 
@@ -133,7 +127,7 @@ class ReaddsSystemPromptWithTask(Fake):
     def compact(self, history, *, cut, summary):
         check_compaction_input(history, cut, summary)
         moved = safe_cut(history, cut)
-        first_response = next((i for i, m in enumerate(history) if isinstance(m, ModelResponse)), len(history))
+        first_response = next((i for i, m in enumerate(history) if isinstance(m, pai.ModelResponse)), len(history))
         task = list(history[:min(first_response, moved)])  # the leading requests, preserved whole
         return [*_head(history, len(history)), *task, summary_request(summary), *history[moved:]]
 
@@ -182,18 +176,18 @@ class DropsOrphanedResults(Fake):
 
     def compact(self, history, *, cut, summary):
         check_compaction_input(history, cut, summary)
-        kept_calls = {part.tool_call_id for message in history[cut:] if isinstance(message, ModelResponse)
-                      for part in message.parts if isinstance(part, ToolCallPart)}
+        kept_calls = {part.tool_call_id for message in history[cut:] if isinstance(message, pai.ModelResponse)
+                      for part in message.parts if isinstance(part, pai.ToolCallPart)}
         tail = []
         for message in history[cut:]:
-            if isinstance(message, ModelRequest):
+            if isinstance(message, pai.ModelRequest):
                 parts = [p for p in message.parts
-                         if not (isinstance(p, (ToolReturnPart, RetryPromptPart)) and p.tool_name
+                         if not (isinstance(p, (pai.ToolReturnPart, pai.RetryPromptPart)) and p.tool_name
                                  and p.tool_call_id not in kept_calls)]
                 if not parts:
                     continue
                 if len(parts) != len(message.parts):
-                    message = ModelRequest(parts, timestamp=message.timestamp, state=message.state)
+                    message = pai.ModelRequest(parts, timestamp=message.timestamp, state=message.state)
             tail.append(message)
         return [*_head(history, cut), summary_request(summary), *tail]
 
@@ -248,11 +242,11 @@ class ReplacesEarlierSummaries(Fake):
         tail = history[safe_cut(history, cut):]  # the reference keeps it verbatim, last
         out = list(compacted[:len(compacted) - len(tail)])
         for message in tail:
-            if isinstance(message, ModelRequest):
-                parts = [p for p in message.parts if not isinstance(p, CompactionPart)]
+            if isinstance(message, pai.ModelRequest):
+                parts = [p for p in message.parts if not isinstance(p, pai.CompactionPart)]
                 if not parts:
                     continue
                 if len(parts) != len(message.parts):
-                    message = ModelRequest(parts, timestamp=message.timestamp, state=message.state)
+                    message = pai.ModelRequest(parts, timestamp=message.timestamp, state=message.state)
             out.append(message)
         return out

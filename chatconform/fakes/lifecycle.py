@@ -10,16 +10,15 @@ from __future__ import annotations
 
 import dataclasses
 
-from pydantic_ai.messages import CompactionPart, ModelRequest, UserPromptPart
-
 from chatconform.fakes.base import Fake
+from chatconform.lazy import pai
 from chatconform.reference.compaction import SUMMARY_FRAME
 from chatconform.reference.persist import persist_run
 from chatconform.reference.sanitize import sanitize
 
 
 def _prompts(history) -> list:
-    return [p for m in history if isinstance(m, ModelRequest) for p in m.parts if isinstance(p, UserPromptPart)]
+    return [p for m in history if isinstance(m, pai.ModelRequest) for p in m.parts if isinstance(p, pai.UserPromptPart)]
 
 
 class RefusesToShrink(Fake):
@@ -72,9 +71,9 @@ class DropsFramedSummary(Fake):
     def sanitize(self, history):
         kept = []
         for message in sanitize(history):
-            if isinstance(message, ModelRequest):
+            if isinstance(message, pai.ModelRequest):
                 parts = [p for p in message.parts
-                         if not (isinstance(p, CompactionPart) and p.content.startswith(SUMMARY_FRAME))]
+                         if not (isinstance(p, pai.CompactionPart) and p.content.startswith(SUMMARY_FRAME))]
                 if not parts:
                     continue
                 message = dataclasses.replace(message, parts=parts)

@@ -10,20 +10,15 @@ from __future__ import annotations
 import base64
 from collections import deque
 from collections.abc import Sequence
-
-from pydantic_ai.exceptions import UnexpectedModelBehavior
-from pydantic_ai.messages import (
-    CompactionPart,
-    ModelMessage,
-    ModelRequest,
-    SystemPromptPart,
-    ToolCallPart,
-    UserPromptPart,
-)
+from typing import TYPE_CHECKING
 
 from chatconform.fakes.base import Fake
+from chatconform.lazy import pai
 from chatconform.providers import get_provider
 from chatconform.reference.payload import OPENAI_STYLE, File, Image, PayloadMapper, Text, Turn
+
+if TYPE_CHECKING:
+    from pydantic_ai.messages import ModelMessage
 
 
 class _Fake(Fake, PayloadMapper):
@@ -157,7 +152,7 @@ class SummaryAsSystem(_Fake):
     warns = ("payload.matches_reference",)
 
     def part_role(self, part):
-        return "system" if isinstance(part, CompactionPart) else super().part_role(part)
+        return "system" if isinstance(part, pai.CompactionPart) else super().part_role(part)
 
 
 class SummaryHoisted(_Fake):
@@ -174,10 +169,10 @@ class SummaryHoisted(_Fake):
 
     def ordered(self, history: Sequence[ModelMessage]) -> Sequence[ModelMessage]:
         def is_summary(m):
-            return isinstance(m, ModelRequest) and any(isinstance(p, CompactionPart) for p in m.parts)
+            return isinstance(m, pai.ModelRequest) and any(isinstance(p, pai.CompactionPart) for p in m.parts)
 
         def system_only(m):
-            return isinstance(m, ModelRequest) and m.parts and all(self.part_role(p) == "system" for p in m.parts)
+            return isinstance(m, pai.ModelRequest) and m.parts and all(self.part_role(p) == "system" for p in m.parts)
 
         lead = 0
         while lead < len(history) and system_only(history[lead]):
@@ -198,7 +193,9 @@ class RaisesOnCompactionPart(Fake, PayloadMapper):
     violates = ("payload.no_crash",)
 
     def part_role(self, part):
-        if isinstance(part, CompactionPart):
+        if isinstance(part, pai.CompactionPart):
+            from pydantic_ai.exceptions import UnexpectedModelBehavior
+
             raise UnexpectedModelBehavior(f"Unsupported message part: {type(part).__name__}")
         return super().part_role(part)
 
@@ -217,8 +214,8 @@ class StripsSystemPromptsInPlace(Fake, PayloadMapper):
     def to_payload(self, history, *, provider, instructions=None):
         body = super().to_payload(history, provider=provider, instructions=instructions)
         for message in history:
-            if isinstance(message, ModelRequest):
-                message.parts = [p for p in message.parts if not isinstance(p, SystemPromptPart)]
+            if isinstance(message, pai.ModelRequest):
+                message.parts = [p for p in message.parts if not isinstance(p, pai.SystemPromptPart)]
         return body
 
 
@@ -298,7 +295,7 @@ class CoercesArgumentsInPlace(_EditsItsInput):
                   "the chat store owns (https://github.com/ballerina-platform/ballerina-vscode/pull/973)")
 
     def edit(self, part):
-        if isinstance(part, ToolCallPart) and isinstance(part.args, str):
+        if isinstance(part, pai.ToolCallPart) and isinstance(part.args, str):
             part.args = part.args_as_dict()
 
 
@@ -312,7 +309,7 @@ class NormalizesTextInPlace(_EditsItsInput):
                   "under every later reader (https://github.com/ahmadrosid/nakama/issues/589)")
 
     def edit(self, part):
-        if isinstance(part, UserPromptPart) and isinstance(part.content, str):
+        if isinstance(part, pai.UserPromptPart) and isinstance(part.content, str):
             part.content = " ".join(part.content.split())
 
 
@@ -397,7 +394,7 @@ class SendsBlankPrompts(_Fake):
 
     def part_items(self, part):
         items = super().part_items(part)
-        self._as_is = isinstance(part, UserPromptPart) and isinstance(part.content, str)
+        self._as_is = isinstance(part, pai.UserPromptPart) and isinstance(part.content, str)
         return items
 
     def keeps_text(self, text):

@@ -9,11 +9,14 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Sequence
-
-from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, RetryFeedbackPart, RetryInfo
+from typing import TYPE_CHECKING
 
 from chatconform.fakes.base import Fake
+from chatconform.lazy import pai
 from chatconform.reference.persist import FINISHED, check_outcome, persist_run
+
+if TYPE_CHECKING:
+    from pydantic_ai.messages import ModelMessage
 
 
 class _OneStepChanged(Fake):
@@ -31,12 +34,12 @@ class _OneStepChanged(Fake):
         return not captured
 
     def _strip(self, captured: Sequence[ModelMessage]) -> list[ModelMessage]:
-        return [dataclasses.replace(m, instructions=None) if isinstance(m, ModelRequest) and m.instructions is not None
-                else m for m in captured]
+        return [dataclasses.replace(m, instructions=None)
+                if isinstance(m, pai.ModelRequest) and m.instructions is not None else m for m in captured]
 
     def _mark(self, stored: list[ModelMessage], outcome: str) -> list[ModelMessage]:
         last = stored[-1] if stored else None
-        if (outcome not in FINISHED and isinstance(last, ModelResponse) and last.state == "complete"
+        if (outcome not in FINISHED and isinstance(last, pai.ModelResponse) and last.state == "complete"
                 and last.tool_calls):
             stored[-1] = dataclasses.replace(last, state="interrupted")
         return stored
@@ -81,8 +84,8 @@ class StripsFirstRequestOnly(_OneStepChanged):
     violates = ("persist.no_instructions", "persist.matches_reference")
 
     def _strip(self, captured):
-        first = next((i for i, m in enumerate(captured) if isinstance(m, ModelRequest) and m.instructions is not None),
-                     None)
+        first = next((i for i, m in enumerate(captured)
+                      if isinstance(m, pai.ModelRequest) and m.instructions is not None), None)
         return [dataclasses.replace(m, instructions=None) if i == first else m for i, m in enumerate(captured)]
 
 
@@ -119,7 +122,7 @@ class MarksDeferredInterrupted(_OneStepChanged):
     def _mark(self, stored, outcome):
         last = stored[-1]
         if outcome != "success" and last.state == "complete" and (
-                isinstance(last, ModelRequest) or last.tool_calls):
+                isinstance(last, pai.ModelRequest) or last.tool_calls):
             stored[-1] = dataclasses.replace(last, state="interrupted")
         return stored
 
@@ -166,7 +169,8 @@ class StoresTheError(Fake):
             return stored
         error = ValueError(f"the run ended: {outcome}")
         detail = {"type": "value_error", "loc": ("run",), "msg": str(error), "input": None, "ctx": {"error": error}}
-        return [*stored, ModelRequest([RetryFeedbackPart(content=[detail], retry=RetryInfo(cause="output"))])]
+        feedback = pai.RetryFeedbackPart(content=[detail], retry=pai.RetryInfo(cause="output"))
+        return [*stored, pai.ModelRequest([feedback])]
 
 
 class IndexesEmptyCapture(Fake):
@@ -199,9 +203,10 @@ class MarksInPlace(Fake):
         if not captured:
             return list(previous)
         for message in captured:
-            if isinstance(message, ModelRequest):
+            if isinstance(message, pai.ModelRequest):
                 message.instructions = None
         last = captured[-1]
-        if outcome not in FINISHED and isinstance(last, ModelResponse) and last.state == "complete" and last.tool_calls:
+        if (outcome not in FINISHED and isinstance(last, pai.ModelResponse) and last.state == "complete"
+                and last.tool_calls):
             last.state = "interrupted"
         return list(captured)

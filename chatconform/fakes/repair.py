@@ -9,17 +9,14 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import replace
 from datetime import datetime, timezone
-
-from pydantic_ai.messages import (
-    SYNTHESIZED_TOOL_RETURN_METADATA_KEY,
-    ModelRequest,
-    ModelResponse,
-    ToolCallPart,
-    ToolReturnPart,
-)
+from typing import TYPE_CHECKING
 
 from chatconform.fakes.base import Fake
+from chatconform.lazy import pai
 from chatconform.reference.repair import Matching, Repairer, is_result, repair
+
+if TYPE_CHECKING:
+    from pydantic_ai.messages import ToolCallPart
 
 
 class _Changed(Fake):
@@ -34,7 +31,7 @@ class _Changed(Fake):
 def _answered_next(history, index: int) -> Counter:
     """The call ids the request right after message ``index`` answers."""
     following = history[index + 1] if index + 1 < len(history) else None
-    if not isinstance(following, ModelRequest):
+    if not isinstance(following, pai.ModelRequest):
         return Counter()
     return Counter(p.tool_call_id for p in following.parts if is_result(p))
 
@@ -55,10 +52,10 @@ class AnswersTwice(_Changed):
             found = super().match(history)
             unanswered: dict[int, list[ToolCallPart]] = {}
             for index, message in enumerate(history):
-                if isinstance(message, ModelResponse):
+                if isinstance(message, pai.ModelResponse):
                     answered = _answered_next(history, index)
                     for part in message.parts:
-                        if isinstance(part, ToolCallPart):
+                        if isinstance(part, pai.ToolCallPart):
                             if answered[part.tool_call_id]:
                                 answered[part.tool_call_id] -= 1
                             else:
@@ -109,8 +106,8 @@ class UnmarkedSynthesis(_Changed):
 
     class Rules(Repairer):
         def synthesized(self, call, response):
-            return ToolReturnPart(call.tool_name, "Tool call was cancelled.", call.tool_call_id,
-                                  timestamp=response.timestamp)
+            return pai.ToolReturnPart(call.tool_name, "Tool call was cancelled.", call.tool_call_id,
+                                      timestamp=response.timestamp)
 
 
 
@@ -129,7 +126,7 @@ class LeavesLastResponse(_Changed):
     class Rules(Repairer):
         def match(self, history):
             found = super().match(history)
-            last = next((i for i in range(len(history) - 1, -1, -1) if isinstance(history[i], ModelResponse)), None)
+            last = next((i for i in range(len(history) - 1, -1, -1) if isinstance(history[i], pai.ModelResponse)), None)
             found.unanswered.pop(last, None)
             return found
 
@@ -148,11 +145,11 @@ class DropsLateCalls(Fake):
     def repair(self, history):
         trimmed = []
         for index, message in enumerate(history):
-            if isinstance(message, ModelResponse):
+            if isinstance(message, pai.ModelResponse):
                 answered = _answered_next(history, index)
                 parts = []
                 for part in message.parts:
-                    if isinstance(part, ToolCallPart):
+                    if isinstance(part, pai.ToolCallPart):
                         if not answered[part.tool_call_id]:
                             continue
                         answered[part.tool_call_id] -= 1
@@ -179,11 +176,11 @@ class ResynthesizesEachPass(_Changed):
 
     def repair(self, history):
         def ours(part) -> bool:
-            return (isinstance(part, ToolReturnPart) and isinstance(part.metadata, dict)
-                    and part.metadata.get(SYNTHESIZED_TOOL_RETURN_METADATA_KEY) is True)
+            return (isinstance(part, pai.ToolReturnPart) and isinstance(part.metadata, dict)
+                    and part.metadata.get(pai.SYNTHESIZED_TOOL_RETURN_METADATA_KEY) is True)
 
         cleared = [replace(m, parts=[p for p in m.parts if not ours(p)])
-                   if isinstance(m, ModelRequest) and any(ours(p) for p in m.parts) else m for m in history]
+                   if isinstance(m, pai.ModelRequest) and any(ours(p) for p in m.parts) else m for m in history]
         return self.Rules().repair(cleared)
 
 

@@ -9,9 +9,8 @@ from __future__ import annotations
 from dataclasses import replace
 from urllib.parse import urlparse
 
-from pydantic_ai.messages import FileUrl, ModelRequest, ModelResponse, RetryFeedbackPart, ToolCallPart
-
 from chatconform.fakes.base import Fake
+from chatconform.lazy import pai
 from chatconform.reference.sanitize import ALLOWED_SCHEMES, DROP, Sanitizer, sanitize
 
 
@@ -44,8 +43,8 @@ class LastResponseOnly(Fake):
 
     def sanitize(self, history):
         out = _PER_MESSAGE.sanitize(history)
-        if out and isinstance(out[-1], ModelResponse):
-            parts = [p for p in out[-1].parts if not isinstance(p, ToolCallPart)]
+        if out and isinstance(out[-1], pai.ModelResponse):
+            parts = [p for p in out[-1].parts if not isinstance(p, pai.ToolCallPart)]
             if parts:
                 out[-1] = replace(out[-1], parts=parts)
             else:
@@ -97,7 +96,7 @@ class KeepsForceDownload(_Changed):
 
     class Rules(Sanitizer):
         def file(self, item):
-            if isinstance(item, FileUrl):
+            if isinstance(item, pai.FileUrl):
                 return item if self.allowed_url(item.url) else DROP
             return super().file(item)
 
@@ -131,7 +130,7 @@ class KeepsNoOutputFeedback(_Changed):
 
     class Rules(Sanitizer):
         def request_part(self, part):
-            return part if isinstance(part, RetryFeedbackPart) else super().request_part(part)
+            return part if isinstance(part, pai.RetryFeedbackPart) else super().request_part(part)
 
 
 
@@ -147,7 +146,7 @@ class SanitizesInPlace(Fake):
     def sanitize(self, history):
         out = sanitize(history)
         for message, clean in zip(history, out, strict=False):
-            if isinstance(message, ModelRequest) and isinstance(clean, ModelRequest):
+            if isinstance(message, pai.ModelRequest) and isinstance(clean, pai.ModelRequest):
                 message.parts[:] = clean.parts
         return out
 

@@ -7,11 +7,12 @@ checks its bug explains.
 from __future__ import annotations
 
 import json
+from functools import cache
 
-from pydantic import BaseModel
-from pydantic_ai.messages import BinaryContent, ModelMessage, ModelMessagesTypeAdapter, UserPromptPart
+from pydantic import BaseModel, create_model
 
 from chatconform.fakes.base import Fake
+from chatconform.lazy import pai
 from chatconform.reference.serde import dump, load
 
 #: What a dehydrated image's bytes are replaced with.
@@ -42,13 +43,14 @@ class DropsUnknownParts(Fake):
             parts = [p for p in message.get("parts", []) if p.get("part_kind") in self._KNOWN_PARTS]
             if parts or not message.get("parts"):
                 kept.append({**message, "parts": parts})
-        return ModelMessagesTypeAdapter.validate_python(kept)
+        return pai.ModelMessagesTypeAdapter.validate_python(kept)
 
 
-class _Thread(BaseModel):
-    """The container a run's messages are stored in, as in pydantic-ai's storage docs."""
-
-    messages: list[ModelMessage]
+@cache
+def _thread() -> type[BaseModel]:
+    """The container a run's messages are stored in, as in pydantic-ai's storage docs (made on
+    first use: its field's type is pydantic-ai's, :mod:`chatconform.lazy`)."""
+    return create_model("_Thread", messages=(list[pai.ModelMessage], ...))  # type: ignore[call-overload]
 
 
 class StoresContainerModel(Fake):
@@ -63,10 +65,10 @@ class StoresContainerModel(Fake):
     violates = ("serde.schema_valid", "serde.matches_reference")
 
     def dump(self, history):
-        return _Thread(messages=list(history)).model_dump_json()
+        return _thread()(messages=list(history)).model_dump_json()
 
     def load(self, data):
-        return _Thread.model_validate_json(data).messages
+        return _thread().model_validate_json(data).messages
 
 
 class JsonDumpsFields(Fake):
@@ -79,7 +81,7 @@ class JsonDumpsFields(Fake):
     violates = ("serde.no_crash",)
 
     def dump(self, history):
-        return json.dumps(ModelMessagesTypeAdapter.dump_python(list(history)))
+        return json.dumps(pai.ModelMessagesTypeAdapter.dump_python(list(history)))
 
     def load(self, data):
         return load(data)
@@ -99,9 +101,9 @@ class DehydratesImagesInPlace(Fake):
     def dump(self, history):
         for message in history:
             for part in message.parts:
-                if isinstance(part, UserPromptPart) and not isinstance(part.content, str):
+                if isinstance(part, pai.UserPromptPart) and not isinstance(part.content, str):
                     for item in part.content:
-                        if isinstance(item, BinaryContent):
+                        if isinstance(item, pai.BinaryContent):
                             item.data = _PLACEHOLDER
         return dump(history)
 

@@ -8,9 +8,8 @@ from __future__ import annotations
 
 import copy
 
-from pydantic_ai.messages import ModelRequest, UserPromptPart
-
 from chatconform.fakes.base import Fake
+from chatconform.lazy import pai
 from chatconform.reference.compaction import standing_system_parts
 from chatconform.reference.trim import check_budget, trim, valid_starts
 
@@ -59,8 +58,8 @@ class EmptyWithoutUserStart(Fake):
     def trim(self, history, *, max_messages):
         check_budget(max_messages)
         window = history[-max_messages:]
-        start = next((i for i, m in enumerate(window) if isinstance(m, ModelRequest)
-                      and any(isinstance(p, UserPromptPart) for p in m.parts)), len(window))
+        start = next((i for i, m in enumerate(window) if isinstance(m, pai.ModelRequest)
+                      and any(isinstance(p, pai.UserPromptPart) for p in m.parts)), len(window))
         return list(window[start:])
 
 
@@ -113,4 +112,4 @@ class SystemPromptOnTop(Fake):
         starts = valid_starts(history)
         start = next((s for s in starts if len(history) - s <= max_messages), starts[-1])
         standing = [copy.deepcopy(part) for part in standing_system_parts(history, start)]
-        return [*([ModelRequest(standing)] if standing else []), *history[start:]]
+        return [*([pai.ModelRequest(standing)] if standing else []), *history[start:]]

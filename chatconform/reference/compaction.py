@@ -44,19 +44,13 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Sequence
-
-from pydantic_ai.messages import (
-    CompactionPart,
-    ModelMessage,
-    ModelRequest,
-    ModelResponse,
-    RetryPromptPart,
-    SystemPromptPart,
-    ToolCallPart,
-    ToolReturnPart,
-)
+from typing import TYPE_CHECKING
 
 from chatconform.history import SUMMARY_METADATA_KEY
+from chatconform.lazy import pai
+
+if TYPE_CHECKING:
+    from pydantic_ai.messages import ModelMessage, ModelRequest, SystemPromptPart
 
 __all__ = ["SUMMARY_FRAME", "compact", "safe_cut", "standing_system_parts", "summary_request"]
 
@@ -81,9 +75,9 @@ def answered_pairs(history: Sequence[ModelMessage]) -> list[tuple[int, int]]:
     pairs: list[tuple[int, int]] = []
     for index, message in enumerate(history):
         for part in message.parts:
-            if isinstance(message, ModelResponse) and isinstance(part, ToolCallPart):
+            if isinstance(message, pai.ModelResponse) and isinstance(part, pai.ToolCallPart):
                 calls.setdefault(part.tool_call_id, index)
-            elif (isinstance(message, ModelRequest) and isinstance(part, (ToolReturnPart, RetryPromptPart))
+            elif (isinstance(message, pai.ModelRequest) and isinstance(part, (pai.ToolReturnPart, pai.RetryPromptPart))
                   and part.tool_call_id in calls):
                 pairs.append((calls.pop(part.tool_call_id), index))
     return pairs
@@ -104,19 +98,19 @@ def safe_cut(history: Sequence[ModelMessage], cut: int) -> int:
 
 def _leading_end(history: Sequence[ModelMessage]) -> int:
     """Index of the first response: the requests before it are the leading requests."""
-    return next((i for i, m in enumerate(history) if isinstance(m, ModelResponse)), len(history))
+    return next((i for i, m in enumerate(history) if isinstance(m, pai.ModelResponse)), len(history))
 
 
 def standing_system_parts(history: Sequence[ModelMessage], end: int | None = None) -> list[SystemPromptPart]:
     """The standing prompt: the ``SystemPromptPart``\\ s of the leading requests before ``end``."""
     stop = _leading_end(history) if end is None else min(end, _leading_end(history))
-    return [part for message in history[:stop] for part in message.parts if isinstance(part, SystemPromptPart)]
+    return [part for message in history[:stop] for part in message.parts if isinstance(part, pai.SystemPromptPart)]
 
 
 def summary_request(summary: str) -> ModelRequest:
     """The summary as it is persisted: one request-side CompactionPart, one frame."""
-    return ModelRequest([CompactionPart(content=f"{SUMMARY_FRAME}\n\n{summary}",
-                                        metadata={SUMMARY_METADATA_KEY: True})])
+    return pai.ModelRequest([pai.CompactionPart(content=f"{SUMMARY_FRAME}\n\n{summary}",
+                                                metadata={SUMMARY_METADATA_KEY: True})])
 
 
 def compact(history: Sequence[ModelMessage], *, cut: int, summary: str) -> list[ModelMessage]:
@@ -125,5 +119,5 @@ def compact(history: Sequence[ModelMessage], *, cut: int, summary: str) -> list[
     moved = safe_cut(history, cut)
     # Copies of the parts, so the new request shares nothing mutable with the input.
     standing = [copy.deepcopy(part) for part in standing_system_parts(history, moved)]
-    head: list[ModelMessage] = [ModelRequest(standing)] if standing else []
+    head: list[ModelMessage] = [pai.ModelRequest(standing)] if standing else []
     return [*head, summary_request(summary), *history[moved:]]

@@ -98,31 +98,16 @@ import re
 import string
 from collections import deque
 from collections.abc import Container, Sequence
-from typing import Any, NamedTuple
-
-from pydantic_ai.messages import (
-    INTERRUPTED_TOOL_RETURN_CONTENT,
-    BinaryContent,
-    CachePoint,
-    CompactionPart,
-    FileUrl,
-    ImageUrl,
-    ModelMessage,
-    ModelRequest,
-    ModelResponse,
-    RetryFeedbackPart,
-    SystemPromptPart,
-    TextContent,
-    TextPart,
-    ToolCallPart,
-    ToolReturnPart,
-    UserPromptPart,
-)
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from chatconform.errors import UnsendableContent
 from chatconform.history import ERROR_OUTCOMES
+from chatconform.lazy import pai
 from chatconform.providers import PROVIDER_IDS, PROVIDERS, get_provider
 from chatconform.providers.profile import FileKind, Provider
+
+if TYPE_CHECKING:
+    from pydantic_ai.messages import ModelMessage, ToolCallPart, ToolReturnPart
 
 __all__ = [
     "GEMINI_THOUGHT_SIGNATURE_PLACEHOLDER",
@@ -250,8 +235,8 @@ class _CallIds:
 
     def __contains__(self, call_id: object) -> bool:
         if self.ids is None:
-            self.ids = {part.tool_call_id for message in self.history if isinstance(message, ModelResponse)
-                        for part in message.parts if isinstance(part, ToolCallPart)}
+            self.ids = {part.tool_call_id for message in self.history if isinstance(message, pai.ModelResponse)
+                        for part in message.parts if isinstance(part, pai.ToolCallPart)}
         return call_id in self.ids
 
 
@@ -310,44 +295,44 @@ class PayloadMapper:
 
     def part_role(self, part: Any) -> str | None:
         """Which voice a request part speaks in (None: not sent as content)."""
-        if isinstance(part, SystemPromptPart):
+        if isinstance(part, pai.SystemPromptPart):
             return "system"
-        if isinstance(part, (UserPromptPart, CompactionPart, RetryFeedbackPart)):
+        if isinstance(part, (pai.UserPromptPart, pai.CompactionPart, pai.RetryFeedbackPart)):
             return "user"
         return None
 
     def part_items(self, part: Any) -> list:
-        if isinstance(part, SystemPromptPart):
+        if isinstance(part, pai.SystemPromptPart):
             return [Text(part.content)]
-        if isinstance(part, CompactionPart):
+        if isinstance(part, pai.CompactionPart):
             return [Text(part.content)] if part.content else []
-        if isinstance(part, RetryFeedbackPart):
+        if isinstance(part, pai.RetryFeedbackPart):
             content = part.content
             return [Text(content if isinstance(content, str) else json.dumps(content, default=str))]
-        if isinstance(part, UserPromptPart):
+        if isinstance(part, pai.UserPromptPart):
             if isinstance(part.content, str):
                 return [Text(part.content)]
             return [mapped for item in part.content if (mapped := self.user_item(item)) is not None]
         raise TypeError(f"no items for {type(part).__name__}")
 
     def user_item(self, item: Any) -> Text | Image | File | None:
-        if isinstance(item, CachePoint):
+        if isinstance(item, pai.CachePoint):
             return None  # a caching hint, not content
         if isinstance(item, str):
             return Text(item)
-        if isinstance(item, TextContent):
+        if isinstance(item, pai.TextContent):
             return Text(item.content)
-        if isinstance(item, ImageUrl):
+        if isinstance(item, pai.ImageUrl):
             return Image(item.media_type, url=item.url)
-        if isinstance(item, BinaryContent) and item.is_image:
+        if isinstance(item, pai.BinaryContent) and item.is_image:
             return Image(item.media_type, data=bytes(item.data))
-        if isinstance(item, (BinaryContent, FileUrl)) and item.media_type in _FILE_KINDS:
+        if isinstance(item, (pai.BinaryContent, pai.FileUrl)) and item.media_type in _FILE_KINDS:
             kind = _FILE_KINDS[item.media_type][0]
-            if isinstance(item, FileUrl):
+            if isinstance(item, pai.FileUrl):
                 return File(kind, item.media_type, url=item.url)
             return File(kind, item.media_type, data=bytes(item.data))
         raise ValueError(f"the reference does not map user content of type {type(item).__name__}"
-                         f"{f' ({item.media_type})' if isinstance(item, (BinaryContent, FileUrl)) else ''}")
+                         f"{f' ({item.media_type})' if isinstance(item, (pai.BinaryContent, pai.FileUrl)) else ''}")
 
     def file_part(self, item: File, profile: Provider) -> str | None:
         """The part (or block) that carries ``item`` in the provider's body, or None where a
@@ -377,9 +362,9 @@ class PayloadMapper:
         of them when an id is reused (most ids have one result, and need no queue)."""
         results: dict[str, ToolReturnPart | deque[ToolReturnPart]] = {}
         for message in history:
-            if isinstance(message, ModelRequest):
+            if isinstance(message, pai.ModelRequest):
                 for part in message.parts:
-                    if isinstance(part, ToolReturnPart):
+                    if isinstance(part, pai.ToolReturnPart):
                         held = results.setdefault(part.tool_call_id, part)
                         if held is part:
                             continue
@@ -427,10 +412,10 @@ class PayloadMapper:
         sent_as: dict[str, deque[str]] = {}  # stored id -> wire ids of its calls not yet answered
         part: Any  # a request part, then a response part
         for message in history:
-            if isinstance(message, ModelRequest):
+            if isinstance(message, pai.ModelRequest):
                 current: Turn | None = None
                 for part in message.parts:
-                    if isinstance(part, ToolReturnPart):
+                    if isinstance(part, pai.ToolReturnPart):
                         if not self.results_follow_calls and part.tool_call_id in call_ids:
                             queue = sent_as.get(part.tool_call_id)
                             wire = queue.popleft() if queue else part.tool_call_id
@@ -446,13 +431,13 @@ class PayloadMapper:
                         current = Turn(role, [])
                         turns.append(current)
                     current.items.extend(kept)
-            elif isinstance(message, ModelResponse):
+            elif isinstance(message, pai.ModelResponse):
                 items: list = []
                 owed: list[Result] = []
                 for part in message.parts:
-                    if isinstance(part, TextPart) and self.keeps_text(part.content):
+                    if isinstance(part, pai.TextPart) and self.keeps_text(part.content):
                         items.append(Text(part.content))
-                    elif isinstance(part, ToolCallPart):
+                    elif isinstance(part, pai.ToolCallPart):
                         wire = part.tool_call_id
                         sent = len(used)
                         used.add(wire)  # one lookup, not two: the common id is new
@@ -480,7 +465,7 @@ class PayloadMapper:
     @staticmethod
     def _interrupted(call: ToolCallPart, wire_id: str) -> Result:
         """The result of a call that has none: what pydantic-ai's repair writes."""
-        return Result(wire_id, call.tool_name, INTERRUPTED_TOOL_RETURN_CONTENT, error=False)
+        return Result(wire_id, call.tool_name, pai.INTERRUPTED_TOOL_RETURN_CONTENT, error=False)
 
     # -- step 2: the system slot ---------------------------------------------------------
     def system_slot(self, turns: list[Turn], instructions: str | None, provider: str) -> tuple[str | None, list[Turn]]:
@@ -745,16 +730,16 @@ def links_sent_as_text(history: Sequence[ModelMessage], provider: str) -> list[s
     profile = get_provider(provider)
     found = []
     for message in history:
-        if not isinstance(message, ModelRequest):
+        if not isinstance(message, pai.ModelRequest):
             continue
         for part in message.parts:
-            if not isinstance(part, UserPromptPart) or isinstance(part.content, str):
+            if not isinstance(part, pai.UserPromptPart) or isinstance(part.content, str):
                 continue
             for item in part.content:
-                if isinstance(item, ImageUrl):
+                if isinstance(item, pai.ImageUrl):
                     if profile.dialect == "bedrock":
                         found.append(f"image by URL ({item.url})")
-                elif isinstance(item, FileUrl) and item.media_type in _FILE_KINDS:
+                elif isinstance(item, pai.FileUrl) and item.media_type in _FILE_KINDS:
                     kind = _FILE_KINDS[item.media_type][0]
                     if kind not in profile.linked_files:
                         found.append(f"{kind} by URL ({item.url})")

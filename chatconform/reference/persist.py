@@ -41,8 +41,12 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
-from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse
+from chatconform.lazy import pai
+
+if TYPE_CHECKING:
+    from pydantic_ai.messages import ModelMessage
 
 __all__ = ["FINISHED", "OUTCOMES", "persist_run"]
 
@@ -67,10 +71,10 @@ def persist_run(previous: Sequence[ModelMessage], captured: Sequence[ModelMessag
     if not captured:
         return list(previous)
     stored = [dataclasses.replace(m, instructions=None)
-              if isinstance(m, ModelRequest) and m.instructions is not None else m
+              if isinstance(m, pai.ModelRequest) and m.instructions is not None else m
               for m in captured]
     last = stored[-1]
-    if (outcome not in FINISHED and isinstance(last, ModelResponse) and last.state == "complete"
+    if (outcome not in FINISHED and isinstance(last, pai.ModelResponse) and last.state == "complete"
             and last.tool_calls):
         stored[-1] = dataclasses.replace(last, state="interrupted")
     return stored

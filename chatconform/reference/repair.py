@@ -36,18 +36,19 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from typing import TypeGuard
+from typing import TYPE_CHECKING, TypeGuard
 
-from pydantic_ai.messages import (
-    INTERRUPTED_TOOL_RETURN_CONTENT,
-    SYNTHESIZED_TOOL_RETURN_METADATA_KEY,
-    ModelMessage,
-    ModelRequest,
-    ModelResponse,
-    RetryPromptPart,
-    ToolCallPart,
-    ToolReturnPart,
-)
+from chatconform.lazy import pai
+
+if TYPE_CHECKING:
+    from pydantic_ai.messages import (
+        ModelMessage,
+        ModelRequest,
+        ModelResponse,
+        RetryPromptPart,
+        ToolCallPart,
+        ToolReturnPart,
+    )
 
 CONTRACT_METHODS = ("repair",)
 
@@ -55,7 +56,8 @@ CONTRACT_METHODS = ("repair",)
 def is_result(part: object) -> TypeGuard[ToolReturnPart | RetryPromptPart]:
     """A result that answers a call: a ``ToolReturnPart``, or a legacy ``RetryPromptPart``
     naming a tool (one without is feedback on the whole response)."""
-    return isinstance(part, ToolReturnPart) or (isinstance(part, RetryPromptPart) and part.tool_name is not None)
+    return isinstance(part, pai.ToolReturnPart) or (isinstance(part, pai.RetryPromptPart)
+                                                    and part.tool_name is not None)
 
 
 @dataclass
@@ -83,8 +85,8 @@ def match_calls(history: Sequence[ModelMessage]) -> Matching:
     unmatched: list[tuple[int, int, str]] = []
     for index, message in enumerate(history):
         for k, part in enumerate(message.parts):
-            if isinstance(message, ModelResponse):
-                if not isinstance(part, ToolCallPart):
+            if isinstance(message, pai.ModelResponse):
+                if not isinstance(part, pai.ToolCallPart):
                     continue
                 pending = open_calls.get(part.tool_call_id)
                 if pending is None:
@@ -118,9 +120,9 @@ def _first_calls(history: Sequence[ModelMessage], ids: set[str]) -> dict[str, in
     """The index of the first response that calls each of ``ids``."""
     first: dict[str, int] = {}
     for index, message in enumerate(history):
-        if isinstance(message, ModelResponse):
+        if isinstance(message, pai.ModelResponse):
             for part in message.parts:
-                if isinstance(part, ToolCallPart) and part.tool_call_id in ids:
+                if isinstance(part, pai.ToolCallPart) and part.tool_call_id in ids:
                     first.setdefault(part.tool_call_id, index)
     return first
 
@@ -144,9 +146,9 @@ class Repairer:
 
     def synthesized(self, call: ToolCallPart, response: ModelResponse) -> ToolReturnPart:
         """The result a call that never got one is given."""
-        return ToolReturnPart(
-            tool_name=call.tool_name, content=INTERRUPTED_TOOL_RETURN_CONTENT, tool_call_id=call.tool_call_id,
-            tool_kind=call.tool_kind, metadata={SYNTHESIZED_TOOL_RETURN_METADATA_KEY: True},
+        return pai.ToolReturnPart(
+            tool_name=call.tool_name, content=pai.INTERRUPTED_TOOL_RETURN_CONTENT, tool_call_id=call.tool_call_id,
+            tool_kind=call.tool_kind, metadata={pai.SYNTHESIZED_TOOL_RETURN_METADATA_KEY: True},
             timestamp=response.timestamp, outcome="interrupted",
         )
 
@@ -159,9 +161,9 @@ class Repairer:
         owed: list[ToolReturnPart] = []
         last = len(history) - 1
         for index, message in enumerate(history):
-            if isinstance(message, ModelResponse):
+            if isinstance(message, pai.ModelResponse):
                 if owed:
-                    out.append(ModelRequest(parts=owed))
+                    out.append(pai.ModelRequest(parts=owed))
                 out.append(message)
                 owed = [self.synthesized(call, message) for call in matching.unanswered.get(index, ())]
                 continue
@@ -175,7 +177,7 @@ class Repairer:
                 owed = []
             out.append(message)
         if owed:
-            out.append(ModelRequest(parts=owed))
+            out.append(pai.ModelRequest(parts=owed))
         return out
 
 

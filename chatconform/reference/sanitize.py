@@ -44,26 +44,13 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
-from typing import Any
+from functools import cache
+from typing import TYPE_CHECKING, Any
 
-from pydantic_ai.messages import (
-    STANDING_PROMPT_PLANTED_KEY,
-    CompactionPart,
-    FileUrl,
-    InstructionBaselinePart,
-    InstructionDeltaPart,
-    ModelMessage,
-    ModelRequest,
-    ModelResponse,
-    NativeToolReturnPart,
-    RetryFeedbackPart,
-    SystemPromptPart,
-    TextContent,
-    ToolCallPart,
-    ToolReturnPart,
-    UploadedFile,
-    UserPromptPart,
-)
+from chatconform.lazy import pai
+
+if TYPE_CHECKING:
+    from pydantic_ai.messages import ModelMessage, UserPromptPart
 
 CONTRACT_METHODS = ("sanitize",)
 
@@ -71,8 +58,13 @@ CONTRACT_METHODS = ("sanitize",)
 ALLOWED_SCHEMES = frozenset({"http", "https"})
 #: The metadata key pydantic-ai reserves for its own state.
 RESERVED_METADATA_KEY = "__pydantic_ai__"
-#: Parts that speak in the system voice.
-SYSTEM_VOICE_PARTS = (SystemPromptPart, InstructionDeltaPart, InstructionBaselinePart)
+
+
+@cache
+def system_voice_parts() -> tuple[type, ...]:
+    """The part classes that speak in the system voice (read on first use, as reading them
+    imports pydantic-ai: :mod:`chatconform.lazy`)."""
+    return pai.SystemPromptPart, pai.InstructionDeltaPart, pai.InstructionBaselinePart
 
 #: What URL parsers drop from both ends (C0 controls and space, WHATWG URL standard) and
 #: from anywhere inside (tab, newline, carriage return).
@@ -88,7 +80,7 @@ def url_scheme(url: str) -> str:
 
 
 def is_no_output_feedback(part: Any) -> bool:
-    return isinstance(part, RetryFeedbackPart) and part.retry.cause == "no_output"
+    return isinstance(part, pai.RetryFeedbackPart) and part.retry.cause == "no_output"
 
 
 DROP = object()
@@ -103,11 +95,11 @@ class Sanitizer:
     # -- files --------------------------------------------------------------------------
     def file(self, item: Any) -> Any:
         """A file reference as kept (``DROP`` when it goes), or ``item`` itself when it is none."""
-        if isinstance(item, FileUrl):
+        if isinstance(item, pai.FileUrl):
             if not self.allowed_url(item.url):
                 return DROP
             return item if item.force_download is False else replace(item, force_download=False)
-        if isinstance(item, UploadedFile):
+        if isinstance(item, pai.UploadedFile):
             return DROP
         return item
 
@@ -140,7 +132,7 @@ class Sanitizer:
             kept = self.file(item)
             if kept is DROP:
                 continue
-            if isinstance(kept, TextContent) and kept.metadata is not None:
+            if isinstance(kept, pai.TextContent) and kept.metadata is not None:
                 kept = replace(kept, metadata=None)
             items.append(kept)
         return part if _same(items, part.content) else replace(part, content=items)
@@ -148,23 +140,23 @@ class Sanitizer:
     # -- parts and messages -------------------------------------------------------------
     def request_part(self, part: Any) -> Any:
         """The part as kept, or None when it goes."""
-        if isinstance(part, SYSTEM_VOICE_PARTS):
+        if isinstance(part, system_voice_parts()):
             return None
         if is_no_output_feedback(part):
             as_user = replace(part, retry=replace(part.retry, cause="model_retry"))
-            return UserPromptPart(as_user.model_response(), timestamp=part.timestamp)
-        if isinstance(part, UserPromptPart):
+            return pai.UserPromptPart(as_user.model_response(), timestamp=part.timestamp)
+        if isinstance(part, pai.UserPromptPart):
             return self.user_prompt(part)
-        if isinstance(part, ToolReturnPart):
+        if isinstance(part, pai.ToolReturnPart):
             return self.result(part)
         return part
 
     def response_part(self, part: Any) -> Any:
-        if isinstance(part, NativeToolReturnPart):
+        if isinstance(part, pai.NativeToolReturnPart):
             return self.result(part)
-        if (isinstance(part, CompactionPart) and part.provider_details is not None
-                and STANDING_PROMPT_PLANTED_KEY in part.provider_details):
-            details = {k: v for k, v in part.provider_details.items() if k != STANDING_PROMPT_PLANTED_KEY}
+        if (isinstance(part, pai.CompactionPart) and part.provider_details is not None
+                and pai.STANDING_PROMPT_PLANTED_KEY in part.provider_details):
+            details = {k: v for k, v in part.provider_details.items() if k != pai.STANDING_PROMPT_PLANTED_KEY}
             return replace(part, provider_details=details)
         return part
 
@@ -178,9 +170,9 @@ class Sanitizer:
         """Remove the tool calls of every response after the last request, in place; a
         response left empty goes."""
         index = len(history) - 1
-        while index >= 0 and isinstance(history[index], ModelResponse):
+        while index >= 0 and isinstance(history[index], pai.ModelResponse):
             message = history[index]
-            parts = [p for p in message.parts if not isinstance(p, ToolCallPart)]
+            parts = [p for p in message.parts if not isinstance(p, pai.ToolCallPart)]
             if not parts:
                 del history[index]
             elif len(parts) != len(message.parts):
@@ -193,7 +185,7 @@ class Sanitizer:
         out: list[ModelMessage] = []
         for message in history:
             metadata = self.metadata(message.metadata)
-            if isinstance(message, ModelRequest):
+            if isinstance(message, pai.ModelRequest):
                 parts = [kept for kept in map(self.request_part, message.parts) if kept is not None]
                 if not parts:
                     continue

@@ -22,8 +22,12 @@ Both are linear in the history (pydantic-core walks it once).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
-from pydantic_ai.messages import ModelMessage, ModelMessagesTypeAdapter
+from chatconform.lazy import pai
+
+if TYPE_CHECKING:
+    from pydantic_ai.messages import ModelMessage
 
 __all__ = ["dump", "load"]
 
@@ -32,9 +36,9 @@ CONTRACT_METHODS = ("dump", "load")
 
 def dump(history: Sequence[ModelMessage]) -> bytes:
     """``history`` as pydantic-ai's JSON."""
-    return ModelMessagesTypeAdapter.dump_json(list(history))
+    return pai.ModelMessagesTypeAdapter.dump_json(list(history))
 
 
 def load(data: bytes | str) -> list[ModelMessage]:
     """A history back from pydantic-ai's JSON; :class:`pydantic.ValidationError` if malformed."""
-    return ModelMessagesTypeAdapter.validate_json(data)
+    return pai.ModelMessagesTypeAdapter.validate_json(data)

@@ -44,11 +44,14 @@ from __future__ import annotations
 import copy
 import itertools
 from collections.abc import Sequence
-
-from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, SystemPromptPart
+from typing import TYPE_CHECKING
 
 from chatconform.history import visible_items
+from chatconform.lazy import pai
 from chatconform.reference.compaction import answered_pairs, standing_system_parts
+
+if TYPE_CHECKING:
+    from pydantic_ai.messages import ModelMessage
 
 __all__ = ["USER_VOICED", "trim", "valid_starts"]
 
@@ -80,7 +83,7 @@ def valid_starts(history: Sequence[ModelMessage]) -> list[int]:
     open_pairs = 0
     for index in range(1, n):
         open_pairs += depth[index]
-        if (open_pairs == 0 and isinstance(history[index], ModelRequest)
+        if (open_pairs == 0 and isinstance(history[index], pai.ModelRequest)
                 and opens[index] in USER_VOICED):
             starts.append(index)
     return starts
@@ -88,9 +91,9 @@ def valid_starts(history: Sequence[ModelMessage]) -> list[int]:
 
 def _first_standing(history: Sequence[ModelMessage]) -> int | None:
     """Index of the first leading request holding a system prompt, or None."""
-    leading = itertools.takewhile(lambda message: not isinstance(message, ModelResponse), history)
+    leading = itertools.takewhile(lambda message: not isinstance(message, pai.ModelResponse), history)
     return next((index for index, message in enumerate(leading)
-                 if any(isinstance(part, SystemPromptPart) for part in message.parts)), None)
+                 if any(isinstance(part, pai.SystemPromptPart) for part in message.parts)), None)
 
 
 def trim(history: Sequence[ModelMessage], *, max_messages: int) -> list[ModelMessage]:
@@ -107,4 +110,4 @@ def trim(history: Sequence[ModelMessage], *, max_messages: int) -> list[ModelMes
 
     start = next((s for s in starts if size(s) <= max_messages), starts[-1])
     standing = [copy.deepcopy(part) for part in standing_system_parts(history, start)]
-    return [*([ModelRequest(standing)] if standing else []), *history[start:]]
+    return [*([pai.ModelRequest(standing)] if standing else []), *history[start:]]

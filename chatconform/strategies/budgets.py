@@ -22,12 +22,16 @@ the empty history.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from hypothesis import strategies as st
-from pydantic_ai.messages import ModelMessage, ModelRequest
 
 from chatconform.history import visible_items
+from chatconform.lazy import pai
 from chatconform.strategies.cuts import cut_points, history_with_tail, tool_pairs
+
+if TYPE_CHECKING:
+    from pydantic_ai.messages import ModelMessage
 
 __all__ = ["budget_points", "budgets", "trim_cases", "trim_starts"]
 
@@ -55,7 +59,7 @@ def trim_starts(history: Sequence[ModelMessage]) -> list[int]:
     opening = None  # the kind of the first item, system prompts aside, from this message on
     for index in range(len(history) - 1, 0, -1):
         opening = next((i.kind for i in visible_items(history[index:index + 1]) if i.kind != "system"), opening)
-        if index not in spanned and isinstance(history[index], ModelRequest) and opening in ("user", "summary"):
+        if index not in spanned and isinstance(history[index], pai.ModelRequest) and opening in ("user", "summary"):
             starts.append(index)
     return [0, *reversed(starts)] if history else []
 

@@ -24,20 +24,15 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime, timedelta, timezone
+from typing import TYPE_CHECKING
 
 from hypothesis import strategies as st
-from pydantic_ai.messages import (
-    ModelMessage,
-    ModelRequest,
-    ModelResponse,
-    RetryPromptPart,
-    TextPart,
-    ToolCallPart,
-    ToolReturnPart,
-    UserPromptPart,
-)
 
+from chatconform.lazy import pai
 from chatconform.strategies.histories import histories
+
+if TYPE_CHECKING:
+    from pydantic_ai.messages import ModelMessage, ToolCallPart, ToolReturnPart
 
 __all__ = ["PAIRING_WINDOW", "compaction_cases", "cut_points", "cuts", "late_batch_cuts", "late_result_tail",
            "summaries", "tool_pairs"]
@@ -54,14 +49,14 @@ def tool_pairs(history: Sequence[ModelMessage]) -> list[tuple[int, int, int]]:
     calls: dict[str, tuple[int, int]] = {}
     pairs = []
     for index, message in enumerate(history):
-        if isinstance(message, ModelResponse):
-            n_calls = sum(isinstance(p, ToolCallPart) for p in message.parts)
+        if isinstance(message, pai.ModelResponse):
+            n_calls = sum(isinstance(p, pai.ToolCallPart) for p in message.parts)
             for part in message.parts:
-                if isinstance(part, ToolCallPart):
+                if isinstance(part, pai.ToolCallPart):
                     calls.setdefault(part.tool_call_id, (index, n_calls))
         else:
             for part in message.parts:
-                if isinstance(part, (ToolReturnPart, RetryPromptPart)) and part.tool_call_id in calls:
+                if isinstance(part, (pai.ToolReturnPart, pai.RetryPromptPart)) and part.tool_call_id in calls:
                     call, n_calls = calls.pop(part.tool_call_id)
                     pairs.append((call, index, n_calls))
     return pairs
@@ -70,7 +65,7 @@ def tool_pairs(history: Sequence[ModelMessage]) -> list[tuple[int, int, int]]:
 def _after_last_user(history: Sequence[ModelMessage]) -> int | None:
     for index in range(len(history) - 1, -1, -1):
         message = history[index]
-        if isinstance(message, ModelRequest) and any(isinstance(p, UserPromptPart) for p in message.parts):
+        if isinstance(message, pai.ModelRequest) and any(isinstance(p, pai.UserPromptPart) for p in message.parts):
             return index + 1
     return None
 
@@ -131,31 +126,31 @@ def late_result_tail(start_tag: int, rounds: int, *, width: int = 2, late: int =
     def call(name: str, args: dict) -> ToolCallPart:
         nonlocal tag
         tag += 1
-        return ToolCallPart(name, args, f"late_{tag}")
+        return pai.ToolCallPart(name, args, f"late_{tag}")
 
     def result(c: ToolCallPart) -> ToolReturnPart:
         nonlocal tag
         tag += 1
-        return ToolReturnPart(c.tool_name, f"done (x{tag})", tool_call_id=c.tool_call_id, timestamp=clock)
+        return pai.ToolReturnPart(c.tool_name, f"done (x{tag})", tool_call_id=c.tool_call_id, timestamp=clock)
 
     late_call = call("run_sql", {"sql": "select count(*) from tickets"})
     others = [call("read_file", {"path": f"docs/part{index}.md" if index else "README.md"})
               for index in range(width - 1)]
     batch = [*others[:late], late_call, *others[late:]]
-    messages: list[ModelMessage] = [ModelResponse(batch, timestamp=tick(), model_name="test-model")]
+    messages: list[ModelMessage] = [pai.ModelResponse(batch, timestamp=tick(), model_name="test-model")]
     answered = others
     for index in range(rounds):
         returns = [result(c) for c in answered]
         if index == rounds - 1:
             returns.append(result(late_call))
-            messages.append(ModelRequest(returns, timestamp=tick()))
+            messages.append(pai.ModelRequest(returns, timestamp=tick()))
             break
-        messages.append(ModelRequest(returns, timestamp=tick()))
+        messages.append(pai.ModelRequest(returns, timestamp=tick()))
         answered = [call("search_docs", {"query": "release notes"})]
-        messages.append(ModelResponse(answered, timestamp=tick(), model_name="test-model"))
+        messages.append(pai.ModelResponse(answered, timestamp=tick(), model_name="test-model"))
     tag += 1
-    messages.append(ModelResponse([TextPart(f"All jobs finished. (x{tag})")], timestamp=tick(),
-                                  model_name="test-model"))
+    messages.append(pai.ModelResponse([pai.TextPart(f"All jobs finished. (x{tag})")], timestamp=tick(),
+                                      model_name="test-model"))
     return messages
 
 

@@ -35,35 +35,25 @@ import json
 from collections import deque
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
+from typing import TYPE_CHECKING
 
 from hypothesis import strategies as st
 from hypothesis.errors import InvalidArgument
-from pydantic_ai.messages import (
-    INTERRUPTED_TOOL_RETURN_CONTENT,
-    SYNTHESIZED_TOOL_RETURN_METADATA_KEY,
-    AudioUrl,
-    BinaryContent,
-    BinaryImage,
-    CompactionPart,
-    DocumentUrl,
-    ImageUrl,
-    ModelMessage,
-    ModelRequest,
-    ModelResponse,
-    RetryFeedbackPart,
-    RetryInfo,
-    SystemPromptPart,
-    TextPart,
-    ThinkingPart,
-    ToolCallPart,
-    ToolReturnPart,
-    UserPromptPart,
-    VideoUrl,
-)
 
 from chatconform.history import SUMMARY_METADATA_KEY
+from chatconform.lazy import pai
 from chatconform.strategies.choices import Bulk, Chooser, DrawChooser, bulk_window
 from chatconform.strategies.validation import check_bool, check_int
+
+if TYPE_CHECKING:
+    from pydantic_ai.messages import (
+        ModelMessage,
+        SystemPromptPart,
+        ThinkingPart,
+        ToolCallPart,
+        ToolReturnPart,
+        UserPromptPart,
+    )
 
 __all__ = ["SUMMARY_METADATA_KEY", "histories", "instructions"]
 
@@ -176,7 +166,7 @@ _FILES = {
     "audio": ((_WAV, "audio/wav", "wav"), (_MP3, "audio/mpeg", "mp3")),
     "video": ((_MP4, "video/mp4", "mp4"),),
 }
-_URL_TYPES = {"document": DocumentUrl, "audio": AudioUrl, "video": VideoUrl}
+_URL_TYPES = {"document": "DocumentUrl", "audio": "AudioUrl", "video": "VideoUrl"}  # of pydantic_ai.messages
 
 
 @dataclass(frozen=True)
@@ -279,18 +269,18 @@ class _Run:
         return self.other_kind
 
     def system(self, ts: datetime) -> SystemPromptPart:
-        return SystemPromptPart(self.text("system"), timestamp=ts)
+        return pai.SystemPromptPart(self.text("system"), timestamp=ts)
 
     def user_prompt(self, ts: datetime) -> UserPromptPart:
         if self.prompted and self.on["blank_prompts"] and self.choose.integer(0, 2) == 0:
             # A prompt made only of blank text, after one with text (a history with no
             # user text has nothing to send): a plain string, or a list of blank items.
             if self.choose.boolean():
-                return UserPromptPart(self.blank(), timestamp=ts)
-            return UserPromptPart([self.blank() for _ in range(self.choose.integer(1, 2))], timestamp=ts)
+                return pai.UserPromptPart(self.blank(), timestamp=ts)
+            return pai.UserPromptPart([self.blank() for _ in range(self.choose.integer(1, 2))], timestamp=ts)
         self.prompted = True
         if not self.maybe("files"):
-            return UserPromptPart(self.text("user"), timestamp=ts)
+            return pai.UserPromptPart(self.text("user"), timestamp=ts)
         images: list = []
         for _ in range(self.choose.integer(1, 2)):
             n = self.tag()
@@ -299,27 +289,27 @@ class _Run:
                 kind = self.file_kind()
                 data, media_type, extension = _FILES[kind][n % len(_FILES[kind])]
                 if self.choose.boolean():
-                    images.append(_URL_TYPES[kind](url=f"https://example.com/{kind}/file-{n}.{extension}"))
+                    images.append(getattr(pai, _URL_TYPES[kind])(url=f"https://example.com/{kind}/file-{n}.{extension}"))
                 else:  # BinaryContent, as pydantic-ai reads such bytes back
-                    images.append(BinaryContent(data=data, media_type=media_type))
+                    images.append(pai.BinaryContent(data=data, media_type=media_type))
                 continue
             if self.choose.boolean():
                 word = self.choose.choice(_IMAGE_WORDS)
-                images.append(ImageUrl(url=f"https://example.com/img/{word}-{n}.png"))
+                images.append(pai.ImageUrl(url=f"https://example.com/img/{word}-{n}.png"))
             elif self.choose.boolean():
-                images.append(BinaryImage(data=_PNG, media_type="image/png"))
+                images.append(pai.BinaryImage(data=_PNG, media_type="image/png"))
             else:
                 # Every other one of these holds bytes that are valid base64 text. Taken from
                 # the tag, not drawn: the choices (and so the ci profile's cases) stay as they were.
                 data, media_type = _OTHER_BINARIES[n % 2]
-                images.append(BinaryImage(data=data, media_type=media_type))
+                images.append(pai.BinaryImage(data=data, media_type=media_type))
         # An image-only prompt is legal; text first is the common (and simpler) case.
         text_position = self.choose.choice(("first", "last", "none"))
         if text_position == "none":
-            return UserPromptPart(images, timestamp=ts)
+            return pai.UserPromptPart(images, timestamp=ts)
         text = self.text("user")
         items = [text, *images] if text_position == "first" else [*images, text]
-        return UserPromptPart(self.with_blank(items, str), timestamp=ts)
+        return pai.UserPromptPart(self.with_blank(items, str), timestamp=ts)
 
     def call(self, taken: set[str]) -> ToolCallPart:
         """One tool call; ``taken`` holds the ids of the calls beside it in the response."""
@@ -332,8 +322,8 @@ class _Run:
         tool_call_id = self.reused_id(taken) or self.id_style.format(n=n)
         taken.add(tool_call_id)
         if as_string:
-            return ToolCallPart(name, json.dumps(args), tool_call_id)
-        return ToolCallPart(name, args, tool_call_id)
+            return pai.ToolCallPart(name, json.dumps(args), tool_call_id)
+        return pai.ToolCallPart(name, args, tool_call_id)
 
     def calls(self) -> list[ToolCallPart]:
         """One response's calls: one, or several run in parallel."""
@@ -353,8 +343,8 @@ class _Run:
     def retry_feedback(self, cause: str) -> None:
         """The request asking the model to try again after a failed output validation."""
         ts = self.tick()
-        retry = RetryInfo(cause=cause, attempt=1, max_retries=2)
-        self.request([RetryFeedbackPart(self.text("feedback"), retry=retry, timestamp=ts)], ts)
+        retry = pai.RetryInfo(cause=cause, attempt=1, max_retries=2)
+        self.request([pai.RetryFeedbackPart(self.text("feedback"), retry=retry, timestamp=ts)], ts)
 
     def tool_return(self, call: ToolCallPart, ts: datetime) -> ToolReturnPart:
         self.answered.append(call.tool_call_id)
@@ -364,30 +354,30 @@ class _Run:
         if outcome == "success":
             text = self.text("result")
             if self.choose.boolean():
-                return ToolReturnPart(content=text, **common)
-            return ToolReturnPart(content={"result": text, "count": self.choose.integer(0, 3)}, **common)
+                return pai.ToolReturnPart(content=text, **common)
+            return pai.ToolReturnPart(content={"result": text, "count": self.choose.integer(0, 3)}, **common)
         if outcome == "retried":
-            retry = RetryInfo(cause="validation_error", attempt=1, max_retries=3)
-            return ToolReturnPart(content=self.text("retried"), outcome="retried", retry=retry, **common)
+            retry = pai.RetryInfo(cause="validation_error", attempt=1, max_retries=3)
+            return pai.ToolReturnPart(content=self.text("retried"), outcome="retried", retry=retry, **common)
         kind = "error" if outcome == "failed" else "denied"
-        return ToolReturnPart(content=self.text(kind), outcome=outcome, **common)
+        return pai.ToolReturnPart(content=self.text(kind), outcome=outcome, **common)
 
     def synthesized_return(self, call: ToolCallPart, ts: datetime) -> ToolReturnPart:
         """What pydantic-ai's repair writes for a call that never got a result."""
         self.answered.append(call.tool_call_id)
-        return ToolReturnPart(
-            tool_name=call.tool_name, content=INTERRUPTED_TOOL_RETURN_CONTENT, tool_call_id=call.tool_call_id,
-            metadata={SYNTHESIZED_TOOL_RETURN_METADATA_KEY: True}, timestamp=ts, outcome="interrupted",
+        return pai.ToolReturnPart(
+            tool_name=call.tool_name, content=pai.INTERRUPTED_TOOL_RETURN_CONTENT, tool_call_id=call.tool_call_id,
+            metadata={pai.SYNTHESIZED_TOOL_RETURN_METADATA_KEY: True}, timestamp=ts, outcome="interrupted",
         )
 
     def response(self, parts: list, *, state: str = "complete") -> None:
-        calls = any(isinstance(p, ToolCallPart) for p in parts)
+        calls = any(isinstance(p, pai.ToolCallPart) for p in parts)
         finish = None if state == "interrupted" else ("tool_call" if calls else "stop")
-        self.messages.append(ModelResponse(parts=parts, timestamp=self.tick(), model_name=self.model_name,
-                                           finish_reason=finish, state=state))
+        self.messages.append(pai.ModelResponse(parts=parts, timestamp=self.tick(), model_name=self.model_name,
+                                               finish_reason=finish, state=state))
 
     def request(self, parts: list, ts: datetime, *, state: str = "complete") -> None:
-        self.messages.append(ModelRequest(parts=parts, timestamp=ts, state=state))
+        self.messages.append(pai.ModelRequest(parts=parts, timestamp=ts, state=state))
 
     def mid_system(self, ts: datetime) -> list[SystemPromptPart]:
         """A mid-conversation system prompt (dynamic prompt, re-injection), if drawn."""
@@ -397,15 +387,15 @@ class _Run:
 
     def thinking(self) -> ThinkingPart:
         """Thinking text, or (beside other parts only) blank thinking."""
-        return ThinkingPart(self.blank() if self.maybe("blanks") else self.text("thinking"))
+        return pai.ThinkingPart(self.blank() if self.maybe("blanks") else self.text("thinking"))
 
     def lead_parts(self) -> list:
         """What may precede tool calls (or make up a partial answer): thinking, then text."""
         parts = []
         if self.maybe("thinking"):
-            parts.append(ThinkingPart(self.text("thinking")))
+            parts.append(pai.ThinkingPart(self.text("thinking")))
         if self.choose.boolean():
-            parts.append(TextPart(self.text("assistant")))
+            parts.append(pai.TextPart(self.text("assistant")))
         return parts
 
     # -- the run -------------------------------------------------------------------------
@@ -443,7 +433,7 @@ class _Run:
             self.id_style = self.choose.choice(_ID_STYLES)
             self.model_name = self.choose.choice(_MODEL_NAMES)
         calls = self.calls()
-        self.response(self.with_blank([*self.lead_parts(), *calls], TextPart))
+        self.response(self.with_blank([*self.lead_parts(), *calls], pai.TextPart))
         ts = self.tick()
         returns = [self.tool_return(call, ts) for call in calls]
         if len(returns) > 1:
@@ -451,7 +441,7 @@ class _Run:
         parts: list = list(returns)
         if self.maybe("steer"):
             # The user typed while the tools ran; some UIs store it ahead of the results.
-            steer = UserPromptPart(self.text("steer"), timestamp=ts)
+            steer = pai.UserPromptPart(self.text("steer"), timestamp=ts)
             parts = [steer, *parts] if self.choose.boolean() else [*parts, steer]
         parts.extend(self.mid_system(ts))
         self.request(parts, ts)
@@ -469,20 +459,20 @@ class _Run:
                 return
             parts = self.lead_parts()
             if not parts:  # cancelled before any text streamed: only thinking, or a partial text
-                parts = [ThinkingPart(self.text("thinking"))] if self.on["thinking"] else [
-                    TextPart(self.text("assistant"))]
+                parts = [pai.ThinkingPart(self.text("thinking"))] if self.on["thinking"] else [
+                    pai.TextPart(self.text("assistant"))]
             self.response(parts, state="interrupted")
             return
         if self.maybe("retries"):
             if self.choose.boolean():
-                self.response([TextPart(self.text("assistant"))])
+                self.response([pai.TextPart(self.text("assistant"))])
                 self.retry_feedback("validation_error")
             else:
                 self.response([])  # the model returned nothing at all
                 self.retry_feedback("no_output")
         parts = [self.thinking()] if self.maybe("thinking") else []
-        parts += [TextPart(self.text("assistant")) for _ in range(self.choose.integer(1, 2))]
-        self.response(self.with_blank(parts, TextPart))
+        parts += [pai.TextPart(self.text("assistant")) for _ in range(self.choose.integer(1, 2))]
+        self.response(self.with_blank(parts, pai.TextPart))
 
     def another(self, done: int, least: int, most: int) -> bool:
         """Whether one more of something comes after ``done`` of them (between ``least``
@@ -520,7 +510,7 @@ class _Run:
             # Cut just before a model call; the last request is the user's prompt, a tool
             # round's results (already drawn) or output-retry feedback.
             if self.maybe("retries"):
-                self.response([TextPart(self.text("assistant"))])
+                self.response([pai.TextPart(self.text("assistant"))])
                 self.retry_feedback("validation_error")
             return
         self.answer(may_interrupt_calls=False)
@@ -574,7 +564,7 @@ class _Run:
             if self.keep_task:
                 self.user_request(self.n_leading)
             ts = self.tick()
-            part = CompactionPart(content=self.text("summary"), metadata={SUMMARY_METADATA_KEY: True})
+            part = pai.CompactionPart(content=self.text("summary"), metadata={SUMMARY_METADATA_KEY: True})
             self.request([part], ts)
             must_continue = last and (self.cfg.dangling_tail or not self.cfg.ends_with_request)
             if must_continue or self.choose.boolean():

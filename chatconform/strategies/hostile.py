@@ -37,39 +37,17 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from functools import lru_cache
+from typing import TYPE_CHECKING
 
 from hypothesis import strategies as st
-from pydantic_ai.messages import (
-    STANDING_PROMPT_PLANTED_KEY,
-    AgentInstructionSource,
-    AudioUrl,
-    CompactionPart,
-    DocumentUrl,
-    ImageUrl,
-    InstructionDeltaPart,
-    InstructionId,
-    ModelMessage,
-    ModelRequest,
-    ModelResponse,
-    NativeToolCallPart,
-    NativeToolReturnPart,
-    RetryFeedbackPart,
-    RetryInfo,
-    SystemPromptPart,
-    TextContent,
-    TextPart,
-    ThinkingPart,
-    ToolCallPart,
-    ToolReturnPart,
-    UploadedFile,
-    UserPromptPart,
-    VideoUrl,
-    WorkspaceRef,
-)
 
+from chatconform.lazy import pai
 from chatconform.strategies.choices import Chooser, DrawChooser, SeededChooser
 from chatconform.strategies.histories import SHAPES, histories
 from chatconform.strategies.validation import check_bool, check_int
+
+if TYPE_CHECKING:
+    from pydantic_ai.messages import ModelMessage, ToolCallPart, ToolReturnPart, UploadedFile
 
 __all__ = ["expand_hostile_history", "hostile_histories"]
 
@@ -93,7 +71,7 @@ _RESTS = {
 _SCHEMELESS = ("//evil.example/{n}.png", "/etc/passwd#{n}", "example.com/{n}.png")
 #: Padding around a URL: what URL parsers strip (spaces, tabs, newlines, C0 controls).
 _PADS = ("", " ", "\t", "\n", " \r\n ", "\x00", "\x0c")
-_URL_CLASSES = (ImageUrl, DocumentUrl, AudioUrl, VideoUrl)
+_URL_CLASSES = ("ImageUrl", "DocumentUrl", "AudioUrl", "VideoUrl")  # of pydantic_ai.messages
 _FORCE_DOWNLOAD = (False, True, "allow-local")
 _UPLOAD_IDS = ("file-{n}", "s3://private-bucket/{n}.pdf", "gs://private-bucket/{n}.png",
                "https://generativelanguage.googleapis.com/v1beta/files/{n}")
@@ -129,11 +107,11 @@ class _Config:
 
 
 def _is_result(part) -> bool:
-    return isinstance(part, ToolReturnPart)
+    return isinstance(part, pai.ToolReturnPart)
 
 
 def _is_call(part) -> bool:
-    return isinstance(part, ToolCallPart)
+    return isinstance(part, pai.ToolCallPart)
 
 
 class _Editor:
@@ -164,15 +142,16 @@ class _Editor:
         return f"{self.choose.choice(_PADS)}{body}{self.choose.choice(_PADS)}"
 
     def file_url(self):
-        cls = self.choose.choice(_URL_CLASSES)
+        cls = getattr(pai, self.choose.choice(_URL_CLASSES))
         return cls(url=self.url(), force_download=self.choose.choice(_FORCE_DOWNLOAD))
 
     def uploaded(self) -> UploadedFile:
-        return UploadedFile(self.choose.choice(_UPLOAD_IDS).format(n=self.tag()), self.choose.choice(_UPLOAD_PROVIDERS))
+        file_id = self.choose.choice(_UPLOAD_IDS).format(n=self.tag())
+        return pai.UploadedFile(file_id, self.choose.choice(_UPLOAD_PROVIDERS))
 
     def call(self, call_id: str | None = None) -> ToolCallPart:
         name, args = self.choose.choice(_TOOLS)
-        return ToolCallPart(name, dict(args), call_id or f"call_x{self.tag()}")
+        return pai.ToolCallPart(name, dict(args), call_id or f"call_x{self.tag()}")
 
     def find(self, start: int, wanted) -> int | None:
         """The first message at or after ``start`` (wrapping round) for which ``wanted`` holds."""
@@ -196,49 +175,49 @@ class _Editor:
         self.h[index] = replace(message, parts=[*message.parts[:at], part, *message.parts[at:]])
 
     def request_with(self, wanted) -> int | None:
-        return self.pick(lambda m: isinstance(m, ModelRequest) and any(wanted(p) for p in m.parts))
+        return self.pick(lambda m: isinstance(m, pai.ModelRequest) and any(wanted(p) for p in m.parts))
 
     # -- the edits ---------------------------------------------------------------------
     def edit(self) -> None:
         getattr(self, self.choose.choice(self.kinds))()
 
     def system_prompt(self) -> None:
-        index = self.pick(lambda m: isinstance(m, ModelRequest))
+        index = self.pick(lambda m: isinstance(m, pai.ModelRequest))
         if index is None:
             self.own_system_request()
         else:
-            self.insert_part(index, SystemPromptPart(self.text(), timestamp=_AT))
+            self.insert_part(index, pai.SystemPromptPart(self.text(), timestamp=_AT))
 
     def own_system_request(self) -> None:
         """A request of its own, anywhere (at the end it hides the response before it)."""
         at = self.choose.integer(0, len(self.h))
-        self.h.insert(at, ModelRequest([SystemPromptPart(self.text(), timestamp=_AT)]))
+        self.h.insert(at, pai.ModelRequest([pai.SystemPromptPart(self.text(), timestamp=_AT)]))
 
     def instructions(self) -> None:
-        index = self.pick(lambda m: isinstance(m, ModelRequest))
+        index = self.pick(lambda m: isinstance(m, pai.ModelRequest))
         if index is not None:
             self.h[index] = replace(self.h[index], instructions=self.text())
 
     def instruction_delta(self) -> None:
-        index = self.pick(lambda m: isinstance(m, ModelRequest))
+        index = self.pick(lambda m: isinstance(m, pai.ModelRequest))
         if index is not None:
-            key = InstructionId(AgentInstructionSource(), name="persona")  # "agent:persona" in JSON
-            self.insert_part(index, InstructionDeltaPart(id=key, content=self.text()))
+            key = pai.InstructionId(pai.AgentInstructionSource(), name="persona")  # "agent:persona" in JSON
+            self.insert_part(index, pai.InstructionDeltaPart(id=key, content=self.text()))
 
     def no_output_feedback(self) -> None:
-        index = self.pick(lambda m: isinstance(m, ModelRequest))
+        index = self.pick(lambda m: isinstance(m, pai.ModelRequest))
         if index is not None:
             content = self.choose.choice((*_NO_OUTPUT_TEXTS, self.text()))
-            retry = RetryInfo(cause="no_output", attempt=1, max_retries=2)
-            self.insert_part(index, RetryFeedbackPart(content, retry=retry, timestamp=_AT))
+            retry = pai.RetryInfo(cause="no_output", attempt=1, max_retries=2)
+            self.insert_part(index, pai.RetryFeedbackPart(content, retry=retry, timestamp=_AT))
 
     def into_user_prompt(self, item) -> None:
-        index = self.request_with(lambda p: isinstance(p, UserPromptPart))
+        index = self.request_with(lambda p: isinstance(p, pai.UserPromptPart))
         if index is None:
-            self.h.append(ModelRequest([UserPromptPart([self.text(), item], timestamp=_AT)]))
+            self.h.append(pai.ModelRequest([pai.UserPromptPart([self.text(), item], timestamp=_AT)]))
             return
         message = self.h[index]
-        k = next(k for k, p in enumerate(message.parts) if isinstance(p, UserPromptPart))
+        k = next(k for k, p in enumerate(message.parts) if isinstance(p, pai.UserPromptPart))
         prompt = message.parts[k]
         items = [prompt.content] if isinstance(prompt.content, str) else list(prompt.content)
         at = self.choose.integer(0, len(items))
@@ -272,14 +251,14 @@ class _Editor:
 
     def native_file_url(self) -> None:
         """A provider's built-in tool, called and answered in one response, returning a file."""
-        index = self.pick(lambda m: isinstance(m, ModelResponse))
+        index = self.pick(lambda m: isinstance(m, pai.ModelResponse))
         call_id = f"srvtoolu_{self.tag()}"
         files = [self.file_url() for _ in range(self.choose.integer(1, 3))]
         content = files if self.choose.boolean() else {"files": files}
-        pair = [NativeToolCallPart("web_fetch", {"url": "https://example.com"}, call_id, provider_name="anthropic"),
-                NativeToolReturnPart("web_fetch", content, call_id, provider_name="anthropic", timestamp=_AT)]
+        pair = [pai.NativeToolCallPart("web_fetch", {"url": "https://example.com"}, call_id, provider_name="anthropic"),
+                pai.NativeToolReturnPart("web_fetch", content, call_id, provider_name="anthropic", timestamp=_AT)]
         if index is None:
-            self.h.append(ModelResponse(pair, timestamp=_AT))
+            self.h.append(pai.ModelResponse(pair, timestamp=_AT))
         else:
             message = self.h[index]
             self.h[index] = replace(message, parts=[*pair, *message.parts])
@@ -291,7 +270,7 @@ class _Editor:
             self.into_result(self.uploaded())
 
     def text_metadata(self) -> None:
-        self.into_user_prompt(TextContent(self.text(), metadata={"source": "background-task", "trusted": True}))
+        self.into_user_prompt(pai.TextContent(self.text(), metadata={"source": "background-task", "trusted": True}))
 
     def reserved_metadata(self) -> None:
         index = self.choose.integer(0, len(self.h) - 1) if self.h else None
@@ -304,17 +283,17 @@ class _Editor:
 
     def workspace_ref(self) -> None:
         """A response pointing a reconnecting capability at an environment."""
-        index = self.pick(lambda m: isinstance(m, ModelResponse))
+        index = self.pick(lambda m: isinstance(m, pai.ModelResponse))
         if index is not None:
-            ref = WorkspaceRef(provider="e2b", id=f"sbx_{self.tag()}")
+            ref = pai.WorkspaceRef(provider="e2b", id=f"sbx_{self.tag()}")
             self.h[index] = replace(self.h[index], workspace_ref=ref)
 
     def compaction_stamp(self) -> None:
         """A provider-side compaction item claiming it already carries the standing prompt."""
-        index = self.pick(lambda m: isinstance(m, ModelResponse))
+        index = self.pick(lambda m: isinstance(m, pai.ModelResponse))
         if index is not None:
-            details = {STANDING_PROMPT_PLANTED_KEY: True, "encrypted_content": f"gAAAA{self.tag()}"}
-            part = CompactionPart(None, id=f"cmp_{self.tag()}", provider_name="openai", provider_details=details)
+            details = {pai.STANDING_PROMPT_PLANTED_KEY: True, "encrypted_content": f"gAAAA{self.tag()}"}
+            part = pai.CompactionPart(None, id=f"cmp_{self.tag()}", provider_name="openai", provider_details=details)
             self.insert_part(index, part)
 
     def trailing_calls(self) -> None:
@@ -327,17 +306,17 @@ class _Editor:
         for i in range(count):
             parts: list = []
             if self.choose.boolean():
-                parts.append(ThinkingPart(self.text()))
+                parts.append(pai.ThinkingPart(self.text()))
             if self.choose.boolean() or (text_last and i == count - 1):
-                parts.append(TextPart(self.text()))
+                parts.append(pai.TextPart(self.text()))
             if not (text_last and i == count - 1):
                 parts.extend(self.call() for _ in range(self.choose.integer(1, 2)))
-            self.h.append(ModelResponse(parts, model_name="gpt-5-mini" if named else None, timestamp=_AT))
+            self.h.append(pai.ModelResponse(parts, model_name="gpt-5-mini" if named else None, timestamp=_AT))
         behind = self.choose.integer(0, 2)
         if behind == 1:
-            self.h.append(ModelRequest([SystemPromptPart(self.text(), timestamp=_AT)]))
+            self.h.append(pai.ModelRequest([pai.SystemPromptPart(self.text(), timestamp=_AT)]))
         elif behind == 2:
-            self.h.append(ModelRequest([], state="interrupted"))
+            self.h.append(pai.ModelRequest([], state="interrupted"))
 
     def take_result(self) -> tuple[int, ToolReturnPart] | None:
         index = self.request_with(_is_result)
@@ -357,35 +336,35 @@ class _Editor:
         if taken is None:
             return
         index, result = taken
-        later = self.nearby(index + 2, index + _NEAR, ModelRequest)
+        later = self.nearby(index + 2, index + _NEAR, pai.ModelRequest)
         at = later[self.choose.integer(0, len(later) - 1)] if later else None
         if at is None:
-            self.h.append(ModelRequest([result]))
+            self.h.append(pai.ModelRequest([result]))
         else:
             self.insert_part(at, result)
 
     def orphan_result(self) -> None:
         name, _ = self.choose.choice(_TOOLS)
-        part = ToolReturnPart(name, self.text(), f"call_orphan{self.tag()}", timestamp=_AT)
-        index = self.pick(lambda m: isinstance(m, ModelRequest))
+        part = pai.ToolReturnPart(name, self.text(), f"call_orphan{self.tag()}", timestamp=_AT)
+        index = self.pick(lambda m: isinstance(m, pai.ModelRequest))
         if index is None:
-            self.h.append(ModelRequest([part]))
+            self.h.append(pai.ModelRequest([part]))
         else:
             self.insert_part(index, part)
 
     def result_before_call(self) -> None:
         """A copy of a call's result placed in a request before the call."""
-        index = self.pick(lambda m: isinstance(m, ModelResponse) and any(_is_call(p) for p in m.parts))
+        index = self.pick(lambda m: isinstance(m, pai.ModelResponse) and any(_is_call(p) for p in m.parts))
         if index is None:
             self.orphan_result()
             return
         call = next(p for p in self.h[index].parts if _is_call(p))
-        part = ToolReturnPart(call.tool_name, self.text(), call.tool_call_id, timestamp=_AT)
-        earlier = self.nearby(index - _NEAR, index, ModelRequest)
+        part = pai.ToolReturnPart(call.tool_name, self.text(), call.tool_call_id, timestamp=_AT)
+        earlier = self.nearby(index - _NEAR, index, pai.ModelRequest)
         if earlier:
             self.insert_part(earlier[self.choose.integer(0, len(earlier) - 1)], part)
         else:
-            self.h.insert(0, ModelRequest([part]))
+            self.h.insert(0, pai.ModelRequest([part]))
 
     def duplicate_result(self) -> None:
         """A second result for an answered call, in the same request or a later one."""
@@ -394,16 +373,16 @@ class _Editor:
             return
         first = next(p for p in self.h[index].parts if _is_result(p))
         again = replace(first, content=self.text())
-        later = self.nearby(index, index + _NEAR, ModelRequest)
+        later = self.nearby(index, index + _NEAR, pai.ModelRequest)
         self.insert_part(later[self.choose.integer(0, len(later) - 1)], again)
 
     def duplicate_call_id(self) -> None:
         """A call reusing an earlier call's id: beside it, or in a later response."""
-        index = self.pick(lambda m: isinstance(m, ModelResponse) and any(_is_call(p) for p in m.parts))
+        index = self.pick(lambda m: isinstance(m, pai.ModelResponse) and any(_is_call(p) for p in m.parts))
         if index is None:
             return
         first = next(p for p in self.h[index].parts if _is_call(p))
-        later = self.nearby(index, index + _NEAR, ModelResponse)
+        later = self.nearby(index, index + _NEAR, pai.ModelResponse)
         self.insert_part(later[self.choose.integer(0, len(later) - 1)], self.call(first.tool_call_id))
 
 

@@ -15,24 +15,15 @@ import random
 from collections.abc import Iterable, Iterator
 from datetime import timedelta
 from pathlib import Path
-from typing import Any
-
-from pydantic_ai.messages import (
-    CompactionPart,
-    ModelMessage,
-    ModelRequest,
-    ModelResponse,
-    SystemPromptPart,
-    TextPart,
-    ThinkingPart,
-    ToolCallPart,
-    ToolReturnPart,
-    UserPromptPart,
-)
+from typing import TYPE_CHECKING, Any
 
 from chatconform.history import UUID_NIL, Row
+from chatconform.lazy import pai
 from chatconform.strategies.histories import BLANKS, HISTORY_EPOCH, PHRASES, TAG_LETTER, TOOL_NAMES
 from chatconform.strategies.trees import ROWS_EPOCH, row_id
+
+if TYPE_CHECKING:
+    from pydantic_ai.messages import ModelMessage, ToolCallPart, ToolReturnPart
 
 
 def _fraction(name: str, value: float) -> float:
@@ -153,7 +144,7 @@ class _HistoryGrower:
                 args = {arg: _nested(self.nesting, rng.choice(values))}
             elif roll < 0.15:
                 args = json.dumps(args)  # arguments stored as the model streamed them
-        return ToolCallPart(name, args, tool_call_id=call_id)
+        return pai.ToolCallPart(name, args, tool_call_id=call_id)
 
     def result(self, call: ToolCallPart) -> ToolReturnPart:
         content: Any = self.text("result")
@@ -164,40 +155,40 @@ class _HistoryGrower:
                 outcome = "failed"
             elif roll < 0.2:
                 content = {"items": [content, self.rng.randrange(100)], "ok": True}
-        return ToolReturnPart(call.tool_name, content, tool_call_id=call.tool_call_id, timestamp=self.clock,
-                              outcome=outcome)
+        return pai.ToolReturnPart(call.tool_name, content, tool_call_id=call.tool_call_id, timestamp=self.clock,
+                                  outcome=outcome)
 
     def grow(self, size: int) -> list[ModelMessage]:
         rng = self.rng
-        messages: list[ModelMessage] = [ModelRequest(
-            [SystemPromptPart(self.text("system"), timestamp=self.clock),
-             UserPromptPart(self.text("user"), timestamp=self.clock)])]
+        messages: list[ModelMessage] = [pai.ModelRequest(
+            [pai.SystemPromptPart(self.text("system"), timestamp=self.clock),
+             pai.UserPromptPart(self.text("user"), timestamp=self.clock)])]
         while len(messages) < size:
             self.clock += timedelta(seconds=rng.randint(1, 30))
             roll = rng.random()
             if roll < self.tool_rounds:
                 calls = [self.call() for _ in range(rng.randint(1, self.max_parallel_calls))]
-                lead: list = [ThinkingPart(self.text("thinking"))] if self.hostile and rng.random() < 0.2 else []
-                messages.append(ModelResponse(lead + calls, model_name="test-model", timestamp=self.clock))
+                lead: list = [pai.ThinkingPart(self.text("thinking"))] if self.hostile and rng.random() < 0.2 else []
+                messages.append(pai.ModelResponse(lead + calls, model_name="test-model", timestamp=self.clock))
                 if self.hostile and rng.random() < 0.02:  # interrupted: the user spoke, no results
-                    messages.append(ModelRequest([UserPromptPart(self.text("user"), timestamp=self.clock)]))
+                    messages.append(pai.ModelRequest([pai.UserPromptPart(self.text("user"), timestamp=self.clock)]))
                     continue
-                messages.append(ModelRequest([self.result(c) for c in calls]))
+                messages.append(pai.ModelRequest([self.result(c) for c in calls]))
                 self.answered.extend(c.tool_call_id for c in calls)
                 if len(self.answered) > 64:
                     del self.answered[:32]
             else:
-                reply: list = [TextPart(self.text("assistant"))]
+                reply: list = [pai.TextPart(self.text("assistant"))]
                 if self.hostile and rng.random() < 0.1:
-                    reply.append(TextPart(rng.choice(BLANKS)))
-                messages.append(ModelResponse(reply, model_name="test-model", timestamp=self.clock))
+                    reply.append(pai.TextPart(rng.choice(BLANKS)))
+                messages.append(pai.ModelResponse(reply, model_name="test-model", timestamp=self.clock))
                 parts: list = []
                 if roll > 1 - self.mid_system:
-                    parts.append(SystemPromptPart(self.text("system"), timestamp=self.clock))
+                    parts.append(pai.SystemPromptPart(self.text("system"), timestamp=self.clock))
                 if roll > 1 - self.summaries:
-                    messages.append(ModelRequest([CompactionPart(self.text("summary"))]))
-                parts.append(UserPromptPart(self.text("user"), timestamp=self.clock))
-                messages.append(ModelRequest(parts))
+                    messages.append(pai.ModelRequest([pai.CompactionPart(self.text("summary"))]))
+                parts.append(pai.UserPromptPart(self.text("user"), timestamp=self.clock))
+                messages.append(pai.ModelRequest(parts))
         return messages
 
 

@@ -33,13 +33,17 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from hypothesis import strategies as st
-from pydantic_ai.messages import ModelMessage, ModelRequest, SystemPromptPart
 
+from chatconform.lazy import pai
 from chatconform.strategies.histories import histories
 from chatconform.strategies.runs import ENDINGS, EPOCH, Scenario, _scenarios
 from chatconform.strategies.validation import check_int
+
+if TYPE_CHECKING:
+    from pydantic_ai.messages import ModelMessage, ModelRequest
 
 __all__ = ["STANDING_PROMPT", "STEP_KINDS", "TURN_ENDINGS", "Lifecycle", "Step", "lifecycles", "numbered",
            "standing_request", "starts", "steps"]
@@ -108,13 +112,13 @@ class Lifecycle:
 
 def standing_request(prompt: str) -> ModelRequest:
     """A request holding only the standing prompt, at a fixed time (a case is the same every run)."""
-    return ModelRequest([SystemPromptPart(prompt, timestamp=EPOCH)], timestamp=EPOCH)
+    return pai.ModelRequest([pai.SystemPromptPart(prompt, timestamp=EPOCH)], timestamp=EPOCH)
 
 
 def _with_standing_prompt(history: list[ModelMessage], prompt: str) -> list[ModelMessage]:
     first = history[0] if history else None
-    if isinstance(first, ModelRequest):
-        planted = SystemPromptPart(prompt, timestamp=first.timestamp or EPOCH)
+    if isinstance(first, pai.ModelRequest):
+        planted = pai.SystemPromptPart(prompt, timestamp=first.timestamp or EPOCH)
         return [dataclasses.replace(first, parts=[planted, *first.parts]), *history[1:]]
     return [standing_request(prompt), *history]
 

@@ -16,11 +16,14 @@ history; :func:`serde_cases` draws (history, malformation, position).
 from __future__ import annotations
 
 import json
+from typing import TYPE_CHECKING
 
 from hypothesis import strategies as st
-from pydantic_ai.messages import ModelMessage
 
 from chatconform.strategies.histories import histories
+
+if TYPE_CHECKING:
+    from pydantic_ai.messages import ModelMessage
 
 __all__ = ["MALFORMATIONS", "UNKNOWN_PART_KIND", "malform", "serde_cases"]
 

@@ -57,24 +57,20 @@ import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hypothesis import strategies as st
 from hypothesis.errors import InvalidArgument
-from pydantic_ai import (
-    Agent,
-    CallDeferred,
-    DeferredToolRequests,
-    UsageLimitExceeded,
-    UsageLimits,
-    capture_run_messages,
-)
-from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart
-from pydantic_ai.models.function import AgentInfo, DeltaToolCall, FunctionModel
 
+from chatconform.lazy import pai
 from chatconform.strategies.histories import histories
 from chatconform.strategies.histories import instructions as run_instructions
 from chatconform.strategies.validation import check_bool, check_int
+
+if TYPE_CHECKING:
+    from pydantic_ai import Agent
+    from pydantic_ai.messages import ModelMessage, ModelResponse, ToolCallPart
+    from pydantic_ai.models.function import AgentInfo
 
 __all__ = ["ENDINGS", "OUTCOMES", "POINTS", "RunResult", "Scenario", "run_cases", "run_scenario", "scenarios"]
 
@@ -186,9 +182,9 @@ class _Script:
     def _calls(self, step: int) -> list[ToolCallPart]:
         sc = self.sc
         if step < len(sc.rounds):
-            return [ToolCallPart("lookup", {"n": i}, f"call_{step}_{i}") for i in range(sc.rounds[step])]
+            return [pai.ToolCallPart("lookup", {"n": i}, f"call_{step}_{i}") for i in range(sc.rounds[step])]
         names = self._last_names()
-        return [ToolCallPart(name, {"n": i}, f"call_{step}_{i}") for i, name in enumerate(names)]
+        return [pai.ToolCallPart(name, {"n": i}, f"call_{step}_{i}") for i, name in enumerate(names)]
 
     def _last_names(self) -> list[str]:
         """The tools the last response calls, by what the ending needs them to do."""
@@ -218,9 +214,9 @@ class _Script:
         calls = self._calls(step) if self._last_has_calls() else []
         if sc.ending == "usage_limit" and sc.limit == "tokens":
             # The calls first: a stream is stopped as soon as its chunks cross the limit.
-            return [*calls, TextPart(_LONG_ANSWER)]
+            return [*calls, pai.TextPart(_LONG_ANSWER)]
         if sc.last_text or not calls:
-            parts.append(TextPart(f"Answer of the run (a{step})"))
+            parts.append(pai.TextPart(f"Answer of the run (a{step})"))
         return [*parts, *calls]
 
     def parts_for(self, step: int) -> list:
@@ -244,7 +240,7 @@ class _Script:
                 raise RuntimeError("the model provider failed (scripted)")
             if self.sc.cut_at == "before_response":
                 await self.block()
-        return ModelResponse(self.parts_for(step), model_name="scripted")
+        return pai.ModelResponse(self.parts_for(step), model_name="scripted")
 
     async def stream(self, messages: list[ModelMessage], info: AgentInfo):
         step = self.responses
@@ -257,7 +253,7 @@ class _Script:
         for index, part in enumerate(self.parts_for(step)):
             if cut and sent >= self.sc.chunks:
                 break
-            if isinstance(part, TextPart):
+            if isinstance(part, pai.TextPart):
                 words = part.content.split(" ")
                 for i, word in enumerate(words):
                     if cut and sent >= self.sc.chunks:
@@ -265,6 +261,8 @@ class _Script:
                     yield word if i == 0 else " " + word
                     sent += 1
             else:
+                from pydantic_ai.models.function import DeltaToolCall
+
                 yield {index: DeltaToolCall(name=part.tool_name, json_args=part.args_as_json_str(),
                                             tool_call_id=part.tool_call_id)}
                 sent += 1
@@ -283,6 +281,8 @@ def _agent() -> Agent:
     find the scenario being played in a context variable, and each run brings its model."""
     if _AGENT:
         return _AGENT[0]
+    from pydantic_ai import Agent, CallDeferred, DeferredToolRequests
+
     agent: Agent = Agent(output_type=[str, DeferredToolRequests])
 
     async def settle(script: _Script) -> None:
@@ -326,6 +326,9 @@ def _agent() -> Agent:
 
 
 async def _play(sc: Scenario, script: _Script, captured: list[ModelMessage]) -> RunResult:
+    from pydantic_ai import Agent, UsageLimitExceeded, UsageLimits
+    from pydantic_ai.models.function import FunctionModel
+
     agent = _agent()
     _SCRIPT.set(script)
     model = FunctionModel(script.model, stream_function=script.stream, model_name="scripted")
@@ -346,7 +349,7 @@ async def _play(sc: Scenario, script: _Script, captured: list[ModelMessage]) -> 
                     await script.block()
                 while not Agent.is_end_node(node):
                     if Agent.is_call_tools_node(node) and script.is_last(script.responses - 1):
-                        calls = sum(isinstance(p, ToolCallPart) for p in node.model_response.parts)
+                        calls = sum(isinstance(p, pai.ToolCallPart) for p in node.model_response.parts)
                         script.at_last_tools = True
                         script.pending_returns = calls - 1 if sc.cut_at == "after_results" or \
                             sc.ending == "tool_error" else 0
@@ -407,6 +410,8 @@ def run_scenario(sc: Scenario) -> RunResult:
     Runs its own event loop (call it from synchronous code, or from another thread). The
     previous history passed in is never modified: the agent gets its own copy.
     """
+    from pydantic_ai import capture_run_messages
+
     async def main() -> RunResult:
         script = _Script(sc)
         started = datetime.now(timezone.utc)

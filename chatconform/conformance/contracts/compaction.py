@@ -16,9 +16,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass
-from typing import Any
-
-from pydantic_ai.messages import ModelMessage, ToolCallPart
+from typing import TYPE_CHECKING, Any
 
 from chatconform.conformance.contract import Example
 from chatconform.conformance.contracts.payload import CONTRACT as PAYLOAD_CONTRACT
@@ -27,6 +25,7 @@ from chatconform.conformance.guard import DEFAULT_TIMEOUT, guarded_call
 from chatconform.conformance.history_contract import HistoryContract, check_same_items, register_pairs_intact
 from chatconform.errors import ERROR, WARNING, NotApplicable, Violation
 from chatconform.history import Item, and_more, history_problem, item_label, lost_items, out_of_order, visible_items
+from chatconform.lazy import pai
 from chatconform.provider_schemas import turn_view
 from chatconform.provider_schemas.levels import check_level, cite
 from chatconform.providers import PROVIDER_IDS
@@ -34,6 +33,9 @@ from chatconform.reference.compaction import compact, safe_cut, standing_system_
 from chatconform.reference.payload import to_payload
 from chatconform.strategies.cuts import compaction_cases
 from chatconform.strategies.large import large_history
+
+if TYPE_CHECKING:
+    from pydantic_ai.messages import ModelMessage
 
 
 @dataclass
@@ -76,7 +78,8 @@ class CompactionContract(HistoryContract):
     def floor(self, case, variant):
         # A compaction must see every tool call before the cut (its result may be anywhere
         # after it) and copy out the tail.
-        _ = [part for message in case.history[:case.cut] for part in message.parts if isinstance(part, ToolCallPart)]
+        _ = [part for message in case.history[:case.cut] for part in message.parts
+             if isinstance(part, pai.ToolCallPart)]
         _ = case.history[case.cut:]
 
     def output_problem(self, output, case):

@@ -12,10 +12,9 @@ import itertools
 import json
 from collections import Counter, deque
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hypothesis import strategies as st
-from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, ToolCallPart, ToolReturnPart
 
 from chatconform.conformance.contract import Example, Option, Refusal
 from chatconform.conformance.history_contract import HistoryContract
@@ -32,12 +31,16 @@ from chatconform.history import (
     list_difference,
     visible_items,
 )
+from chatconform.lazy import pai
 from chatconform.provider_schemas import turn_view, validate
 from chatconform.provider_schemas.levels import REUSED_ID, check_level, cite, variant_levels
 from chatconform.providers import PROVIDER_IDS, PROVIDERS, get_provider
 from chatconform.reference.payload import links_sent_as_text, to_payload
 from chatconform.strategies.histories import histories, instructions
 from chatconform.strategies.large import large_history
+
+if TYPE_CHECKING:
+    from pydantic_ai.messages import ModelMessage, ToolReturnPart
 
 
 @dataclass
@@ -318,15 +321,15 @@ def _stored_results_per_call(history: list[ModelMessage]) -> list[ToolReturnPart
     """
     stored: dict[str, deque[ToolReturnPart]] = {}
     for message in history:
-        if isinstance(message, ModelRequest):
+        if isinstance(message, pai.ModelRequest):
             for part in message.parts:
-                if isinstance(part, ToolReturnPart):
+                if isinstance(part, pai.ToolReturnPart):
                     stored.setdefault(part.tool_call_id, deque()).append(part)
     out: list[ToolReturnPart | None] = []
     for message in history:
-        if isinstance(message, ModelResponse):
+        if isinstance(message, pai.ModelResponse):
             for part in message.parts:
-                if isinstance(part, ToolCallPart):
+                if isinstance(part, pai.ToolCallPart):
                     queue = stored.get(part.tool_call_id)
                     out.append(queue.popleft() if queue else None)
     return out

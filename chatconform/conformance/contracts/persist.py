@@ -18,18 +18,7 @@ import asyncio
 import dataclasses
 import random
 from dataclasses import dataclass
-from typing import Any
-
-from pydantic_ai import DeferredToolResults
-from pydantic_ai.messages import (
-    ModelMessage,
-    ModelMessagesTypeAdapter,
-    ModelRequest,
-    ModelResponse,
-    RetryPromptPart,
-    ToolCallPart,
-    ToolReturnPart,
-)
+from typing import TYPE_CHECKING, Any
 
 from chatconform.conformance.contract import Example
 from chatconform.conformance.guard import DEFAULT_TIMEOUT, guarded_call
@@ -37,8 +26,12 @@ from chatconform.conformance.history_contract import HistoryContract
 from chatconform.conformance.lifecycle import next_agent
 from chatconform.errors import NotApplicable, Violation
 from chatconform.history import first_difference, history_problem, list_difference, message_text
+from chatconform.lazy import pai
 from chatconform.reference.persist import FINISHED, OUTCOMES, check_outcome, persist_run
 from chatconform.strategies.runs import ENDINGS, EPOCH, run_cases
+
+if TYPE_CHECKING:
+    from pydantic_ai.messages import ModelMessage, ToolCallPart
 
 
 @dataclass
@@ -111,7 +104,7 @@ class PersistContract(HistoryContract):
     def floor(self, case: PersistCase, variant: str | None) -> None:
         """One bare pass: every captured message looked at once."""
         for message in case.captured:
-            if isinstance(message, ModelRequest) and message.instructions is not None:
+            if isinstance(message, pai.ModelRequest) and message.instructions is not None:
                 pass
 
 
@@ -131,9 +124,9 @@ def large_case(size: int, seed: int) -> PersistCase:
     history = expand_history(seed, max(2, size - 1))
     half = len(history) // 2
     text = f"Answer briefly. (instructions {rng.randrange(10**6)})"
-    run = [dataclasses.replace(m, instructions=text) if isinstance(m, ModelRequest) else m for m in history[half:]]
-    calls = [ToolCallPart("lookup", {"n": i}, f"large_call_{i}") for i in range(rng.randint(1, 3))]
-    last = ModelResponse(calls, model_name="scripted", timestamp=history[-1].timestamp or EPOCH)
+    run = [dataclasses.replace(m, instructions=text) if isinstance(m, pai.ModelRequest) else m for m in history[half:]]
+    calls = [pai.ToolCallPart("lookup", {"n": i}, f"large_call_{i}") for i in range(rng.randint(1, 3))]
+    last = pai.ModelResponse(calls, model_name="scripted", timestamp=history[-1].timestamp or EPOCH)
     return PersistCase(history[:half], [*history[:half], *run, last],
                        "cancelled", text, "cancel_after_calls")
 
@@ -149,11 +142,12 @@ def _open_calls(history: list[ModelMessage]) -> list[ToolCallPart]:
     answered: set[str] = set()
     open_calls: list[ToolCallPart] = []
     for message in reversed(history):
-        if isinstance(message, ModelRequest):
-            answered.update(p.tool_call_id for p in message.parts if isinstance(p, (ToolReturnPart, RetryPromptPart)))
+        if isinstance(message, pai.ModelRequest):
+            answered.update(p.tool_call_id for p in message.parts
+                            if isinstance(p, (pai.ToolReturnPart, pai.RetryPromptPart)))
         else:
             open_calls.extend(p for p in reversed(message.parts)
-                              if isinstance(p, ToolCallPart) and p.tool_call_id not in answered)
+                              if isinstance(p, pai.ToolCallPart) and p.tool_call_id not in answered)
     return open_calls[::-1]
 
 
@@ -216,11 +210,11 @@ def empty_capture_keeps_previous(ex: Example) -> None:
 )
 def no_instructions(ex: Example) -> None:
     text = (ex.case.instructions or "").strip()
-    carried = any(isinstance(m, ModelRequest) and m.instructions for m in ex.case.captured)
+    carried = any(isinstance(m, pai.ModelRequest) and m.instructions for m in ex.case.captured)
     if not carried and not text:
         raise NotApplicable("the run had no instructions")
     for index, message in enumerate(ex.output):
-        if isinstance(message, ModelRequest) and message.instructions is not None:
+        if isinstance(message, pai.ModelRequest) and message.instructions is not None:
             raise Violation(f"stored request {index} carries instructions",
                             expected=None, actual=message.instructions[:200])
         if text and any(isinstance(getattr(p, "content", None), str) and text in p.content for p in message.parts):
@@ -246,10 +240,10 @@ def interrupted_marker(ex: Example) -> None:
         raise NotApplicable("nothing was captured")
     applies = False
     last = captured[-1]
-    if ex.case.outcome not in FINISHED and isinstance(last, ModelResponse) and last.tool_calls:
+    if ex.case.outcome not in FINISHED and isinstance(last, pai.ModelResponse) and last.tool_calls:
         applies = True
         stored = output[-1] if output else None
-        if not (isinstance(stored, ModelResponse) and stored.state == "interrupted"
+        if not (isinstance(stored, pai.ModelResponse) and stored.state == "interrupted"
                 and stored.tool_calls == last.tool_calls):
             raise Violation(f"the run ended {ex.case.outcome} in a response with "
                             f"{len(last.tool_calls)} unanswered tool call(s), stored without the marker",
@@ -288,7 +282,7 @@ def deferred_left_open(ex: Example) -> None:
     if closed:
         raise Violation(f"deferred call(s) {', '.join(closed)} are no longer open", expected="open",
                         actual="answered or gone")
-    first = next(i for i, m in enumerate(ex.output) if isinstance(m, ModelResponse)
+    first = next(i for i, m in enumerate(ex.output) if isinstance(m, pai.ModelResponse)
                  and any(p.tool_call_id in still_open for p in m.tool_calls))
     marked = next((i for i in range(first, len(ex.output)) if ex.output[i].state != "complete"), None)
     if marked is not None:
@@ -305,6 +299,8 @@ def _continue(history: list[ModelMessage], outcome: str) -> None:
     Raises what the run raises."""
     agent = next_agent()
     if outcome == "deferred" and (pending := _open_calls(history)):
+        from pydantic_ai import DeferredToolResults
+
         results = DeferredToolResults(calls={c.tool_call_id: "Yes. (u-human)" for c in pending})
         run = agent.run(None, message_history=history, deferred_tool_results=results)
     else:
@@ -343,7 +339,7 @@ def continuable(ex: Example) -> None:
 )
 def round_trip(ex: Example) -> None:
     try:
-        loaded = ModelMessagesTypeAdapter.validate_json(ModelMessagesTypeAdapter.dump_json(ex.output))
+        loaded = pai.ModelMessagesTypeAdapter.validate_json(pai.ModelMessagesTypeAdapter.dump_json(ex.output))
     except Exception as exc:  # noqa: BLE001 - the finding
         raise Violation(f"the stored history does not round-trip: {type(exc).__name__}: {str(exc)[:300]}",
                         expected="dump_json then validate_json", actual=type(exc).__name__) from None

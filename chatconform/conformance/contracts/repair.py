@@ -13,23 +13,18 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from functools import lru_cache
-from typing import Any
-
-from pydantic_ai.messages import (
-    INTERRUPTED_TOOL_RETURN_CONTENT,
-    SYNTHESIZED_TOOL_RETURN_METADATA_KEY,
-    ModelMessage,
-    ModelRequest,
-    ModelResponse,
-    TextPart,
-)
+from typing import TYPE_CHECKING, Any
 
 from chatconform.conformance.contract import Example
 from chatconform.conformance.history_contract import HistoryTransformContract, check_fixed_point
 from chatconform.errors import NotApplicable, Violation
 from chatconform.history import and_more, describe_at, first_difference, fresh_lists, list_difference
+from chatconform.lazy import pai
 from chatconform.reference.repair import is_result, match_calls, repair
 from chatconform.strategies.hostile import expand_hostile_history, hostile_histories
+
+if TYPE_CHECKING:
+    from pydantic_ai.messages import ModelMessage
 
 
 class RepairContract(HistoryTransformContract):
@@ -112,7 +107,7 @@ def no_orphan_results(ex: Example) -> None:
 # -- what was invented ---------------------------------------------------------------------
 
 def _request_parts(history: Sequence[ModelMessage]) -> list[tuple[int, int, Any]]:
-    return [(i, k, p) for i, m in enumerate(history) if isinstance(m, ModelRequest) for k, p in enumerate(m.parts)]
+    return [(i, k, p) for i, m in enumerate(history) if isinstance(m, pai.ModelRequest) for k, p in enumerate(m.parts)]
 
 
 class _Pool:
@@ -153,20 +148,21 @@ def _new_results(ex: Example) -> list[tuple[int, int, Any]]:
     title="every result the repair wrote says the call was interrupted and is marked as synthesized",
     rationale="a made-up result sent as a success tells the model its tool ran; pydantic-ai writes "
               "outcome='interrupted', the fixed interrupted text and the "
-              f"{SYNTHESIZED_TOOL_RETURN_METADATA_KEY!r} marker (https://github.com/pydantic/pydantic-ai/pull/6319)",
+              "'pydantic_ai_synthesized_tool_return' marker (its SYNTHESIZED_TOOL_RETURN_METADATA_KEY, "
+              "https://github.com/pydantic/pydantic-ai/pull/6319)",
 )
 def synthesized_marked_interrupted(ex: Example) -> None:
     new = _new_results(ex)
     if not new:
         raise NotApplicable("the repair wrote no result")
     for index, _, part in new:
-        marked = isinstance(part.metadata, dict) and part.metadata.get(SYNTHESIZED_TOOL_RETURN_METADATA_KEY) is True
+        marked = isinstance(part.metadata, dict) and part.metadata.get(pai.SYNTHESIZED_TOOL_RETURN_METADATA_KEY) is True
         if not (getattr(part, "outcome", None) == "interrupted" and marked
-                and part.content == INTERRUPTED_TOOL_RETURN_CONTENT):
+                and part.content == pai.INTERRUPTED_TOOL_RETURN_CONTENT):
             raise Violation(f"the result for {part.tool_call_id} in message {index} is not the input's and is not "
                             "marked as an interrupted, synthesized result",
-                            expected={"outcome": "interrupted", "content": INTERRUPTED_TOOL_RETURN_CONTENT,
-                                      "metadata": {SYNTHESIZED_TOOL_RETURN_METADATA_KEY: True}},
+                            expected={"outcome": "interrupted", "content": pai.INTERRUPTED_TOOL_RETURN_CONTENT,
+                                      "metadata": {pai.SYNTHESIZED_TOOL_RETURN_METADATA_KEY: True}},
                             actual=repr(part)[:300])
 
 
@@ -193,7 +189,7 @@ def _streams(history: Sequence[ModelMessage], keep) -> tuple[list, list[tuple[in
     requests: list[tuple[int, bool, Any]] = []
     for i, message in enumerate(history):
         for k, part in enumerate(message.parts):
-            if isinstance(message, ModelResponse):
+            if isinstance(message, pai.ModelResponse):
                 responses.append(part)
             elif keep(i, k, part):
                 requests.append((len(responses), is_result(part), part))
@@ -213,9 +209,9 @@ def order_preserved(ex: Example) -> None:
     given = match_calls(ex.case.history)
     droppable = {*given.second_answers, *given.orphans}
     before_resp, before_req = _streams(ex.case.history, lambda i, k, p: (i, k) not in droppable)
-    if len(before_resp) != sum(len(m.parts) for m in ex.output if isinstance(m, ModelResponse)) \
-            or before_resp != [p for m in ex.output if isinstance(m, ModelResponse) for p in m.parts]:
-        after_resp = [p for m in ex.output if isinstance(m, ModelResponse) for p in m.parts]
+    if len(before_resp) != sum(len(m.parts) for m in ex.output if isinstance(m, pai.ModelResponse)) \
+            or before_resp != [p for m in ex.output if isinstance(m, pai.ModelResponse) for p in m.parts]:
+        after_resp = [p for m in ex.output if isinstance(m, pai.ModelResponse) for p in m.parts]
         first = first_difference(before_resp, after_resp)
         raise Violation("the response parts differ from the input's: "
                         + list_difference(before_resp, after_resp, "response part"),
@@ -251,7 +247,7 @@ def _tail(history: list[ModelMessage]) -> list[ModelMessage]:
     judged on its tail.
     """
     start = max(0, len(history) - _TAIL)
-    while start > 0 and not isinstance(history[start], ModelRequest):
+    while start > 0 and not isinstance(history[start], pai.ModelRequest):
         start -= 1
     return history[start:]
 
@@ -261,7 +257,7 @@ def _agent():
     from pydantic_ai import Agent
     from pydantic_ai.models.function import FunctionModel
 
-    return Agent(FunctionModel(lambda messages, info: ModelResponse([TextPart("Sure.")])))
+    return Agent(FunctionModel(lambda messages, info: pai.ModelResponse([pai.TextPart("Sure.")])))
 
 
 @CONTRACT.check(
@@ -274,7 +270,7 @@ def _agent():
 )
 def continuable(ex: Example) -> None:
     last = ex.output[-1] if ex.output else None
-    if isinstance(last, ModelResponse) and last.state == "suspended":
+    if isinstance(last, pai.ModelResponse) and last.state == "suspended":
         raise NotApplicable("the history ends with a suspended response, which only a resume continues")
     try:
         result = _agent().run_sync(_NEW_PROMPT, message_history=fresh_lists(_tail(ex.output)))

@@ -13,32 +13,24 @@ reference's (:mod:`chatconform.reference.sanitize`), which are pydantic-ai's
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
-from typing import Any
-
-from pydantic_ai.messages import (
-    FileUrl,
-    ModelMessage,
-    ModelRequest,
-    ModelResponse,
-    NativeToolReturnPart,
-    ToolCallPart,
-    ToolReturnPart,
-    UploadedFile,
-    UserPromptPart,
-)
+from typing import TYPE_CHECKING, Any
 
 from chatconform.conformance.contract import Example
 from chatconform.conformance.history_contract import HistoryTransformContract, check_fixed_point
 from chatconform.errors import Violation
 from chatconform.history import and_more, describe_at, first_difference, list_difference, message_text
+from chatconform.lazy import pai
 from chatconform.reference.sanitize import (
     ALLOWED_SCHEMES,
-    SYSTEM_VOICE_PARTS,
     is_no_output_feedback,
     sanitize,
+    system_voice_parts,
     url_scheme,
 )
 from chatconform.strategies.hostile import expand_hostile_history, hostile_histories
+
+if TYPE_CHECKING:
+    from pydantic_ai.messages import ModelMessage
 
 
 class SanitizeContract(HistoryTransformContract):
@@ -87,14 +79,14 @@ def _file_refs(history: Sequence[ModelMessage]) -> Iterator[tuple[str, Any]]:
     """(where, item) for every file URL and uploaded file of the history."""
     for index, message in enumerate(history):
         for k, part in enumerate(message.parts):
-            if isinstance(part, UserPromptPart) and not isinstance(part.content, str):
+            if isinstance(part, pai.UserPromptPart) and not isinstance(part.content, str):
                 items: Iterator[Any] = iter(part.content)
-            elif isinstance(part, (ToolReturnPart, NativeToolReturnPart)):
+            elif isinstance(part, (pai.ToolReturnPart, pai.NativeToolReturnPart)):
                 items = _nested(part.content)
             else:
                 continue
             for item in items:
-                if isinstance(item, (FileUrl, UploadedFile)):
+                if isinstance(item, (pai.FileUrl, pai.UploadedFile)):
                     yield f"message {index} part {k} ({part.part_kind})", item
 
 
@@ -113,13 +105,13 @@ def _files(ex: Example) -> list[tuple[str, Any]]:
 )
 def no_system_voice(ex: Example) -> None:
     for index, message in enumerate(ex.output):
-        if not isinstance(message, ModelRequest):
+        if not isinstance(message, pai.ModelRequest):
             continue
         if message.instructions:
             raise Violation(f"message {index} keeps the client's instructions",
                             expected="instructions=None", actual=message.instructions[:200])
         for part in message.parts:
-            if isinstance(part, SYSTEM_VOICE_PARTS) or is_no_output_feedback(part):
+            if isinstance(part, system_voice_parts()) or is_no_output_feedback(part):
                 raise Violation(f"message {index} keeps a {type(part).__name__} the client sent",
                                 expected="no system-voice part", actual=repr(part)[:300])
 
@@ -132,7 +124,7 @@ def no_system_voice(ex: Example) -> None:
               "schemes from client history (https://github.com/pydantic/pydantic-ai/pull/6169)",
 )
 def file_url_schemes(ex: Example) -> None:
-    urls = [(where, item) for where, item in _files(ex) if isinstance(item, FileUrl)]
+    urls = [(where, item) for where, item in _files(ex) if isinstance(item, pai.FileUrl)]
     bad = [(where, item.url) for where, item in urls if url_scheme(item.url) not in ALLOWED_SCHEMES]
     if bad:
         where, url = bad[0]
@@ -149,7 +141,7 @@ def file_url_schemes(ex: Example) -> None:
 )
 def force_download_reset(ex: Example) -> None:
     for where, item in _files(ex):
-        if isinstance(item, FileUrl) and item.force_download is not False:
+        if isinstance(item, pai.FileUrl) and item.force_download is not False:
             raise Violation(f"{where} keeps force_download={item.force_download!r} on {item.url[:200]!r}",
                             expected=False, actual=item.force_download)
 
@@ -163,7 +155,7 @@ def force_download_reset(ex: Example) -> None:
 )
 def no_uploaded_files(ex: Example) -> None:
     for where, item in _files(ex):
-        if isinstance(item, UploadedFile):
+        if isinstance(item, pai.UploadedFile):
             raise Violation(f"{where} keeps the uploaded file {item.file_id!r} ({item.provider_name})",
                             expected="no UploadedFile", actual=item.file_id)
 
@@ -178,8 +170,8 @@ def no_uploaded_files(ex: Example) -> None:
 )
 def no_trailing_unresolved_calls(ex: Example) -> None:
     index = len(ex.output) - 1
-    while index >= 0 and isinstance(ex.output[index], ModelResponse):
-        calls = [p for p in ex.output[index].parts if isinstance(p, ToolCallPart)]
+    while index >= 0 and isinstance(ex.output[index], pai.ModelResponse):
+        calls = [p for p in ex.output[index].parts if isinstance(p, pai.ToolCallPart)]
         if calls:
             raise Violation(f"message {index}, after the last request, keeps the call {calls[0].tool_name} "
                             f"({calls[0].tool_call_id})", expected="no trailing tool call",

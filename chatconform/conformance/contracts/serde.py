@@ -21,9 +21,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, replace
 from functools import lru_cache
-from typing import Any
-
-from pydantic_ai.messages import ModelMessage, ModelMessagesTypeAdapter
+from typing import TYPE_CHECKING, Any
 
 from chatconform.conformance.contract import Example
 from chatconform.conformance.guard import DEFAULT_TIMEOUT, guarded_call
@@ -45,10 +43,14 @@ from chatconform.history import (
     message_text,
     walk_parts,
 )
+from chatconform.lazy import pai
 from chatconform.reference.serde import dump
 from chatconform.reference.serde import load as reference_load
 from chatconform.strategies import expand_history, malform, serde_cases
 from chatconform.strategies.malformed import MALFORMATIONS
+
+if TYPE_CHECKING:
+    from pydantic_ai.messages import ModelMessage
 
 #: What the stored form may be.
 _STORED = (bytes, bytearray, str)
@@ -226,7 +228,7 @@ def round_trip(ex: Example) -> None:
 def _validator():
     import jsonschema_rs
 
-    return jsonschema_rs.validator_for(ModelMessagesTypeAdapter.json_schema(), validate_formats=False)
+    return jsonschema_rs.validator_for(pai.ModelMessagesTypeAdapter.json_schema(), validate_formats=False)
 
 
 def _parsed(data: Any) -> Any:

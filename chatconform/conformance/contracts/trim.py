@@ -17,16 +17,19 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass
-
-from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse
+from typing import TYPE_CHECKING
 
 from chatconform.conformance.contract import Example
 from chatconform.conformance.history_contract import HistoryContract, check_same_items, register_pairs_intact
 from chatconform.errors import NotApplicable, Violation
 from chatconform.history import Item, first_difference, history_problem, item_label, visible_items
+from chatconform.lazy import pai
 from chatconform.reference.compaction import standing_system_parts
 from chatconform.reference.trim import USER_VOICED, trim
 from chatconform.strategies import expand_history, trim_cases
+
+if TYPE_CHECKING:
+    from pydantic_ai.messages import ModelMessage
 
 
 @dataclass
@@ -85,13 +88,13 @@ def _input_items(ex: Example) -> list[Item]:
 
 
 def _standing_items(ex: Example) -> list[Item]:
-    return ex.case_once("standing", lambda: visible_items([ModelRequest(standing_system_parts(ex.case.history))]))
+    return ex.case_once("standing", lambda: visible_items([pai.ModelRequest(standing_system_parts(ex.case.history))]))
 
 
 def _standing_positions(ex: Example) -> list[int]:
     """Where each item of the standing system prompt is in the history's items, in order."""
     def compute() -> list[int]:
-        first_response = next((i for i, m in enumerate(ex.case.history) if isinstance(m, ModelResponse)),
+        first_response = next((i for i, m in enumerate(ex.case.history) if isinstance(m, pai.ModelResponse)),
                               len(ex.case.history))
         leading = visible_items(ex.case.history[:first_response])
         return [i for i, item in enumerate(leading) if item.kind == "system"]
