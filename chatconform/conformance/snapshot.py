@@ -132,6 +132,14 @@ class Frozen:
             return copy.deepcopy(self._case)
         return collector.loads(self._blob)
 
+    def lent(self) -> Any:
+        """The case itself where its pickle can tell what a call changed (a copy otherwise):
+        for the bundled reference, which the engine calls on the case itself for every oracle
+        answer, so a copy made for it would only cost a load of the pickle per call."""
+        if self._blob is None or self._case is _UNLOADED:
+            return self.copy()
+        return self._case
+
     def changed(self, working: Any) -> bool:
         """Whether ``working`` (a copy made by :meth:`copy`) differs from the case in any way."""
         if self._blob is not None:
@@ -153,7 +161,8 @@ class Frozen:
         # Different bytes may still be equal values rebound in place: compare by value.
         if self._case is _UNLOADED:
             self._case = collector.loads(self._blob)
-        return snapshot(working) != snapshot(self._case)
+        before = self._case if self._case is not working else collector.loads(self._blob)  # lent
+        return snapshot(working) != snapshot(before)
 
 
 _UNLOADED = object()

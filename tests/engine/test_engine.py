@@ -4,7 +4,9 @@ import pytest
 from hypothesis import settings
 
 from chatconform import check_case, run_conformance
+from chatconform.conformance.engine.evaluate import is_bundled_reference
 from chatconform.conformance.profiles import PROFILES
+from chatconform.reference import ReferenceImplementation
 
 PINNED = ("max_examples", "derandomize", "database", "verbosity", "phases", "stateful_step_count",
           "report_multiple_bugs", "suppress_health_check", "deadline", "print_blob", "backend")
@@ -134,3 +136,23 @@ def test_a_calls_deadline_grows_with_the_square_of_its_input():
     small, large = call_deadline(10, 500), call_deadline(10, 5000)
     assert large / small > 5000 / 500  # faster than the input grows
     assert slow_limit(call_deadline(10, 1000)) == 8
+
+
+class _SortsInPlace(ReferenceImplementation):
+    """The reference's walk, after sorting the caller's rows in place: a subclass of the
+    reference is an implementation like any other."""
+
+    @staticmethod
+    def extract_thread(rows):
+        rows.sort(key=lambda row: row.id)
+        return ReferenceImplementation.extract_thread(rows)
+
+
+def test_only_the_bundled_reference_as_shipped_is_lent_its_case():
+    assert is_bundled_reference(ReferenceImplementation())
+    assert not is_bundled_reference(_SortsInPlace())
+    overridden = ReferenceImplementation()
+    overridden.extract_thread = _SortsInPlace.extract_thread
+    assert not is_bundled_reference(overridden)
+    verdicts = {v.check: v.status for v in run_conformance(_SortsInPlace(), contracts=["thread"], examples=30)}
+    assert verdicts["thread.input_untouched"] == "fail"

@@ -128,3 +128,33 @@ def test_a_case_whose_copy_pickles_otherwise_is_untouched_until_edited():
         assert not frozen.changed(working)
     working[0]["tags"].add("y")
     assert frozen.changed(working)
+
+
+@pytest.mark.parametrize("edit", EDITS, ids=list(EDITS))
+def test_a_lent_case_is_the_case_itself_and_its_every_edit_is_seen(edit):
+    case = history()
+    frozen = Frozen(case)
+    lent = frozen.lent()
+    assert lent is case
+    assert not frozen.changed(lent)
+    EDITS[edit](lent)
+    assert frozen.changed(lent)  # compared with the pickle, not with itself
+
+
+def test_a_case_that_cannot_be_lent_is_copied():
+    class Local:  # unpicklable: nothing could tell what a call changed in the case itself
+        items = [1]
+
+    case = [Local()]
+    assert Frozen(case).lent() is not case
+
+
+def test_a_case_that_came_as_a_pickle_is_lent_a_load_of_it():
+    import pickle
+
+    blob = pickle.dumps(history())
+    frozen = Frozen.from_pickle(blob)
+    lent = frozen.lent()
+    assert not frozen.changed(lent)
+    lent.pop()
+    assert frozen.changed(lent)

@@ -22,6 +22,7 @@ class _FrozenRows:
     every row's fields, in order, to compare its copy with afterwards."""
 
     def __init__(self, rows):
+        self.rows = rows
         self.record = self._record(rows)
 
     @staticmethod
@@ -30,6 +31,10 @@ class _FrozenRows:
 
     def copy(self):
         return [Row(*fields) for fields in self.record]
+
+    def lent(self):
+        """The rows themselves, for the bundled reference (``Frozen.lent``)."""
+        return self.rows
 
     def changed(self, working) -> bool:
         return self._record(working) != self.record

@@ -44,6 +44,12 @@ def transport_allowance(deadline: float) -> float:
     return 1.0 + deadline / 10
 
 
+def is_bundled_reference(obj: Any) -> bool:
+    """Whether ``obj`` is the bundled reference as shipped: its answers are the oracle's. A
+    subclass, or an instance with a method of its own, is an implementation like any other."""
+    return type(obj) is ReferenceImplementation and not vars(obj)
+
+
 def _example(impl: Implementation, contract: Contract, case: Any, output: Any, variant: str | None,
              drawn: DrawnCase | None) -> Example:
     """An example that shares what the drawn case keeps (if it is kept)."""
@@ -59,7 +65,7 @@ def _refusal(impl: Implementation, contract: Contract, case: Any, variant: str |
     contract's own reason (``Contract.refusable``), asked once per case and variant however
     many implementations raise on it."""
     example = _example(impl, contract, case, None, variant, drawn)
-    if isinstance(impl.obj, ReferenceImplementation) and isinstance(error, UnsendableContent):
+    if is_bundled_reference(impl.obj) and isinstance(error, UnsendableContent):
         example.keep_reference(declined=error)  # its refusal is the reference's own answer
     try:
         declined = example.declined()
@@ -88,14 +94,18 @@ def evaluate_case(impl: Implementation, contract: Contract, case: Any, variant: 
 
     # A program gets the case serialized: it cannot touch this copy, and says what it did to
     # its own (Program.input_change). One in this process gets a private copy, compared after.
+    # The bundled reference is the suite's own code, which the checks call on the case itself
+    # for every oracle answer (Example.reference): it is lent the case, compared after as a
+    # copy would be, and called on this thread, with no deadline of its own.
     program = impl.obj if isinstance(impl.obj, Program) else None
+    bundled = is_bundled_reference(impl.obj)
     try:
         frozen = None
         if program is None:
             frozen = drawn.frozen if drawn is not None and drawn.frozen is not None else contract.freeze(case)
             if drawn is not None:
                 drawn.frozen = frozen
-        working = frozen.copy() if frozen is not None else case
+        working = (frozen.lent() if bundled else frozen.copy()) if frozen is not None else case
     except Exception as exc:  # noqa: BLE001 - the engine's own failure, reported as such
         raise EngineCaseError("copy or fingerprint", exc, case) from exc
     try:
@@ -118,8 +128,9 @@ def evaluate_case(impl: Implementation, contract: Contract, case: Any, variant: 
         if program.hosted:
             limit += transport_allowance(deadline)
     # A program's process keeps the deadline (its waits end at time_left, and on a stop): no
-    # thread is started for its call.
-    outcome = guarded_call(lambda: contract.call(fn, working, variant), limit, enforced=program is not None)
+    # thread is started for its call, nor for the bundled reference's.
+    outcome = guarded_call(lambda: contract.call(fn, working, variant), limit,
+                           enforced=program is not None or bundled)
     if isinstance(outcome.error, UnsendableCase):
         raise EngineCaseError("send", outcome.error, case)  # to the implementation's process
     result = Evaluation()
@@ -198,7 +209,7 @@ def evaluate_case(impl: Implementation, contract: Contract, case: Any, variant: 
     if not result.judged:
         return result
     example = _example(impl, contract, case, outcome.output, variant, drawn)
-    if isinstance(impl.obj, ReferenceImplementation):
+    if bundled:
         # The bundled reference is the reference: its answer is the one its checks compare with.
         example.keep_reference(outcome.output)
     for check in contract.ordered_checks():
