@@ -52,6 +52,9 @@ class Implementation:
     expected_failures: dict[str, str] = field(default_factory=dict)
     #: What a run narrowed a set-valued option to (``run --provider``), by option name.
     selected: dict[str, frozenset[str]] = field(default_factory=dict)
+    #: What that narrowing left out of the implementation's own set, by option name: an
+    #: expected failure may fail only there, so one that held is undecided, not an unexpected pass.
+    left_out: dict[str, frozenset[str]] = field(default_factory=dict)
     #: The object it was made from when it was given as one rather than by a spec (a worker
     #: process loads it again from its class or factory: :mod:`chatconform.conformance.engine.parallel`).
     target: Any = None
@@ -66,7 +69,10 @@ class Implementation:
         """Narrow the set-valued ``option`` (e.g. ``providers``) to ``allowed`` for this run."""
         self.selected[option] = frozenset(allowed)
         if isinstance(self.options.get(option), frozenset):
-            self.options[option] = self.options[option] & self.selected[option]
+            before = self.options[option]
+            self.options[option] = before & self.selected[option]
+            if before - self.options[option]:
+                self.left_out[option] = before - self.options[option]
 
     def method(self, contract: Contract):
         return contract.bind(self)

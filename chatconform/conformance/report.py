@@ -59,7 +59,8 @@ def header(impls: list[Implementation], *, version: str, profile: str, seed: int
         "implementations": {
             impl.name: {"version": impl.version, "spec": impl.shown_spec or impl.spec, "contracts": impl.contracts(),
                         "options": {k: _jsonable(v) for k, v in impl.options.items()},
-                        "expected_failures": impl.expected_failures}
+                        "expected_failures": impl.expected_failures,
+                        **({"left_out": {k: sorted(v) for k, v in impl.left_out.items()}} if impl.left_out else {})}
             for impl in impls
         },
     }
@@ -303,7 +304,8 @@ def merge(reports: list[Report]) -> Report:
                           f"report would leave out its searches (given: {', '.join(r.path for r in reports)})")
     implementations = first.header.get("implementations", {})
     names = list(implementations)
-    impls = [SimpleNamespace(name=n, spec=info.get("spec", n), expected_failures=info.get("expected_failures", {}))
+    impls = [SimpleNamespace(name=n, spec=info.get("spec", n), expected_failures=info.get("expected_failures", {}),
+                             left_out={k: frozenset(v) for k, v in info.get("left_out", {}).items()})
              for n, info in implementations.items()]
     lines = {(s["implementation"], s["contract"], s.get("variant")): s for r in reports for s in r.searches}
     planned, results = [], {}

@@ -356,6 +356,53 @@ def test_provider_an_implementation_does_not_map_is_a_skip(tmp_path, capsys):
     assert "declares none of the providers selected with --provider (glm)" in capsys.readouterr().err
 
 
+GLM_CRASH = textwrap.dedent("""
+    from chatconform.reference import ReferenceImplementation
+
+    class GlmCrash(ReferenceImplementation):
+        name = "glm-crash"
+        providers = {"openai-chat", "glm"}
+        expected_failures = {"payload.no_crash": "raises for glm"}
+
+        def to_payload(self, history, *, provider, instructions=None):
+            if provider == "glm":
+                raise RuntimeError("no glm here")
+            return super().to_payload(history, provider=provider, instructions=instructions)
+""")
+
+
+@pytest.mark.slow
+def test_an_expected_failure_of_a_provider_left_out_by_provider_is_undecided_not_an_unexpected_pass(tmp_path, capsys):
+    (tmp_path / "glm_crash.py").write_text(GLM_CRASH)
+    common = ("run", "--impl", "glm_crash.py:GlmCrash", "--contract", "payload", "--check", "payload.no_crash",
+              "--check", "payload.system_first")  # the whole budget: a quick look decides no expected failure
+
+    def no_crash(report):
+        lines = [json.loads(line) for line in Path(report).read_text().splitlines()]
+        return next(line for line in lines if line.get("check") == "payload.no_crash")
+
+    assert run(*common, "--provider", "openai-chat", "--report", "narrow.jsonl") == 0
+    verdict = no_crash("narrow.jsonl")
+    assert verdict["status"] == "skip", verdict
+    assert verdict["message"].startswith("undecided without glm (left out by --provider): an expected failure "
+                                         "that held for the providers run; run every provider to decide")
+    head = json.loads(Path("narrow.jsonl").read_text().splitlines()[0])
+    assert head["implementations"]["glm-crash"]["left_out"] == {"providers": ["glm"]}
+    # the provider it fails for, named or not left out: the expected failure is met
+    # (glm alone: system_first is judged on no case, as every call raised)
+    for narrowing, code in ((("--provider", "glm"), 1), ((), 0)):
+        assert run(*common, *narrowing, "--report", "met.jsonl") == code
+        assert no_crash("met.jsonl")["status"] == "xfail"
+    # shards of a narrowed run merge to the same undecided verdict
+    for index in (1, 2):
+        assert run(*common, "--impl", "reference", "--provider", "openai-chat", "--shard", f"{index}/2",
+                   "--report", f"s{index}.jsonl") == 0
+    capsys.readouterr()
+    assert run("summary", "s1.jsonl", "s2.jsonl", "--format", "json") == 0
+    merged = json.loads(capsys.readouterr().out)
+    assert merged["matrix"]["glm-crash"] == {"payload.no_crash": "skip", "payload.system_first": "pass"}
+
+
 def test_list_json_summary_json_and_the_summary_gate(tmp_path, capsys):
     assert run("list", "--format", "json") == 0
     listing = json.loads(capsys.readouterr().out)

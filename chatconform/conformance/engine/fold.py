@@ -24,9 +24,18 @@ def skip_verdicts(impl: Any, contract: Contract, checks: frozenset[str] | None, 
             for c in contract.ordered_checks() if checks is None or c.id in checks]
 
 
+def _narrowed(impl: Any, contract: Contract) -> str | None:
+    """What a run's narrowing (``--provider``) left out of the options ``contract`` reads, said
+    for a verdict (None: nothing the contract reads was left out)."""
+    left_out = getattr(impl, "left_out", {})
+    parts = [f"{', '.join(sorted(left_out[o.name]))}" for o in contract.options if left_out.get(o.name)]
+    return "; ".join(parts) or None
+
+
 def fold_contract(impl: Any, contract: Contract, checks: frozenset[str] | None,
                   results: list[tuple[str | None, SearchResult]], *, partial: bool = False,
-                  cut_short: int | None = None, cut_off: str | None = None) -> list[Verdict]:
+                  cut_short: int | None = None, cut_off: str | None = None,
+                  narrowed: str | None = None) -> list[Verdict]:
     """The verdicts of one (implementation, contract) from its searches, one per selected check.
 
     ``impl`` needs ``name``, ``spec`` and ``expected_failures``. ``partial``: the searches are
@@ -36,6 +45,9 @@ def fold_contract(impl: Any, contract: Contract, checks: frozenset[str] | None,
     when ``--examples`` asked for fewer: those two are undecided in such a quick look too.
     ``cut_off``: the run was stopped before the contract's other searches, which nothing will
     fold in later: only a failure stands, anything else is a ``skip`` with this message.
+    ``narrowed``: what the run left out of what the implementation declares (the providers
+    ``--provider`` did not name): an expected failure that held is undecided (``skip``), as
+    it may fail only there.
     """
     selected = [c for c in contract.ordered_checks() if checks is None or c.id in checks]
     examples = sum(r.examples for _, r in results)
@@ -53,6 +65,10 @@ def fold_contract(impl: Any, contract: Contract, checks: frozenset[str] | None,
             searched = ", ".join(str(v) for v, _ in results)
             _undecided(verdict, impl, f"undecided in this shard ({searched})", "an expected failure that held here",
                        "the merged report decides", any_gap=True)
+        if narrowed:
+            _undecided(verdict, impl, f"undecided without {narrowed} (left out by --provider)",
+                       "an expected failure that held for the providers run", "run every provider to decide",
+                       any_gap=False)
         if cut_off and verdict.status in (Status.PASS, Status.NOT_EVALUATED):
             verdict.status, verdict.message = Status.SKIP, cut_off
         if cut_short:
@@ -162,7 +178,7 @@ def fold_units(impls: list[Any], selection: Selection, units: list[Unit], planne
         verdicts.extend(fold_contract(impls[index], contract, selection.checks,
                                       [(u.variant, results[u]) for u in done], partial=len(mine) < len(whole),
                                       cut_short=profile.cut_short(contract.examples_scale) if profile else None,
-                                      cut_off=cut_off))
+                                      cut_off=cut_off, narrowed=_narrowed(impls[index], contract)))
     return verdicts
 
 
