@@ -25,7 +25,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from chatconform.conformance.argtypes import jobs, port, positive_int, positive_seconds, shard, size_list
+from chatconform.conformance.argtypes import default_jobs, jobs, port, positive_int, positive_seconds, shard, size_list
 from chatconform.errors import ConfigError, ConformanceWarning
 
 
@@ -108,9 +108,10 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--timeout", type=positive_seconds, default=None, metavar="SECONDS",
                      help="the deadline of a call on a small input (default 10), "
                      "times (1 + items/1000)^2 for a larger one")
-    run.add_argument("--jobs", "-j", type=jobs, default=1, metavar="N",
-                     help="run the searches in N worker processes (auto: one per CPU); the verdicts "
-                          "and the report are those of a serial run")
+    run.add_argument("--jobs", "-j", type=jobs, default=None, metavar="N",
+                     help="run the searches in N worker processes (auto: one per CPU; the default, "
+                          "or $CHATCONFORM_JOBS; 1 with --in-process); the verdicts and the report are "
+                          "those of a serial run")
     run.add_argument("--shard", type=shard, default=None, metavar="I/N",
                      help="run only the I-th of N equal shares of the searches (a CI matrix); "
                           "summary and diff merge the N reports")
@@ -284,6 +285,7 @@ def _run(args, out: Console, err: Console, report: Path | None, junit: Path | No
     from chatconform.conformance.reporters import JsonlReporter, JunitReporter, SavedFailures, TerminalReporter
 
     profile = get_profile(args.profile, examples=args.examples)
+    jobs = args.jobs if args.jobs is not None else default_jobs(args.in_process)
     # The files last: they are written after the results are shown, so a late write error loses
     # nothing. Made before the implementations load, as loading one may chdir.
     handlers = [SavedFailures(), TerminalReporter(out, err, verbose=args.verbose, providers=args.provider)]
@@ -308,7 +310,7 @@ def _run(args, out: Console, err: Console, report: Path | None, junit: Path | No
     for impl in impls if args.provider else ():
         impl.select("providers", set(args.provider))
     outcome = engine.run(impls, selection, profile, seed=args.seed, timeout=args.timeout or DEFAULT_TIMEOUT,
-                         shrink_expected=args.shrink_expected, jobs=args.jobs, shard=args.shard,
+                         shrink_expected=args.shrink_expected, jobs=jobs, shard=args.shard,
                          handlers=handlers)
     if outcome.interrupted:
         err.print(reports.interrupted_text(outcome.interrupted, outcome.searched, outcome.searches)

@@ -20,6 +20,13 @@ from chatconform.conformance.engine import no_local_constants  # noqa: E402
 no_local_constants().__enter__()
 
 
+# `chatconform run` starts one worker process per CPU unless told otherwise; the tests run
+# many small runs, under pytest-xdist's own workers, so each runs its searches here. Tests of
+# the default itself, and of --jobs, say so (tests/frontends/test_jobs_default.py).
+import os  # noqa: E402
+
+os.environ["CHATCONFORM_JOBS"] = "1"
+
 import socket  # noqa: E402
 
 import pytest  # noqa: E402

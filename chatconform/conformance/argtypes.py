@@ -30,16 +30,43 @@ def port(text: str) -> int:
     return value
 
 
+def cpus() -> int:
+    """The CPUs this process may run on (its affinity, where the system tells it)."""
+    import os
+
+    return max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1)
+
+
 def jobs(text: str) -> int:
     """``--jobs``: a number of worker processes, or ``auto`` for one per CPU."""
     if text == "auto":
-        import os
-
-        return max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1)
+        return cpus()
     try:
         return positive_int(text)
     except argparse.ArgumentTypeError as exc:
         raise argparse.ArgumentTypeError(f"{exc} (or auto)") from None
+
+
+#: The environment variable that sets ``--jobs`` when the command line does not.
+JOBS_VARIABLE = "CHATCONFORM_JOBS"
+
+
+def default_jobs(in_process: bool) -> int:
+    """``--jobs`` when not given: :data:`JOBS_VARIABLE` if set, else one worker per CPU (a
+    run's searches are independent, and most of their time is spent in the implementations'
+    own processes, so a second core nearly halves a large run); 1 with ``--in-process``, whose
+    point is a debugger's breakpoints in this process."""
+    import os
+
+    text = os.environ.get(JOBS_VARIABLE, "").strip()
+    if text:
+        try:
+            return jobs(text)
+        except argparse.ArgumentTypeError as exc:
+            from chatconform.errors import ConfigError
+
+            raise ConfigError(f"{JOBS_VARIABLE}={text!r}: {exc}") from None
+    return 1 if in_process else cpus()
 
 
 def shard(text: str) -> tuple[int, int]:
