@@ -76,3 +76,39 @@ def test_a_flaky_failure_is_reported_where_seen_and_says_why():
 def test_without_shrinking_the_reason_is_given():
     failure = run(OldestFirst, shrink=False).failures[0]
     assert not failure.shrunk and failure.shrink_note == search_module.NOT_ASKED
+
+
+class LogsCalls:
+    """Reverses threads of three rows or more (a starts_at_newest failure), and logs each
+    call's input and whether it answered wrong."""
+
+    name, version = "logs-calls", "1"
+    calls: list[tuple[tuple, bool]] = []
+
+    def extract_thread(self, rows):
+        thread = extract_thread(rows)
+        wrong = len(thread) >= 3
+        LogsCalls.calls.append((tuple((r.id, r.parent_message_id, str(r.created_at)) for r in rows), wrong))
+        return list(reversed(thread)) if wrong else thread
+
+
+def test_a_shrinking_pass_does_not_call_again_on_cases_its_exploring_pass_judged_without_the_failure():
+    from chatconform.conformance import discovery, engine
+    from chatconform.conformance.profiles import get_profile
+
+    LogsCalls.calls = []
+    # after the reference, as a run judges many: its exploring pass judges the cases the
+    # reference's search drew and kept
+    impls = [discovery.load("reference", in_process=True), discovery.load_object(LogsCalls, in_process=True)]
+    outcome = engine.run(impls, engine.select(checks=[CHECK]), get_profile("ci", examples=30))
+    (verdict,) = [v for v in outcome.verdicts if v.implementation == "logs-calls"]
+    assert verdict.status == "fail" and verdict.failures[0].shrunk
+    explored, shrinking = LogsCalls.calls[:30], LogsCalls.calls[30:]
+    first_wrong = next(i for i, (_, wrong) in enumerate(explored) if wrong)
+    assert first_wrong > 0  # cases before it, which the shrinking pass draws again first
+    # its first call is on the exploring pass's first failing case: the ones before it, drawn
+    # again by the same choices, are known to hold (a shrink candidate equal to one of them,
+    # drawn by other choices, is still called)
+    assert shrinking[0] == explored[first_wrong]
+    # the run still counts them among the cases the shrinking replayed
+    assert outcome.results[next(u for u in outcome.units if u.impl == 1)].replayed > len(shrinking)

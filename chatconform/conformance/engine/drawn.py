@@ -42,6 +42,9 @@ class DrawnCase:
     #: for again, and holding every provider's answers for every case would hold the run's
     #: memory several times over.
     variant: tuple[Any, dict[Any, Any]] | None = None
+    #: Hypothesis' choices that drew the case (``hypothesis.internal.conjecture.choice.choices_key``):
+    #: a shrinking pass, which draws the same cases again, knows them by it.
+    choices: tuple | None = None
 
     def for_variant(self, variant: str | None) -> dict[Any, Any]:
         """The values derived for ``variant``, the only ones kept from now on."""

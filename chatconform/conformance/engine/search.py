@@ -21,7 +21,9 @@ from typing import Any
 
 import hypothesis
 from hypothesis import given, statistics
+from hypothesis.control import current_build_context
 from hypothesis.errors import HypothesisException
+from hypothesis.internal.conjecture.choice import choices_key
 from hypothesis.internal.conjecture.engine import ExitReason
 
 from chatconform.conformance import stop
@@ -79,12 +81,25 @@ class _Pass:
         self.stopped_because: str | None = None  # Hypothesis' reason, from its statistics
         self.recording: list[DrawnCase] | None = None  # the cases drawn, kept for later searches
         self.drawn: DrawnCase | None = None  # the case under evaluation, as kept
+        #: An exploring pass's findings on each case it evaluated whole, by the case's choices:
+        #: the (check, level) of every failure. A shrinking pass is given its exploring pass's.
+        self.findings: dict[tuple, frozenset[tuple[str, str]]] = {}
+        self.known: dict[tuple, frozenset[tuple[str, str]]] | None = None
 
     def test(self, case: Any) -> None:
         if self.recording is not None:
             self.drawn = DrawnCase(case)
             self.recording.append(self.drawn)
+        choices = self._choices()
         stop.check()  # a stop (SIGINT, SIGTERM) ends the search here, between two examples
+        if self.known is not None and choices in self.known and self._passes(self.known[choices]):
+            # A shrinking pass draws the exploring pass's cases again before it meets the
+            # failure, and after: one the exploring pass judged, without this failure, is
+            # not judged again (a deterministic implementation answers it the same).
+            self.result.examples += 1
+            if self.tick:
+                self.tick(self.observed)
+            return
         if self.result.hung is not None or self.result.engine_error is not None:
             return  # an abandoned call may still run: calling again would pile up threads
         if not self.hangs_left:
@@ -124,6 +139,8 @@ class _Pass:
                 hang.message += (f"; the search stopped calling after {HANGS_PER_PASS} hangs (each costs a "
                                  "deadline), so this is the smallest hanging case it saw")
             self.hung_on[_case_key(self.contract, case)] = hang
+        if choices is not None and self.raise_for is None and not evaluation.hung:
+            self.findings[choices] = frozenset((f.check, f.level) for f in evaluation.failures)
         for failure in evaluation.failures:
             if self.selected is None or failure.check in self.selected:
                 seen = self.observed.get(failure.check)
@@ -135,6 +152,24 @@ class _Pass:
                 error = _failure_type(failure.check)(failure.message)
                 error.failure = failure
                 raise error
+
+    def _choices(self) -> tuple | None:
+        """The choices that drew the case under evaluation: kept with a kept case, read from
+        Hypothesis while it draws (and kept with the case it records)."""
+        if self.drawn is not None and self.drawn.choices is not None:
+            return self.drawn.choices
+        try:
+            data = current_build_context().data
+        except HypothesisException:  # not under Hypothesis: a kept case drawn without its choices
+            return None
+        choices = choices_key(data.choices)
+        if self.drawn is not None:
+            self.drawn.choices = choices
+        return choices
+
+    def _passes(self, findings: frozenset[tuple[str, str]]) -> bool:
+        """Whether findings of the exploring pass hold nothing this shrinking pass raises."""
+        return (self.raise_for, self.raise_level) not in findings
 
     def _replay_hang(self, case: Any) -> None:
         """Once a pass has spent its hangs, a case seen hanging fails again without a call (so
@@ -336,6 +371,7 @@ def search(impl: Implementation, contract: Contract, variant: str | None, profil
         shrinker = _Pass(impl, contract, variant, profile, seed=seed, stream=stream, timeout=timeout,
                          selected=selected, raise_for=check_id, tick=ticks(True))
         shrinker.raise_level = failure.level
+        shrinker.known = explore.findings
         shrunk = shrinker.run()
         result.replayed += shrunk.examples
         if shrunk.hung is not None and result.hung is None:
