@@ -1,7 +1,7 @@
 """How fast a `ci` run is, side by side with an earlier revision, and the engine against a
 bare ``@given`` over the same strategies and checks.
 
-    python benchmarks/engine_speed.py versus --base REV [--main-job] [-- more run arguments]
+    python benchmarks/engine_speed.py versus --base REV [--main-job] [--one-at-a-time] [-- more run arguments]
     python benchmarks/engine_speed.py given [--contract NAME ...] [--examples N]
     python benchmarks/engine_speed.py contracts [--contract NAME ...] [--rounds N]
 
@@ -10,7 +10,10 @@ bare ``@given`` over the same strategies and checks.
 so that on a two-core machine both meet the same drift), for the reference alone or, with
 ``--main-job``, for every bundled implementation. It prints each run's wall time, their
 ratio, and every result whose status, level or message differs (none should: a faster engine
-changes no verdict).
+changes no verdict). With ``--one-at-a-time`` the two run one after the other, each alone and
+with its own default ``--jobs`` (a run that uses every core cannot be timed beside another),
+and each also gets the CPU the whole machine spent meanwhile (its workers and the
+implementations' processes included) and the peak resident memory of its process tree.
 
 ``given`` times, per contract, ``chatconform.conformance.engine.run`` on the reference under
 ``ci`` against a bare Hypothesis test over the contract's own strategy that calls the
@@ -42,6 +45,57 @@ from main_job import verdicts  # the same reading of a report (this folder is on
 ROOT = Path(__file__).resolve().parent.parent
 
 
+def _tree(root: int) -> list[int]:
+    """``root`` and every process descended from it, read from /proc."""
+    parents: dict[int, list[int]] = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                ppid = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
+                continue
+            parents.setdefault(ppid, []).append(int(entry.name))
+    found, todo = [], [root]
+    while todo:
+        pid = todo.pop()
+        found.append(pid)
+        todo.extend(parents.get(pid, ()))
+    return found
+
+
+def _rss_kb(pid: int) -> int:
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    except OSError:
+        pass
+    return 0
+
+
+def _busy_ticks() -> int:
+    """The whole machine's CPU ticks spent not idle (/proc/stat's first line)."""
+    fields = [int(v) for v in Path("/proc/stat").read_text().splitlines()[0].split()[1:]]
+    return sum(fields) - fields[3] - fields[4]  # all but idle and iowait
+
+
+def measured(command: list[str], *, cwd: Path, env: dict[str, str]) -> tuple[float, float, int, int, int]:
+    """Run ``command`` alone: its wall seconds, the machine's CPU seconds meanwhile (every process
+    it started, workers and implementations' processes included: read the machine as idle
+    otherwise), the peak of the summed resident memory of its process tree and of its largest
+    process (KB, sampled every 0.2 s), and its exit code."""
+    ticks = os.sysconf("SC_CLK_TCK")
+    busy, started = _busy_ticks(), time.perf_counter()
+    process = subprocess.Popen(command, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    tree_peak = single_peak = 0
+    while process.poll() is None:
+        sizes = [_rss_kb(pid) for pid in _tree(process.pid)]
+        tree_peak, single_peak = max(tree_peak, sum(sizes)), max(single_peak, max(sizes, default=0))
+        time.sleep(0.2)
+    return (time.perf_counter() - started, (_busy_ticks() - busy) / ticks, tree_peak, single_peak,
+            process.returncode)
+
+
 def versus(args: argparse.Namespace) -> None:
     out = Path(tempfile.mkdtemp(prefix="chatconform-versus-"))
     base = out / "base"
@@ -49,12 +103,16 @@ def versus(args: argparse.Namespace) -> None:
     try:
         trees = {f"base {args.base}": base, "this checkout": ROOT}
         impl = [] if args.main_job else ["--impl", "reference"]
+        if args.one_at_a_time:
+            _one_at_a_time(trees, impl, out, args)
+            return
         started, running = {}, {}
         for label, tree in trees.items():
             report = out / f"{label.split()[0]}.jsonl"
             env = {**os.environ, "PYTHONPATH": str(tree)}
+            # one process each, so that both meet the same drift (a run's default is a worker per CPU)
             command = [sys.executable, "-m", "chatconform", "run", "--profile", "ci", "--report", str(report),
-                       *impl, *args.more]
+                       "--jobs", "1", *impl, *args.more]
             started[label] = time.perf_counter()
             running[label] = (subprocess.Popen(command, cwd=out, env=env, stdout=subprocess.DEVNULL,
                                                stderr=subprocess.DEVNULL), report)
@@ -82,6 +140,33 @@ def versus(args: argparse.Namespace) -> None:
             print("     after: ", new.get(key))
     finally:
         subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(base)], check=False)
+
+
+def _one_at_a_time(trees: dict[str, Path], impl: list[str], out: Path, args: argparse.Namespace) -> None:
+    """Each revision's run alone on the machine, base first, as a user runs it (each with its
+    own default of --jobs): wall and CPU seconds, peak memory, and the verdicts compared."""
+    seconds: dict[str, float] = {}
+    cpu: dict[str, float] = {}
+    reports = {}
+    for label, tree in trees.items():
+        report = reports[label] = out / f"{label.split()[0]}.jsonl"
+        env = {**os.environ, "PYTHONPATH": str(tree)}
+        env.pop("CHATCONFORM_JOBS", None)
+        command = [sys.executable, "-m", "chatconform", "run", "--profile", "ci", "--report", str(report),
+                   *impl, *args.more]
+        wall, used, tree_kb, single_kb, code = measured(command, cwd=out, env=env)
+        seconds[label], cpu[label] = wall, used
+        print(f"{label:<20} {wall:>7.0f} s  {used:>7.0f} s CPU  peak {tree_kb / 1024:>5.0f} MB in all, "
+              f"{single_kb / 1024:>4.0f} MB largest process  exit {code}", flush=True)
+    first, second = trees
+    print(f"{'speed-up':<20} {seconds[first] / seconds[second]:>7.2f}x wall, {cpu[first] / cpu[second]:.2f}x CPU")
+    old, new = (verdicts(report) for report in reports.values())
+    differ = sorted((k for k in old.keys() | new.keys() if old.get(k) != new.get(k)), key=str)
+    print(f"{len(old)} results before, {len(new)} after, {len(differ)} differ")
+    for key in differ:
+        print("  ", "/".join(str(part) for part in key if part is not None))
+        print("     before:", old.get(key))
+        print("     after: ", new.get(key))
 
 
 def engine_seed(contract: str) -> int:
@@ -185,6 +270,9 @@ def main() -> None:
     vs = sub.add_parser("versus", help="a ci run here and at an earlier revision, side by side")
     vs.add_argument("--base", required=True, help="the revision to compare with (a tag, a commit)")
     vs.add_argument("--main-job", action="store_true", help="every bundled implementation, not the reference alone")
+    vs.add_argument("--one-at-a-time", action="store_true",
+                    help="each run alone, base first, with its own --jobs default (a run that uses every core "
+                         "cannot be timed beside another); the machine's CPU and the tree's peak memory too")
     vs.add_argument("more", nargs="*", help="further arguments of chatconform run (after --)")
     bare = sub.add_parser("given", help="the engine against a bare @given, per contract")
     bare.add_argument("--contract", action="append", help="a contract (repeatable; default: all)")
