@@ -13,7 +13,9 @@ ratio, and every result whose status, level or message differs (none should: a f
 changes no verdict). With ``--one-at-a-time`` the two run one after the other, each alone and
 with its own default ``--jobs`` (a run that uses every core cannot be timed beside another),
 and each also gets the CPU the whole machine spent meanwhile (its workers and the
-implementations' processes included) and the peak resident memory of its process tree.
+implementations' processes included), the peak memory of its process tree (proportional set
+sizes summed, so pages a forked host shares with its fork server count once) and the peak
+resident memory of its largest process (what ``/usr/bin/time -v`` reports).
 
 ``given`` times, per contract, ``chatconform.conformance.engine.run`` on the reference under
 ``ci`` against a bare Hypothesis test over the contract's own strategy that calls the
@@ -63,14 +65,20 @@ def _tree(root: int) -> list[int]:
     return found
 
 
-def _rss_kb(pid: int) -> int:
+def _memory_kb(pid: int) -> tuple[int, int]:
+    """A process's resident memory and its proportional share of it (KB): a page several
+    processes share (a forked host shares its fork server's) counts whole in each one's
+    resident set, and once across their shares."""
+    rss = pss = 0
     try:
-        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1])
-    except OSError:
+        for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines():
+            if line.startswith("Rss:"):
+                rss = int(line.split()[1])
+            elif line.startswith("Pss:"):
+                pss = int(line.split()[1])
+    except (OSError, ValueError, IndexError):
         pass
-    return 0
+    return rss, pss
 
 
 def _busy_ticks() -> int:
@@ -82,16 +90,17 @@ def _busy_ticks() -> int:
 def measured(command: list[str], *, cwd: Path, env: dict[str, str]) -> tuple[float, float, int, int, int]:
     """Run ``command`` alone: its wall seconds, the machine's CPU seconds meanwhile (every process
     it started, workers and implementations' processes included: read the machine as idle
-    otherwise), the peak of the summed resident memory of its process tree and of its largest
-    process (KB, sampled every 0.2 s), and its exit code."""
+    otherwise), the peak of its process tree's memory (the sum of their proportional shares) and
+    of its largest process's resident memory (KB, sampled every 0.5 s), and its exit code."""
     ticks = os.sysconf("SC_CLK_TCK")
     busy, started = _busy_ticks(), time.perf_counter()
     process = subprocess.Popen(command, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     tree_peak = single_peak = 0
     while process.poll() is None:
-        sizes = [_rss_kb(pid) for pid in _tree(process.pid)]
-        tree_peak, single_peak = max(tree_peak, sum(sizes)), max(single_peak, max(sizes, default=0))
-        time.sleep(0.2)
+        sizes = [_memory_kb(pid) for pid in _tree(process.pid)]
+        tree_peak = max(tree_peak, sum(pss for _, pss in sizes))
+        single_peak = max(single_peak, max((rss for rss, _ in sizes), default=0))
+        time.sleep(0.5)
     return (time.perf_counter() - started, (_busy_ticks() - busy) / ticks, tree_peak, single_peak,
             process.returncode)
 

@@ -301,7 +301,7 @@ def _run(args, out: Console, err: Console, report: Path | None, junit: Path | No
 
         os.environ[MEMORY_VARIABLE] = str(args.memory_limit)  # what each host process reads
     if args.impl:
-        impls = [discovery.load(spec, in_process=args.in_process) for spec in args.impl]
+        impls = discovery.load_all(args.impl, in_process=args.in_process)
     else:
         impls = discovery.load_installed(err.print, in_process=args.in_process)
     if not impls:

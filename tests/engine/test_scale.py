@@ -102,6 +102,36 @@ def test_the_partition_is_deterministic_and_covers_the_plan():
         engine.shard_units(planned, 3, 2)
 
 
+def test_a_free_worker_takes_a_unit_of_an_implementation_it_has_loaded_within_the_contract_at_hand():
+    from collections import deque
+
+    from chatconform.conformance.engine.parallel import Task, _next_task
+    from chatconform.conformance.engine.results import SearchSettings, Unit
+    from chatconform.conformance.profiles import get_profile
+
+    settings = SearchSettings(get_profile("ci"))
+
+    def task(spec: str, contract: str, variant: str | None) -> Task:
+        return Task(Unit(0, contract, variant), spec, {}, settings)
+
+    class Worker:
+        specs: set[str] = set()
+        last: tuple[str, str | None] | None = None
+
+    worker = Worker()
+    worker.specs, worker.last = {"b"}, ("payload", "glm")
+    pending = deque([task("a", "payload", "openai-chat"), task("b", "payload", "openai-chat"),
+                     task("b", "payload", "glm"), task("b", "serde", None)])
+    # its implementation, the variant it searched last: ahead of the queue's head
+    assert _next_task(pending, worker) == task("b", "payload", "glm")
+    # its implementation, another variant of the same contract
+    assert _next_task(pending, worker) == task("b", "payload", "openai-chat")
+    # none of its own left in the contract at hand: the head, never the next contract's unit
+    assert _next_task(pending, worker) == task("a", "payload", "openai-chat")
+    assert worker.specs == {"a", "b"} and worker.last == ("payload", "openai-chat")
+    assert _next_task(pending, worker) == task("b", "serde", None) and not pending
+
+
 @pytest.mark.slow
 def test_merging_refuses_what_is_not_one_whole_run(runs, tmp_path):
     folder, _ = runs

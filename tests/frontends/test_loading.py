@@ -192,6 +192,43 @@ def test_an_error_of_warm_up_is_the_load_error_in_one_line(in_process):
     assert str(caught.value) == f"{spec}: warm_up() raised RuntimeError: no client"
 
 
+class SlowToWarm(WarmsUp):
+    name = "slow-to-warm"
+
+    def warm_up(self):
+        import time
+
+        time.sleep(0.5)
+
+
+def test_programs_load_side_by_side_in_order_and_the_first_error_in_that_order_is_raised():
+    here = Path(__file__)
+    specs = [f"{here}:SlowToWarm", "reference", f"{here}:WarmsUp"]
+    loaded = discovery.load_all(specs)
+    assert [impl.name for impl in loaded] == ["slow-to-warm", "reference", "warms-up"]
+    with pytest.raises(ConfigError, match="could not import my_lib"):
+        discovery.load_all([f"{here}:BrokenLibrary", f"{here}:WarmUpRaises"])
+    # whichever fails first in time, the error of the first spec that fails is the one raised
+    with pytest.raises(ConfigError, match="no client"):
+        discovery.load_all([f"{here}:SlowToWarm", f"{here}:WarmUpRaises", f"{here}:BrokenLibrary"])
+
+
+def test_a_missing_library_is_noted_in_order_and_the_rest_load(monkeypatch):
+    def load(spec, *, in_process=False):
+        if spec.startswith("missing"):
+            raise MissingDependency(f"{spec} needs its extra")
+        return spec
+
+    monkeypatch.setattr(discovery, "load", load)
+    notes: list[str] = []
+    for in_process in (True, False):
+        notes.clear()
+        assert discovery.load_all(["missing-a", "b", "missing-c"], in_process=in_process, missing=notes.append) == ["b"]
+        assert notes == ["skipped missing-a needs its extra", "skipped missing-c needs its extra"]
+        with pytest.raises(MissingDependency, match="missing-a"):
+            discovery.load_all(["b", "missing-a"], in_process=in_process)
+
+
 # -- a name and a version ---------------------------------------------------------------------------
 
 def test_a_name_and_a_version_are_required_and_reported_as_declared():

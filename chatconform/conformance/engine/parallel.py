@@ -42,6 +42,7 @@ from chatconform.conformance.engine.events import Event, Handler, SearchFinished
 from chatconform.conformance.engine.results import Failure, SearchResult, SearchSettings, Unit
 from chatconform.conformance.engine.search import search_unit
 from chatconform.conformance.protocol import channel
+from chatconform.conformance.protocol.program import Program
 from chatconform.errors import ConfigError, Interrupted
 
 
@@ -63,6 +64,9 @@ def run_units(impls: list[Implementation], units: list[Unit], settings: SearchSe
     specs = {index: discovery.portable_spec(impls[index]) for index in sorted({u.impl for u in units})}
     tasks = [Task(u, specs[u.impl], dict(impls[u.impl].selected), settings, impls[u.impl].hosted) for u in units]
     results: dict[Unit, SearchResult] = {}
+    for index in specs:  # each worker loads its own: this process's would sit idle, holding memory
+        if isinstance(impls[index].obj, Program):
+            impls[index].obj.release()
     pool = _Pool(min(jobs, len(tasks)))
 
     def started(task: Task) -> None:
@@ -88,6 +92,33 @@ class _Worker:
         child.close()
         self.task: Task | None = None
         self.started = 0.0
+        #: The implementations it has loaded (a hosted one keeps its process while the worker
+        #: lives) and the (contract, variant) it searched last.
+        self.specs: set[str] = set()
+        self.last: tuple[str, str | None] | None = None
+
+
+def _next_task(pending: deque[Task], worker: _Worker) -> Task:
+    """Take the pending task ``worker`` is best placed to search: of the contract the queue is
+    at (a worker keeps one contract's drawn cases at a time), one whose implementation it has
+    loaded already (another worker would start that implementation's process again, and keep
+    it beside this one's), of the variant it searched last first (whose reference answers it
+    keeps); else the next in the queue. Which worker searches a unit changes no verdict."""
+    contract = pending[0].unit.contract
+    best, best_score = 0, (False, False)
+    for position, task in enumerate(pending):
+        if task.unit.contract != contract:
+            break  # the queue is in search order: one contract's units come together
+        score = (task.spec in worker.specs, (task.unit.contract, task.unit.variant) == worker.last)
+        if score > best_score:
+            best, best_score = position, score
+            if score == (True, True):
+                break
+    task = pending[best]
+    del pending[best]
+    worker.specs.add(task.spec)
+    worker.last = (task.unit.contract, task.unit.variant)
+    return task
 
 
 class _Pool:
@@ -105,7 +136,7 @@ class _Pool:
 
         def feed(worker: _Worker) -> None:
             if pending:
-                worker.task, worker.started = pending.popleft(), time.perf_counter()
+                worker.task, worker.started = _next_task(pending, worker), time.perf_counter()
                 worker.conn.send(worker.task)
                 started(worker.task)
             else:

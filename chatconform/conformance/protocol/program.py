@@ -266,6 +266,11 @@ class Program:
         """Stop the program (it is stopped anyway when this object goes, or at exit)."""
         self._closer()
 
+    def release(self) -> None:
+        """Stop the program's process for now; the next call starts it again. A run whose
+        worker processes load their own copies need not keep this one idle meanwhile."""
+        self._session.close()
+
     @property
     def warm(self) -> bool:
         """See :attr:`Session.warm`."""
