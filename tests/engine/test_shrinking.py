@@ -92,7 +92,7 @@ class LogsCalls:
         return list(reversed(thread)) if wrong else thread
 
 
-def test_a_shrinking_pass_does_not_call_again_on_cases_its_exploring_pass_judged_without_the_failure():
+def test_a_shrinking_pass_does_not_call_again_on_cases_its_exploring_pass_judged():
     from chatconform.conformance import discovery, engine
     from chatconform.conformance.profiles import get_profile
 
@@ -106,9 +106,12 @@ def test_a_shrinking_pass_does_not_call_again_on_cases_its_exploring_pass_judged
     explored, shrinking = LogsCalls.calls[:30], LogsCalls.calls[30:]
     first_wrong = next(i for i, (_, wrong) in enumerate(explored) if wrong)
     assert first_wrong > 0  # cases before it, which the shrinking pass draws again first
-    # its first call is on the exploring pass's first failing case: the ones before it, drawn
-    # again by the same choices, are known to hold (a shrink candidate equal to one of them,
-    # drawn by other choices, is still called)
-    assert shrinking[0] == explored[first_wrong]
+    # the exploring pass's cases, drawn again by the same choices, are known to hold or to fail
+    # as before, and are not judged again: the first failing one is not called before the last
+    # call, which replays the minimal case for the failure reported
+    assert explored[first_wrong] not in shrinking[:-1]
+    last_input, last_wrong = shrinking[-1]
+    assert last_wrong and len(last_input) <= len(explored[first_wrong][0])
+    assert len(verdict.failures[0].case) == len(last_input)
     # the run still counts them among the cases the shrinking replayed
     assert outcome.results[next(u for u in outcome.units if u.impl == 1)].replayed > len(shrinking)

@@ -41,7 +41,7 @@ from chatconform.errors import ERROR, WARNING, EngineCaseError
 
 
 class _CheckFailed(Exception):
-    failure: Failure
+    failure: Failure | None
 
 
 _FAILURE_TYPES: dict[str, type[_CheckFailed]] = {}
@@ -92,14 +92,18 @@ class _Pass:
             self.recording.append(self.drawn)
         choices = self._choices()
         stop.check()  # a stop (SIGINT, SIGTERM) ends the search here, between two examples
-        if self.known is not None and choices in self.known and self._passes(self.known[choices]):
+        if self.known is not None and choices in self.known and not _final_replay():
             # A shrinking pass draws the exploring pass's cases again before it meets the
-            # failure, and after: one the exploring pass judged, without this failure, is
-            # not judged again (a deterministic implementation answers it the same).
+            # failure, and after: one the exploring pass judged is not judged again (a
+            # deterministic implementation answers it the same). Without this failure it
+            # passes; with it, it fails as Hypothesis saw it fail, and only the minimal case's
+            # last replay, whose failure is the one reported, calls the implementation again.
             self.result.examples += 1
             if self.tick:
                 self.tick(self.observed)
-            return
+            if self._passes(self.known[choices]):
+                return
+            _raise_failure(self.raise_for or "", None)
         if self.result.hung is not None or self.result.engine_error is not None:
             return  # an abandoned call may still run: calling again would pile up threads
         if not self.hangs_left:
@@ -149,9 +153,7 @@ class _Pass:
                     self.observed[failure.check] = failure
         for failure in evaluation.failures:
             if failure.check == self.raise_for and failure.level == self.raise_level:
-                error = _failure_type(failure.check)(failure.message)
-                error.failure = failure
-                raise error
+                _raise_failure(failure.check, failure)
 
     def _choices(self) -> tuple | None:
         """The choices that drew the case under evaluation: kept with a kept case, read from
@@ -269,7 +271,8 @@ class _Pass:
             if isinstance(leaf, _AllSeen):
                 continue
             if isinstance(leaf, _CheckFailed):
-                self.result.failures.setdefault(leaf.failure.check, leaf.failure)
+                if leaf.failure is not None:  # else not replayed: the exploring pass's case stands
+                    self.result.failures.setdefault(leaf.failure.check, leaf.failure)
             elif isinstance(leaf, HypothesisException):
                 self.result.aborted = f"{type(leaf).__name__}: {leaf}"
             else:
@@ -315,6 +318,23 @@ HANGS_PER_PASS = 2
 
 def _case_key(contract: Contract, case: Any) -> str:
     return json.dumps(contract.case_to_json(case), sort_keys=True, default=repr)
+
+
+def _raise_failure(check_id: str, failure: Failure | None) -> None:
+    """Raise ``check_id``'s failure for Hypothesis (None: one met before, on this very case,
+    whose case Hypothesis replays before reporting). Both raise here: Hypothesis tells
+    failures apart by type and by where they were raised."""
+    error = _failure_type(check_id)(failure.message if failure is not None else "failed as before")
+    error.failure = failure
+    raise error
+
+
+def _final_replay() -> bool:
+    """Whether Hypothesis is replaying the minimal case to report it (or runs no test)."""
+    try:
+        return bool(current_build_context().is_final)
+    except HypothesisException:
+        return True
 
 
 class _AllSeen(Exception):
