@@ -426,7 +426,10 @@ def provider_matrix(report: Report) -> list[ProviderTable]:
             evaluated = result.get("evaluated", {}).get(check)
             table.cells[(check, impl)] = Cell(status, evaluated, examples)
             table.failures[(check, impl)] = failure
-    checks = list(dict.fromkeys(order))
+    # In the contract's order, as the result lines give it (a search's evaluated checks come in
+    # no fixed order).
+    rank = {check: position for position, check in enumerate(dict.fromkeys(r.get("check") for r in report.results))}
+    checks = sorted(dict.fromkeys(order), key=lambda check: rank.get(check, len(rank)))
     for table in tables.values():
         table.checks = [c for c in checks if any((c, i) in table.cells for i in table.implementations)]
     return [tables[p] for p in sorted(tables)]

@@ -514,3 +514,18 @@ def test_markdown_summary_has_one_payload_table_per_provider_with_a_column_per_l
     assert "| check | lib-a |" in openai and "| `payload.tool_pairing` | warn |" in openai
     assert "reused id" not in openai  # a warning is in the findings below, not a deviation here
     assert "provider by provider" not in markdown(Report(header, [], {"counts": {}}, []))
+
+
+def test_the_per_provider_tables_list_the_checks_in_the_contracts_order_whatever_order_a_search_gives():
+    from chatconform.conformance.report import Report, provider_matrix
+
+    header = {"type": "header", "version": "1", "profile": "ci", "implementations": {"lib": {}}}
+    ordered = ["payload.no_crash", "payload.schema_valid", "payload.tool_pairing", "payload.nothing_lost"]
+    results = [{"type": "result", "implementation": "lib", "contract": "payload", "check": c, "status": "pass"}
+               for c in ordered]
+    # a search's evaluated checks come as a set made them: in no fixed order
+    shuffled = [ordered[2], ordered[0], ordered[3], ordered[1]]
+    search = {"type": "search", "implementation": "lib", "contract": "payload", "variant": "glm",
+              "result": {"failures": [], "examples": 5, "unjudged": 0, "evaluated": {c: 5 for c in shuffled}}}
+    (table,) = provider_matrix(Report(header, results, {"counts": {}}, [search]))
+    assert table.checks == ordered
