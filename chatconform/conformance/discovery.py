@@ -102,10 +102,11 @@ def load_all(specs: Sequence[str], *, in_process: bool = False,
              missing: Callable[[str], None] | None = None) -> list[Implementation]:
     """:func:`load` each of ``specs``, in their order; the first error, in that order, is raised.
 
-    An implementation that runs in a process of its own starts beside the others: its process
-    imports its library and warms up while the next one starts (the eight bundled adapters took
-    about 7 s one after another on two cores). ``in_process`` loads them one after another on
-    this thread, as a debugger expects. ``missing``: one whose library is not installed is left
+    Implementations that run in processes of their own start side by side, one per CPU at a
+    time (so none drifts toward its start-up deadline): each process imports its library and
+    warms up while the next one starts (the eight bundled adapters took about 7 s one after
+    another on two cores). ``in_process`` loads them one after another on this thread, as a
+    debugger expects. ``missing``: one whose library is not installed is left
     out, with one line to ``missing``, instead of raising.
     """
     if in_process or len(specs) < 2:
@@ -118,7 +119,8 @@ def load_all(specs: Sequence[str], *, in_process: bool = False,
                     raise
                 outcomes.append(exc)
     else:
-        pool = ThreadPoolExecutor(max_workers=min(len(specs), 8), thread_name_prefix="chatconform-load")
+        pool = ThreadPoolExecutor(max_workers=min(len(specs), os.cpu_count() or 1),
+                                  thread_name_prefix="chatconform-load")
         try:
             outcomes = [future.result() for future in [pool.submit(_outcome, spec) for spec in specs]]
         finally:  # on a stop, what has not started does not start
