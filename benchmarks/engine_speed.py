@@ -140,13 +140,7 @@ def versus(args: argparse.Namespace) -> None:
             time.sleep(0.5)
         first, second = trees
         print(f"{'speed-up':<20} {seconds[first] / seconds[second]:>7.2f}x")
-        old, new = (verdicts(report) for _, report in running.values())
-        differ = sorted((k for k in old.keys() | new.keys() if old.get(k) != new.get(k)), key=str)
-        print(f"{len(old)} results before, {len(new)} after, {len(differ)} differ")
-        for key in differ:
-            print("  ", "/".join(str(part) for part in key if part is not None))
-            print("     before:", old.get(key))
-            print("     after: ", new.get(key))
+        _compare(*(report for _, report in running.values()))
     finally:
         subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(base)], check=False)
 
@@ -169,7 +163,12 @@ def _one_at_a_time(trees: dict[str, Path], impl: list[str], out: Path, args: arg
               f"{single_kb / 1024:>4.0f} MB largest process  exit {code}", flush=True)
     first, second = trees
     print(f"{'speed-up':<20} {seconds[first] / seconds[second]:>7.2f}x wall, {cpu[first] / cpu[second]:.2f}x CPU")
-    old, new = (verdicts(report) for report in reports.values())
+    _compare(*reports.values())
+
+
+def _compare(before: Path, after: Path) -> None:
+    """Print how many results each report holds, and every one whose verdict differs."""
+    old, new = verdicts(before), verdicts(after)
     differ = sorted((k for k in old.keys() | new.keys() if old.get(k) != new.get(k)), key=str)
     print(f"{len(old)} results before, {len(new)} after, {len(differ)} differ")
     for key in differ:
