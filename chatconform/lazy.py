@@ -11,6 +11,7 @@ Annotations name the classes directly, from an ``if TYPE_CHECKING:`` import.
 from __future__ import annotations
 
 import importlib
+import random
 import types
 from typing import TYPE_CHECKING, Any
 
@@ -26,7 +27,14 @@ class LazyModule(types.ModuleType):
     def __getattr__(self, attr: str) -> Any:
         if attr.startswith("__"):  # copy, pickle and inspect ask for these: not the module's
             raise AttributeError(attr)
-        module = importlib.import_module(self.__name__)
+        # The first read may come in the middle of drawing a case: the modules imported then
+        # may draw from the global random stream (rich's style ids, through httpx), which
+        # Hypothesis reports as a strategy using `random`. The import leaves it as it was.
+        state = random.getstate()
+        try:
+            module = importlib.import_module(self.__name__)
+        finally:
+            random.setstate(state)
         self.__dict__.update(module.__dict__)
         self.__class__ = types.ModuleType  # type: ignore[assignment]  # loaded: a module like any other
         return getattr(module, attr)

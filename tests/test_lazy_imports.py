@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import random
 import subprocess
 import sys
 import types
@@ -77,3 +78,15 @@ def test_the_repair_rationale_names_pydantic_ais_own_marker():
     """The rationale spells the marker out (reading it would import pydantic-ai to list the checks)."""
     rationale = get_check("repair.synthesized_marked_interrupted").rationale
     assert repr(pydantic_ai.messages.SYNTHESIZED_TOOL_RETURN_METADATA_KEY) in rationale
+
+
+def test_the_import_at_a_first_read_leaves_the_global_random_stream_as_it_was(tmp_path, monkeypatch):
+    """A first read may come while Hypothesis draws a case; a module that draws from
+    ``random`` as it loads (rich does, through httpx) would show as a strategy using it."""
+    (tmp_path / "chatconform_random_probe.py").write_text("import random\nVALUE = random.getrandbits(24)\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, "chatconform_random_probe", raising=False)
+    handle = LazyModule("chatconform_random_probe")
+    before = random.getstate()
+    assert isinstance(handle.VALUE, int)
+    assert random.getstate() == before
