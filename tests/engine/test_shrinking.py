@@ -115,3 +115,35 @@ def test_a_shrinking_pass_does_not_call_again_on_cases_its_exploring_pass_judged
     assert len(verdict.failures[0].case) == len(last_input)
     # the run still counts them among the cases the shrinking replayed
     assert outcome.results[next(u for u in outcome.units if u.impl == 1)].replayed > len(shrinking)
+
+
+def test_a_search_writes_out_as_json_only_the_cases_of_the_failures_it_keeps(monkeypatch):
+    """OldestFirst fails starts_at_newest on nearly every case with a few rows: the exploring
+    pass keeps the first failure of each check, and no other case is written out (a long
+    history per failing case was a tenth of a worker's time)."""
+    from chatconform.conformance import discovery
+    from chatconform.conformance.contracts import get_contract
+    from chatconform.conformance.profiles import get_profile
+
+    contract = get_contract("thread")
+    written, evaluated = [], []
+    real_to_json = type(contract).case_to_json
+
+    def to_json(self, case):
+        written.append(case)
+        return real_to_json(self, case)
+
+    monkeypatch.setattr(type(contract), "case_to_json", to_json)
+    real_evaluate = search_module.evaluate_case
+
+    def evaluate(*args, **kwargs):
+        evaluation = real_evaluate(*args, **kwargs)
+        evaluated.append(len(evaluation.failures))
+        return evaluation
+
+    monkeypatch.setattr(search_module, "evaluate_case", evaluate)
+    impl = discovery.load_object(OldestFirst, in_process=True)
+    result = search_module.search(impl, contract, None, get_profile("ci", examples=40), shrink=False)
+    assert result.failures[CHECK].case is not None
+    assert sum(evaluated) > 3 * len(result.failures)  # failures on many cases...
+    assert 1 <= len(written) <= len(result.failures)  # ...but only the first of each check is written out

@@ -9,6 +9,7 @@ verdicts (:func:`chatconform.conformance.report.merge`).
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -68,6 +69,14 @@ class Evaluation:
     evaluated: set[str] = field(default_factory=set)
     #: Why each check had nothing to judge on this case (its ``NotApplicable``), by check id.
     passed_over: dict[str, str] = field(default_factory=dict)
+    #: The case as JSON, written at the first call (``EngineCaseError`` when it cannot be).
+    case_json: Callable[[], Any] | None = field(default=None, repr=False, compare=False)
+
+    def complete(self, failure: Failure) -> Failure:
+        """``failure`` with its case written out (see ``evaluate_case(case_later=True)``)."""
+        if failure.case is None and self.case_json is not None:
+            failure.case = self.case_json()
+        return failure
 
 
 @dataclass

@@ -33,7 +33,7 @@ from chatconform.conformance.discovery import Implementation
 from chatconform.conformance.engine.drawn import STORE, DrawnCase, shared_stream
 from chatconform.conformance.engine.evaluate import evaluate_case
 from chatconform.conformance.engine.events import ExampleRan, Handler, emit
-from chatconform.conformance.engine.results import Failure, SearchResult, SearchSettings, Unit
+from chatconform.conformance.engine.results import Evaluation, Failure, SearchResult, SearchSettings, Unit
 from chatconform.conformance.guard import DEFAULT_TIMEOUT
 from chatconform.conformance.profiles import Profile
 from chatconform.conformance.protocol import Program
@@ -118,7 +118,9 @@ class _Pass:
         only = frozenset({self.raise_for}) if self.raise_for else self.selected
         try:
             evaluation = evaluate_case(self.impl, self.contract, case, self.variant,
-                                       timeout=self.timeout, only=only, drawn=self.drawn)
+                                       timeout=self.timeout, only=only, drawn=self.drawn, case_later=True)
+            if evaluation.hung:
+                evaluation.complete(evaluation.failures[0])
         except EngineCaseError as exc:
             self.result.engine_error = exc
             return
@@ -145,15 +147,27 @@ class _Pass:
             self.hung_on[_case_key(self.contract, case)] = hang
         if choices is not None and self.raise_for is None and not evaluation.hung:
             self.findings[choices] = frozenset((f.check, f.level) for f in evaluation.failures)
-        for failure in evaluation.failures:
-            if self.selected is None or failure.check in self.selected:
-                seen = self.observed.get(failure.check)
-                # An error outranks a warning: the verdict and its shrinking follow the error.
-                if seen is None or (seen.level == WARNING and failure.level == ERROR):
-                    self.observed[failure.check] = failure
+        try:
+            raised = self._keep(evaluation)
+        except EngineCaseError as exc:
+            self.result.engine_error = exc
+            return
+        if raised is not None:
+            _raise_failure(raised.check, raised)
+
+    def _keep(self, evaluation: Evaluation) -> Failure | None:
+        """Note the failures of ``evaluation`` an exploring pass keeps: the first of each selected
+        check (an error outranks a warning: the verdict and its shrinking follow the error).
+        Return the one a shrinking pass raises. Only these get their case written out as JSON:
+        most failures of most cases repeat one already seen."""
         for failure in evaluation.failures:
             if failure.check == self.raise_for and failure.level == self.raise_level:
-                _raise_failure(failure.check, failure)
+                return evaluation.complete(failure)
+            if self.raise_for is None and (self.selected is None or failure.check in self.selected):
+                seen = self.observed.get(failure.check)
+                if seen is None or (seen.level == WARNING and failure.level == ERROR):
+                    self.observed[failure.check] = evaluation.complete(failure)
+        return None
 
     def _choices(self) -> tuple | None:
         """The choices that drew the case under evaluation: kept with a kept case, read from
