@@ -131,6 +131,7 @@ class _Host:
                     args, kwargs = frozen.copy() if frozen is not None else self.kept.loads(blob)
                 except KeptMissing as exc:  # the run's error, not the implementation's
                     return {"id": call["id"], "error": {"type": "KeptMissing", "message": str(exc)}}
+                kwargs = _named(kwargs)
                 output = _settled(getattr(self.impl.obj, call["method"])(*args, **kwargs))
                 problem = contract.output_problem(output, args) if own else None
                 if problem is not None:
@@ -170,6 +171,15 @@ class _Host:
         return reply
 
 
+def _named(kwargs: dict) -> dict:
+    """Keyword arguments by their names as the interpreter interns them, as they were in the
+    run's process. There a keyword and an attribute of the same name in the input
+    (``instructions``) are one string, pickled once; loaded, the attribute's name is interned
+    again and the keyword's is not, so an untouched copy pickled differently from the bytes it
+    was loaded from, and telling it untouched cost another load and pickle of the input."""
+    return {sys.intern(key) if type(key) is str else key: value for key, value in kwargs.items()}
+
+
 def _changed(frozen: Frozen, working: Any) -> str | None:
     """How the implementation changed its input, or None."""
     try:
@@ -195,13 +205,18 @@ def _error(exc: BaseException) -> dict[str, Any]:
 
 def warm() -> None:
     """Load what every host needs before the fork server forks it (the contract catalog
-    and its checks, the protocol's schemas), so a host starts in milliseconds."""
+    and its checks, the protocol's schemas, and pydantic-ai's message model, which every
+    host of a history contract loads to read the histories it is sent), so a host starts in
+    milliseconds, and its hosts share those modules' memory with the server rather than each
+    importing its own copy. None of it starts a thread: forking stays safe."""
     from chatconform.conformance.contracts import all_contracts
     from chatconform.conformance.protocol import messages
+    from chatconform.lazy import pai
 
     all_contracts()
     for name in messages.MESSAGES:
         messages.schema(name)
+    pai.ModelMessagesTypeAdapter  # noqa: B018 - the first read imports pydantic-ai
 
 
 def serve(spec: str, entry: str | None = None) -> int:
