@@ -78,3 +78,43 @@ def test_the_host_side_refuses_a_key_it_does_not_hold():
     host.keep("1", HISTORY)
     args, _ = host.loads(blob)
     assert args[0][0] is HISTORY[0]
+
+
+class MapsLikeTheReference:
+    """The bundled reference's to_payload, as another implementation would be loaded."""
+
+    version = "1"
+    providers = frozenset({"openai-chat"})
+
+    def __init__(self):
+        from chatconform.reference.payload import to_payload
+        self.to_payload = to_payload
+
+
+class FirstCopy(MapsLikeTheReference):
+    name = "first-copy"
+
+
+class SecondCopy(MapsLikeTheReference):
+    name = "second-copy"
+
+
+def test_a_case_judged_for_several_hosted_implementations_is_pickled_once_per_provider(monkeypatch):
+    from chatconform.conformance import engine
+    from chatconform.conformance.profiles import get_profile
+
+    pickled = []
+    real_dumps = kept.Sent.dumps
+
+    def dumps(self, value):
+        pickled.append(value)
+        return real_dumps(self, value)
+
+    monkeypatch.setattr(kept.Sent, "dumps", dumps)
+    impls = [discovery.load(f"{Path(__file__).resolve()}:{name}") for name in ("FirstCopy", "SecondCopy")]
+    outcome = engine.run(impls, engine.select(["payload"]), get_profile("ci", examples=8))
+    searched = [outcome.results[unit] for unit in outcome.units if unit.skip is None]
+    assert len(searched) == 2 and all(result.examples == 8 for result in searched)
+    # the second judges the cases the first drew, sent as the first's call pickled them
+    assert len(pickled) == 8
+    assert {v.status for v in outcome.verdicts if v.check == "payload.matches_reference"} == {"pass"}

@@ -135,7 +135,8 @@ def _evaluate(impl: Implementation, contract: Contract, case: Any, variant: str 
     allowed = deadline
     if program is not None:
         allowed = deadline * 2 if cold else deadline
-        program.watch_input(allowed)
+        # A case judged for several implementations on one provider is pickled once for all.
+        program.watch_input(allowed, shared=drawn.for_variant(variant) if drawn is not None else None)
         limit = allowed
         if program.hosted:
             limit += transport_allowance(deadline)

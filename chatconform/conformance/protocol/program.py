@@ -258,6 +258,7 @@ class Program:
         self._input_change: str | None = None
         self._watch = False
         self._deadline: float | None = None
+        self._shared: dict | None = None  # see watch_input
         self._took: float | None = None  # what the last own call took, as its process measured it
         self._sent = kept.Sent()  # what the built-in host keeps of this case's results
         self._closer = weakref.finalize(self, session.close)  # also at exit
@@ -281,14 +282,16 @@ class Program:
         """Whether this is a Python implementation behind the built-in host."""
         return self._session.launch is not None
 
-    def watch_input(self, timeout: float | None = None) -> None:
+    def watch_input(self, timeout: float | None = None, shared: dict | None = None) -> None:
         """Ask the next call of a contract's own method to report what became of its input
         (the engine's call of each case; the checks' further calls are not watched, which
         spares the snapshot of a long history each time), and to count as hung when the
         implementation itself took more than ``timeout`` seconds (the time the built-in
         host measured, so that moving a long history through the pipe is not held
-        against it)."""
-        self._watch, self._deadline = True, timeout
+        against it). ``shared``: where that call's arguments, pickled, are kept for the calls
+        of other programs on the same objects (a case judged for several implementations is
+        pickled once)."""
+        self._watch, self._deadline, self._shared = True, timeout, shared
 
     def took(self) -> float | None:
         """The seconds the last call of a contract's own method took in the implementation's
@@ -300,23 +303,37 @@ class Program:
         method (the reply's ``input_changed``), or None: it said nothing."""
         return self._input_change
 
-    def _pickled(self, args: tuple, kwargs: dict) -> str | None:
+    def _pickled(self, args: tuple, kwargs: dict, shared: dict | None = None) -> str | None:
         """A call's arguments for the built-in host (the results it kept named by key), or
-        None where they do not pickle."""
+        None where they do not pickle. ``shared``: arguments pickled before for a call that
+        named no kept result, by the identity of each argument (held there, so no other
+        object takes its id), or the value of a plain one (a provider's name)."""
+        key = None
+        if shared is not None:
+            key = (_SENT_AS, tuple(map(_identity, args)),
+                   tuple((name, _identity(value)) for name, value in kwargs.items()))
+            if key in shared:
+                return shared[key][1]
         try:
-            return base64.b64encode(self._sent.dumps((args, kwargs))).decode("ascii")
+            text = base64.b64encode(self._sent.dumps((args, kwargs))).decode("ascii")
         except Exception:  # noqa: BLE001 - then they travel as JSON
             return None
+        if key is not None and shared is not None:
+            shared[key] = ((args, kwargs), text)
+        return text
 
     def _call(self, name: str, method: str, args: tuple, kwargs: dict) -> Any:
         contract, wire = get_contract(name), _wire(name)[method]
         own = method == contract.method
         watch, self._watch = self._watch, self._watch and not own
+        shared = self._shared if own and watch else None
+        if own:
+            self._shared = None
         deadline = self._deadline if own and watch else None
         fresh = self.hosted and ((own and watch) or not self._session.live or self._sent.full())
         if fresh:  # a new case, or a new host: nothing is kept
             self._sent.clear()
-        pickled = self._pickled(args, kwargs) if self.hosted else None
+        pickled = self._pickled(args, kwargs, shared if fresh else None) if self.hosted else None
         keep: str | None = None
         if pickled is not None:
             # The built-in host gets the very objects an in-process call would (this side's
@@ -374,6 +391,17 @@ class Program:
             return wire.decode(reply["result"])
         except ValueError as exc:
             raise MalformedResult(f"not a {kind} result: {exc}") from None
+
+
+#: The key of a call's pickled arguments in a ``shared`` dict (see :meth:`Program.watch_input`).
+_SENT_AS = "arguments as sent to a host"
+
+
+def _identity(value: Any) -> Any:
+    """What tells ``value`` apart in a key of pickled arguments: a plain value by itself (equal
+    ones pickle alike), any other object by its id."""
+    kind = type(value)
+    return (kind.__name__, value) if kind in (str, int, float, bool, type(None)) else ("id", id(value))
 
 
 def _error_text(error: dict) -> str:
