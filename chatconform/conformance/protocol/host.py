@@ -37,6 +37,7 @@ import time
 from typing import Any, BinaryIO
 
 from chatconform.conformance.protocol import datapickle
+from chatconform.conformance.protocol.channel import PIPE_BYTES
 from chatconform.conformance.protocol.forked import (
     DEFAULT_MEMORY_MIB,
     LOAD_ERROR,
@@ -50,7 +51,7 @@ from chatconform.conformance.snapshot import Frozen
 
 def _take_stdio() -> tuple[BinaryIO, int]:
     """The protocol's own copies of stdin and stdout; fd 0 becomes /dev/null and fd 1 stderr."""
-    reader = os.fdopen(os.dup(0), "rb", buffering=1 << 16)
+    reader = os.fdopen(os.dup(0), "rb", buffering=PIPE_BYTES)  # a long call in few reads
     writer = os.dup(1)
     null = os.open(os.devnull, os.O_RDONLY)
     os.dup2(null, 0)
