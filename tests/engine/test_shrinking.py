@@ -147,3 +147,33 @@ def test_a_search_writes_out_as_json_only_the_cases_of_the_failures_it_keeps(mon
     assert result.failures[CHECK].case is not None
     assert sum(evaluated) > 3 * len(result.failures)  # failures on many cases...
     assert 1 <= len(written) <= len(result.failures)  # ...but only the first of each check is written out
+
+
+def test_a_shrinking_pass_does_not_call_again_on_cases_another_shrinking_pass_judged(monkeypatch):
+    """LogsCalls' reversed threads fail starts_at_newest and matches_reference on the same
+    cases, so both shrinking passes try the same cases: the second is told what the first
+    found on each (a deterministic implementation answers alike), and calls only to replay
+    its minimal case, whose failure is the one reported."""
+    from chatconform.conformance import discovery
+    from chatconform.conformance.contracts import get_contract
+    from chatconform.conformance.profiles import get_profile
+
+    checks = frozenset({CHECK, "thread.matches_reference"})
+    passes: list[int] = []  # the number of calls made before each pass started
+    real_run = search_module._Pass.run
+
+    def run_pass(self):
+        passes.append(len(LogsCalls.calls))
+        return real_run(self)
+
+    monkeypatch.setattr(search_module._Pass, "run", run_pass)
+    LogsCalls.calls = []
+    impl = discovery.load_object(LogsCalls, in_process=True)
+    result = search_module.search(impl, get_contract("thread"), None, get_profile("ci", examples=30),
+                                  selected=checks)
+    assert set(result.failures) == checks and all(f.shrunk for f in result.failures.values())
+    assert len(passes) == 3  # the exploring pass, then one shrinking pass per check
+    first, second = passes[2] - passes[1], len(LogsCalls.calls) - passes[2]
+    assert first > 5  # the first shrinking pass calls on the cases it tries...
+    assert second == 1  # ...the second only on its minimal case's last replay
+    assert len(result.failures[CHECK].case) == len(result.failures["thread.matches_reference"].case)

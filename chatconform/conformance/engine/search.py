@@ -81,10 +81,11 @@ class _Pass:
         self.stopped_because: str | None = None  # Hypothesis' reason, from its statistics
         self.recording: list[DrawnCase] | None = None  # the cases drawn, kept for later searches
         self.drawn: DrawnCase | None = None  # the case under evaluation, as kept
-        #: An exploring pass's findings on each case it evaluated whole, by the case's choices:
-        #: the (check, level) of every failure. A shrinking pass is given its exploring pass's.
+        #: The search's findings on each case it evaluated whole, by the case's choices: the
+        #: (check, level) of every failure. The exploring pass starts them; each shrinking pass
+        #: is given them, reads them and adds its own (its passes of other checks' shrink
+        #: through many of the same cases: failures of one shape fail several checks).
         self.findings: dict[tuple, frozenset[tuple[str, str]]] = {}
-        self.known: dict[tuple, frozenset[tuple[str, str]]] | None = None
 
     def test(self, case: Any) -> None:
         if self.recording is not None:
@@ -92,16 +93,17 @@ class _Pass:
             self.recording.append(self.drawn)
         choices = self._choices()
         stop.check()  # a stop (SIGINT, SIGTERM) ends the search here, between two examples
-        if self.known is not None and choices in self.known and not _final_replay():
+        if self.raise_for is not None and choices in self.findings and not _final_replay():
             # A shrinking pass draws the exploring pass's cases again before it meets the
-            # failure, and after: one the exploring pass judged is not judged again (a
-            # deterministic implementation answers it the same). Without this failure it
-            # passes; with it, it fails as Hypothesis saw it fail, and only the minimal case's
-            # last replay, whose failure is the one reported, calls the implementation again.
+            # failure, and after, and tries many a case another shrinking pass tried: one the
+            # search judged is not judged again (a deterministic implementation answers it
+            # the same). Without this failure it passes; with it, it fails as Hypothesis saw
+            # it fail, and only the minimal case's last replay, whose failure is the one
+            # reported, calls the implementation again.
             self.result.examples += 1
             if self.tick:
                 self.tick(self.observed)
-            if self._passes(self.known[choices]):
+            if self._passes(self.findings[choices]):
                 return
             _raise_failure(self.raise_for or "", None)
         if self.result.hung is not None or self.result.engine_error is not None:
@@ -115,10 +117,12 @@ class _Pass:
             hypothesis.target(float(self.contract.size(case)), label="size")
         if self.tick:
             self.tick(self.observed)
-        only = frozenset({self.raise_for}) if self.raise_for else self.selected
         try:
+            # A shrinking pass judges every selected check too: what it finds spares the
+            # passes after it the calls.
             evaluation = evaluate_case(self.impl, self.contract, case, self.variant,
-                                       timeout=self.timeout, only=only, drawn=self.drawn, case_later=True)
+                                       timeout=self.timeout, only=self.selected, drawn=self.drawn,
+                                       case_later=True)
             if evaluation.hung:
                 evaluation.complete(evaluation.failures[0])
         except EngineCaseError as exc:
@@ -145,7 +149,7 @@ class _Pass:
                 hang.message += (f"; the search stopped calling after {HANGS_PER_PASS} hangs (each costs a "
                                  "deadline), so this is the smallest hanging case it saw")
             self.hung_on[_case_key(self.contract, case)] = hang
-        if choices is not None and self.raise_for is None and not evaluation.hung:
+        if choices is not None and not evaluation.hung:
             self.findings[choices] = frozenset((f.check, f.level) for f in evaluation.failures)
         try:
             raised = self._keep(evaluation)
@@ -184,7 +188,7 @@ class _Pass:
         return choices
 
     def _passes(self, findings: frozenset[tuple[str, str]]) -> bool:
-        """Whether findings of the exploring pass hold nothing this shrinking pass raises."""
+        """Whether findings the search made on a case hold nothing this shrinking pass raises."""
         return (self.raise_for, self.raise_level) not in findings
 
     def _replay_hang(self, case: Any) -> None:
@@ -405,7 +409,7 @@ def search(impl: Implementation, contract: Contract, variant: str | None, profil
         shrinker = _Pass(impl, contract, variant, profile, seed=seed, stream=stream, timeout=timeout,
                          selected=selected, raise_for=check_id, tick=ticks(True))
         shrinker.raise_level = failure.level
-        shrinker.known = explore.findings
+        shrinker.findings = explore.findings
         shrunk = shrinker.run()
         result.replayed += shrunk.examples
         if shrunk.hung is not None and result.hung is None:
