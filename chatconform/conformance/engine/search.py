@@ -83,8 +83,8 @@ class _Pass:
         self.drawn: DrawnCase | None = None  # the case under evaluation, as kept
         #: The search's findings on each case it evaluated whole, by the case's choices: the
         #: (check, level) of every failure. The exploring pass starts them; each shrinking pass
-        #: is given them, reads them and adds its own (its passes of other checks' shrink
-        #: through many of the same cases: failures of one shape fail several checks).
+        #: reads them and adds its own (one shape of case often fails several checks, whose
+        #: shrinking passes then try many of the same cases).
         self.findings: dict[tuple, frozenset[tuple[str, str]]] = {}
 
     def test(self, case: Any) -> None:
