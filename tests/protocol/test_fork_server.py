@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import fcntl
 import json
+import os
+import select
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -51,3 +54,134 @@ def _system_cap() -> int:
         return int(Path("/proc/sys/fs/pipe-max-size").read_text())
     except OSError:
         return 1 << 16
+
+
+# -- loaders: an implementation loaded once for the run --------------------------------------
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "python" / "impl.py"
+THREADS = f"{EXAMPLE}:InProcessThreads"
+
+
+def _parent(pid: int) -> int:
+    return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+
+
+def _server_pid() -> int:
+    server = forked._server()
+    assert server.process is not None
+    return server.process.pid
+
+
+@pytest.fixture
+def hosts():
+    """Hosts started by a test, killed at its end."""
+    started: list[forked.HostProcess] = []
+    yield started
+    for process in started:
+        process.kill()
+        process.wait(5)
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads parents from /proc")
+def test_the_hosts_of_one_implementation_are_forked_from_one_loader(hosts):
+    """Loading an adapter imports its library (a second or more): the loader does it once,
+    and each host, the one started again after a crash too, is its fork."""
+    hosts += [forked.HostProcess(THREADS), forked.HostProcess(THREADS)]
+    loaders = {_parent(process.pid) for process in hosts}
+    assert len(loaders) == 1
+    (loader,) = loaders
+    assert loader != _server_pid() and _parent(loader) == _server_pid()
+    hosts[0].kill()
+    assert hosts[0].wait(5) == -9
+    hosts.append(forked.HostProcess(THREADS))
+    assert _parent(hosts[-1].pid) == loader
+
+
+def _host_parent_in_a_worker(connection, environ, spec, answer) -> None:
+    forked.use(connection, environ)
+    process = forked.HostProcess(spec)
+    try:
+        answer.send(_parent(process.pid))
+    finally:
+        process.kill()
+        process.wait(5)
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads parents from /proc")
+def test_a_worker_process_forks_its_hosts_from_the_runs_loaders(hosts):
+    """``--jobs`` workers are fresh interpreters: through the run's fork server they start
+    their hosts from the loaders the run's own loading started, instead of each loading
+    every implementation again."""
+    import multiprocessing
+
+    hosts.append(forked.HostProcess(THREADS))
+    loader = _parent(hosts[0].pid)
+    context = multiprocessing.get_context("spawn")
+    ours, theirs = context.Pipe()
+    connection = forked.share()
+    assert connection is not None
+    worker = context.Process(target=_host_parent_in_a_worker, args=(connection, dict(os.environ), THREADS, theirs))
+    worker.start()
+    connection.close()
+    try:
+        assert ours.poll(60)
+        assert ours.recv() == loader
+    finally:
+        worker.join(30)
+    assert worker.exitcode == 0
+
+
+def test_a_host_that_ends_closes_its_pipes_for_good(hosts):
+    """The server holds a request's pipe ends until its host has started; a process forked
+    meanwhile (the loader the request started) must not keep them: the host's end would
+    never reach the run."""
+    hosts.append(forked.HostProcess(THREADS))
+    hosts[0].kill()
+    assert hosts[0].wait(5) == -9
+    ready, _, _ = select.select([hosts[0].stderr], [], [], 5)
+    assert ready and hosts[0].stderr.read() == b""
+
+
+STARTS_A_THREAD = '''
+import threading, time
+threading.Thread(target=time.sleep, args=(3600,), daemon=True).start()
+
+class Threads:
+    name, version = "starts-a-thread", "1"
+
+    def extract_thread(self, rows):
+        return []
+'''
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads parents from /proc")
+def test_an_implementation_that_runs_a_thread_once_loaded_loads_in_each_host(tmp_path, hosts):
+    """Forking a process that runs a thread can deadlock the child (a lock the thread held
+    stays held): such an implementation's loader gives way, and each host is forked from
+    the server and loads it itself, as every host did before loaders."""
+    path = tmp_path / "starts_a_thread.py"
+    path.write_text(STARTS_A_THREAD)
+    hosts.append(forked.HostProcess(f"{path}:Threads"))
+    assert _parent(hosts[0].pid) == _server_pid()
+    opened = channel.Channel(hosts[0].args, process=hosts[0])
+    try:
+        from chatconform.conformance.protocol.program import hello
+
+        opened.send(hello(), time.monotonic() + 30)
+        reply = json.loads(opened.receive(time.monotonic() + 30, 1 << 20))
+        assert reply["name"] == "starts-a-thread" and reply["contracts"] == ["thread"]
+    finally:
+        opened.close()
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads parents from /proc")
+def test_a_file_changed_since_its_loader_loaded_it_gets_a_loader_of_its_own(tmp_path, hosts):
+    """A loader holds the file as it was: a host of the file as it is now must not be its fork."""
+    path = tmp_path / "edited.py"
+    path.write_text(STARTS_A_THREAD.replace("import threading, time\nthreading.Thread(target=time.sleep, "
+                                            "args=(3600,), daemon=True).start()\n", ""))
+    hosts.append(forked.HostProcess(f"{path}:Threads"))
+    path.write_text(path.read_text().replace("return []", "return list(rows)[:0]"))
+    hosts.append(forked.HostProcess(f"{path}:Threads"))
+    first, second = (_parent(process.pid) for process in hosts)
+    assert first != second and _server_pid() not in (first, second)

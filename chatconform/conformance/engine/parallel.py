@@ -41,7 +41,7 @@ from chatconform.conformance.engine.drawn import STORE
 from chatconform.conformance.engine.events import Event, Handler, SearchFinished, SearchStarted, emit
 from chatconform.conformance.engine.results import Failure, SearchResult, SearchSettings, Unit
 from chatconform.conformance.engine.search import search_unit
-from chatconform.conformance.protocol import channel
+from chatconform.conformance.protocol import channel, forked
 from chatconform.conformance.protocol.program import Program
 from chatconform.errors import ConfigError, Interrupted
 
@@ -85,11 +85,16 @@ def run_units(impls: list[Implementation], units: list[Unit], settings: SearchSe
 class _Worker:
     def __init__(self, context) -> None:
         self.conn, child = context.Pipe()
-        self.process = context.Process(target=_serve, args=(child,), daemon=True,
+        # The run's fork server, whose loaders hold the implementations this process loaded:
+        # the worker's hosts are forked from them rather than each loading its own.
+        fork_server = forked.share()
+        self.process = context.Process(target=_serve, args=(child, fork_server, dict(os.environ)), daemon=True,
                                        name="chatconform-worker")
         with _main_left_out(), _ctrl_c_ignored_at_birth():
             self.process.start()
         child.close()
+        if fork_server is not None:
+            fork_server.close()
         self.task: Task | None = None
         self.started = 0.0
         #: The implementations it has loaded (a hosted one keeps its process while the worker
@@ -268,14 +273,18 @@ _STILL_SEARCHING = object()
 
 # -- the worker side ---------------------------------------------------------------------------
 
-def _serve(conn) -> None:
+def _serve(conn, fork_server=None, environ=None) -> None:
     """A worker's loop: load, search, answer; until told to stop (None) or the pipe closes.
+    ``fork_server``: a connection to the run's fork server, which its hosts are forked by,
+    with ``environ``, the run's environment.
 
     SIGTERM (the parent's stop, or anyone's) stops the search under way: the worker kills
     the programs it started and ends by that signal, answering nothing.
     """
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides what Ctrl-C stops
     _exit_with_the_parent()
+    if fork_server is not None:
+        forked.use(fork_server, environ or dict(os.environ))
     try:
         with stop.handling((signal.SIGTERM,)):
             _answer_tasks(conn)

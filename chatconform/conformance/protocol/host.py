@@ -61,7 +61,7 @@ def _take_stdio() -> tuple[BinaryIO, int]:
     return reader, writer
 
 
-def _limit_memory() -> None:
+def limit_memory() -> None:
     """Cap the address space, so a runaway allocation is a MemoryError or an exit here, not
     the machine's memory. 0 leaves it unlimited."""
     try:
@@ -224,18 +224,37 @@ def serve(spec: str, entry: str | None = None) -> int:
     """Load ``spec`` (an entry-point name with ``entry``, its ``module:attr``) and answer the
     protocol on stdio until the parent stops it or goes."""
     reader, writer = _take_stdio()
-    _limit_memory()
-    from chatconform.conformance import discovery
+    limit_memory()
     from chatconform.errors import ConfigError, MissingDependency
 
     try:
-        impl = discovery.load(spec, in_process=True, entry_value=entry)
+        impl = load(spec, entry)
     except MissingDependency as exc:
         print(LOAD_ERROR + str(exc), file=sys.stderr, flush=True)
         return MISSING_LIBRARY
     except ConfigError as exc:
         print(LOAD_ERROR + str(exc), file=sys.stderr, flush=True)
         return LOAD_FAILED
+    return _answer_calls(impl, reader, writer)
+
+
+def load(spec: str, entry: str | None = None) -> Any:
+    """The implementation of ``spec``, loaded and warmed up in this process (the errors of
+    :func:`chatconform.conformance.discovery.load`)."""
+    from chatconform.conformance import discovery
+
+    return discovery.load(spec, in_process=True, entry_value=entry)
+
+
+def serve_loaded(impl: Any) -> int:
+    """:func:`serve` for an implementation this process holds already: a host forked from a
+    process that loaded it (:mod:`chatconform.conformance.protocol.forked`)."""
+    reader, writer = _take_stdio()
+    limit_memory()
+    return _answer_calls(impl, reader, writer)
+
+
+def _answer_calls(impl: Any, reader: BinaryIO, writer: int) -> int:
     host = _Host(impl, writer)
     for line in reader:
         message = json.loads(line)
