@@ -185,3 +185,25 @@ def test_a_file_changed_since_its_loader_loaded_it_gets_a_loader_of_its_own(tmp_
     hosts.append(forked.HostProcess(f"{path}:Threads"))
     first, second = (_parent(process.pid) for process in hosts)
     assert first != second and _server_pid() not in (first, second)
+
+
+OPENS_A_FILE = '''
+import tempfile
+LOG = tempfile.TemporaryFile()
+
+class Files:
+    name, version = "opens-a-file", "1"
+
+    def extract_thread(self, rows):
+        return []
+'''
+
+
+@pytest.mark.skipif(not Path("/proc/self/fd").exists(), reason="reads open files from /proc")
+def test_an_implementation_that_holds_a_file_it_opened_when_loaded_loads_in_each_host(tmp_path, hosts):
+    """Forked hosts would share the file's offset (a database's lock, a socket's stream):
+    such an implementation's loader gives way, and each host opens its own."""
+    path = tmp_path / "opens_a_file.py"
+    path.write_text(OPENS_A_FILE)
+    hosts += [forked.HostProcess(f"{path}:Files"), forked.HostProcess(f"{path}:Files")]
+    assert {_parent(process.pid) for process in hosts} == {_server_pid()}

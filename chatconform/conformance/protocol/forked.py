@@ -9,12 +9,15 @@ client built) and then forks a host for every request: a host, and a host starte
 after a crash, begins with the implementation loaded and calls nothing it did not call.
 The worker processes of ``--jobs`` share the run's fork server (:func:`share`,
 :func:`use`), so an implementation is loaded once for the run, and its hosts share the
-loader's memory rather than each holding a copy. A loader that fails to load the
-implementation, or that has a thread running once it has (forking it would not be safe),
-gives way: the implementation's hosts are then forked from the server and load it
-themselves, with the errors loading gives (exit status 2 or 3 and the reason on stderr).
-The server and the loaders run no threads, so forking them is safe where forking the
-run's process, which does, would not be.
+loader's memory rather than each holding a copy (both freeze their heaps before forking,
+so a host's collections leave those pages alone). A loader that fails to load the
+implementation within :data:`_LOADING_SECONDS`, or that once it has runs a thread (forking
+it would not be safe) or holds a file it opened (its hosts would share it), gives way: the
+implementation's hosts are then forked from the server and load it themselves, with the
+errors loading gives (exit status 2 or 3 and the reason on stderr). A server keeps at most
+:data:`_LOADERS` loaders; one retired to make room ends with its last host. The server and
+the loaders run no threads, so forking them is safe where forking the run's process, which
+does, would not be.
 
 The fork server and each process it serves talk over a Unix socket pair: a request carries
 the spec, the working folder, the environment and the three pipe ends the host gets as its
@@ -488,9 +491,9 @@ class _Forks:
 
 def _close_all_but(keep: set[int]) -> None:
     try:
-        held = [int(name) for name in os.listdir("/proc/self/fd")]
-    except OSError:  # no /proc: every number a file may have
-        held = list(range(os.sysconf("SC_OPEN_MAX")))
+        held: Any = _open_files() or range(os.sysconf("SC_OPEN_MAX"))
+    except (OSError, ValueError):
+        held = range(1024)
     for fd in held:
         if fd not in keep:
             try:
@@ -519,6 +522,14 @@ def _serve_forks(channel: socket.socket) -> None:
     _Forks(host, channel, wake).serve()
 
 
+def _open_files() -> set[int]:
+    """The file descriptors this process holds (none known without /proc)."""
+    try:
+        return {int(name) for name in os.listdir("/proc/self/fd")}
+    except OSError:
+        return set()
+
+
 def _threads() -> int:
     """The threads this process runs (the system's count: a library's native threads too)."""
     try:
@@ -539,10 +550,13 @@ def _become_loader(host: Any, request: dict, server: socket.socket) -> None:
         os.environ.update(request["env"])
         wake = _wake_on_children()
         host.limit_memory()
+        held = _open_files()
         impl = host.load(request["spec"], request.get("entry"))
         _quiet_stdio()  # again, should loading have closed one: a host's pipes become 0, 1 and 2
-        if _threads() > 1:
-            server.send(json.dumps({"unusable": "it runs a thread once loaded"}).encode())
+        unusable = ("it runs a thread once loaded" if _threads() > 1 else
+                    "it holds files it opened while loading" if _open_files() - held else None)
+        if unusable is not None:  # its hosts would share the thread's locks, the files' offsets
+            server.send(json.dumps({"unusable": unusable}).encode())
             os._exit(0)
         gc.freeze()  # its hosts' collections leave what it loaded alone: those pages stay shared
         server.send(json.dumps({"ready": True}).encode())
