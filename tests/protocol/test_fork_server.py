@@ -142,16 +142,14 @@ def test_a_host_that_ends_closes_its_pipes_for_good(hosts):
     assert ready and hosts[0].stderr.read() == b""
 
 
-STARTS_A_THREAD = '''
-import threading, time
-threading.Thread(target=time.sleep, args=(3600,), daemon=True).start()
+def _implementation(name: str, prelude: str = "") -> str:
+    """A module whose class ``Impl`` implements ``thread``, after ``prelude`` ran at import."""
+    return (f"{prelude}\n\nclass Impl:\n    name, version = {name!r}, '1'\n\n"
+            "    def extract_thread(self, rows):\n        return []\n")
 
-class Threads:
-    name, version = "starts-a-thread", "1"
 
-    def extract_thread(self, rows):
-        return []
-'''
+STARTS_A_THREAD = _implementation("starts-a-thread", "import threading, time\n"
+                                  "threading.Thread(target=time.sleep, args=(3600,), daemon=True).start()")
 
 
 @pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads parents from /proc")
@@ -161,7 +159,7 @@ def test_an_implementation_that_runs_a_thread_once_loaded_loads_in_each_host(tmp
     the server and loads it itself, as every host did before loaders."""
     path = tmp_path / "starts_a_thread.py"
     path.write_text(STARTS_A_THREAD)
-    hosts.append(forked.HostProcess(f"{path}:Threads"))
+    hosts.append(forked.HostProcess(f"{path}:Impl"))
     assert _parent(hosts[0].pid) == _server_pid()
     opened = channel.Channel(hosts[0].args, process=hosts[0])
     try:
@@ -178,25 +176,15 @@ def test_an_implementation_that_runs_a_thread_once_loaded_loads_in_each_host(tmp
 def test_a_file_changed_since_its_loader_loaded_it_gets_a_loader_of_its_own(tmp_path, hosts):
     """A loader holds the file as it was: a host of the file as it is now must not be its fork."""
     path = tmp_path / "edited.py"
-    path.write_text(STARTS_A_THREAD.replace("import threading, time\nthreading.Thread(target=time.sleep, "
-                                            "args=(3600,), daemon=True).start()\n", ""))
-    hosts.append(forked.HostProcess(f"{path}:Threads"))
+    path.write_text(_implementation("edited"))
+    hosts.append(forked.HostProcess(f"{path}:Impl"))
     path.write_text(path.read_text().replace("return []", "return list(rows)[:0]"))
-    hosts.append(forked.HostProcess(f"{path}:Threads"))
+    hosts.append(forked.HostProcess(f"{path}:Impl"))
     first, second = (_parent(process.pid) for process in hosts)
     assert first != second and _server_pid() not in (first, second)
 
 
-OPENS_A_FILE = '''
-import tempfile
-LOG = tempfile.TemporaryFile()
-
-class Files:
-    name, version = "opens-a-file", "1"
-
-    def extract_thread(self, rows):
-        return []
-'''
+OPENS_A_FILE = _implementation("opens-a-file", "import tempfile\nLOG = tempfile.TemporaryFile()")
 
 
 @pytest.mark.skipif(not Path("/proc/self/fd").exists(), reason="reads open files from /proc")
@@ -205,5 +193,5 @@ def test_an_implementation_that_holds_a_file_it_opened_when_loaded_loads_in_each
     such an implementation's loader gives way, and each host opens its own."""
     path = tmp_path / "opens_a_file.py"
     path.write_text(OPENS_A_FILE)
-    hosts += [forked.HostProcess(f"{path}:Files"), forked.HostProcess(f"{path}:Files")]
+    hosts += [forked.HostProcess(f"{path}:Impl"), forked.HostProcess(f"{path}:Impl")]
     assert {_parent(process.pid) for process in hosts} == {_server_pid()}

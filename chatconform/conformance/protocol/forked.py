@@ -490,11 +490,7 @@ class _Forks:
 
 
 def _close_all_but(keep: set[int]) -> None:
-    try:
-        held: Any = _open_files() or range(os.sysconf("SC_OPEN_MAX"))
-    except (OSError, ValueError):
-        held = range(1024)
-    for fd in held:
+    for fd in _open_files() or range(os.sysconf("SC_OPEN_MAX")):  # without /proc, every number
         if fd not in keep:
             try:
                 os.close(fd)
