@@ -12,8 +12,8 @@ from __future__ import annotations
 import pytest
 from hypothesis import HealthCheck, given, settings
 
-from chatconform.conformance.contract import Contract
-from chatconform.conformance.contracts import all_contracts
+from chatconform.contracts import all_contracts
+from chatconform.frame.contract import Contract
 
 CASES = 50
 

@@ -14,11 +14,11 @@ import os
 
 import pytest
 
-from chatconform.conformance import discovery
-from chatconform.conformance.argtypes import size_list
-from chatconform.conformance.bench import DEFAULT_SIZES
-from chatconform.conformance.contract import Contract
-from chatconform.conformance.contracts import all_contracts
+from chatconform.bench import DEFAULT_SIZES
+from chatconform.contracts import all_contracts
+from chatconform.frame.argtypes import size_list
+from chatconform.frame.contract import Contract
+from chatconform.runner import discovery
 
 SIZES = size_list(os.environ["CHATCONFORM_BENCH_SIZES"]) if os.environ.get("CHATCONFORM_BENCH_SIZES") \
     else list(DEFAULT_SIZES)

@@ -17,7 +17,7 @@ implementations' processes included), the peak memory of its process tree (propo
 sizes summed, so pages a forked host shares with its fork server count once) and the peak
 resident memory of its largest process (what ``/usr/bin/time -v`` reports).
 
-``given`` times, per contract, ``chatconform.conformance.engine.run`` on the reference under
+``given`` times, per contract, ``chatconform.engine.run`` on the reference under
 ``ci`` against a bare Hypothesis test over the contract's own strategy that calls the
 reference and every check on each case (``input_untouched`` as the case's pickle before and
 after the call), for each variant, with the same settings: the engine's own cost is the
@@ -184,7 +184,7 @@ def engine_seed(contract: str) -> int:
     from hypothesis.internal.compat import int_from_bytes
     from hypothesis.internal.reflection import function_digest
 
-    from chatconform.conformance.engine.search import _Pass
+    from chatconform.engine.search import _Pass
 
     test = _Pass._hypothesis_test(None)  # the test's source: the pass is not read here
     test._hypothesis_internal_add_digest = f"chatconform||{contract}".encode()
@@ -194,12 +194,13 @@ def engine_seed(contract: str) -> int:
 def given_overhead(args: argparse.Namespace) -> None:
     from hypothesis import given, seed
 
-    from chatconform.conformance import discovery, engine
-    from chatconform.conformance.contract import Example
-    from chatconform.conformance.contracts import all_contracts
-    from chatconform.conformance.engine import no_local_constants
-    from chatconform.conformance.profiles import get_profile
+    from chatconform import engine
+    from chatconform.contracts import all_contracts
+    from chatconform.engine import no_local_constants
     from chatconform.errors import NotApplicable, UnsendableCase, UnsendableContent, Violation
+    from chatconform.frame.contract import Example
+    from chatconform.frame.profiles import get_profile
+    from chatconform.runner import discovery
 
     reference = discovery.load(discovery.REFERENCE_TARGET, in_process=True)
     profile = get_profile("ci") if args.examples is None else get_profile("ci", examples=args.examples)

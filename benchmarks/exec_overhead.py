@@ -18,9 +18,9 @@ from pathlib import Path
 
 from isolation import draw  # this folder's: the same drawn cases
 
-from chatconform.conformance import discovery
-from chatconform.conformance.contracts import get_contract
-from chatconform.conformance.engine import evaluate_case
+from chatconform.contracts import get_contract
+from chatconform.engine import evaluate_case
+from chatconform.runner import discovery
 
 EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "python" / "impl.py"
 

@@ -18,9 +18,9 @@ import time
 
 from hypothesis import HealthCheck, given, settings
 
-from chatconform.conformance import discovery
-from chatconform.conformance.contracts import all_contracts, get_contract
-from chatconform.conformance.engine import evaluate_case
+from chatconform.contracts import all_contracts, get_contract
+from chatconform.engine import evaluate_case
+from chatconform.runner import discovery
 
 
 def draw(contract, variant, count: int) -> list:

@@ -15,8 +15,16 @@ __all__ = ["__version__", "check_case", "lifecycle_machine", "run_conformance"]
 
 
 def __getattr__(name: str) -> Any:
-    if name in ("check_case", "lifecycle_machine", "run_conformance"):
-        from chatconform import conformance
+    if name == "run_conformance":
+        from chatconform.api import run_conformance
 
-        return getattr(conformance, name)
+        return run_conformance
+    if name == "check_case":
+        from chatconform.outputs.repro import check_case
+
+        return check_case
+    if name == "lifecycle_machine":
+        from chatconform.contracts.lifecycle import lifecycle_machine
+
+        return lifecycle_machine
     raise AttributeError(name)

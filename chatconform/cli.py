@@ -25,8 +25,8 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from chatconform.conformance.argtypes import default_jobs, jobs, port, positive_int, positive_seconds, shard, size_list
 from chatconform.errors import ConfigError, ConformanceWarning
+from chatconform.frame.argtypes import default_jobs, jobs, port, positive_int, positive_seconds, shard, size_list
 
 
 def _version() -> str:
@@ -249,14 +249,14 @@ def _parser() -> argparse.ArgumentParser:
 def cmd_run(args, out: Console, err: Console) -> int:
     """:func:`_claimed`, stopped by SIGINT or SIGTERM between two steps (never mid-step), so
     that what finished is reported and every program the run started is killed."""
-    from chatconform.conformance import stop
     from chatconform.errors import Interrupted
+    from chatconform.frame import stop
 
     with stop.handling():  # before the heavy imports of _run: a signal meanwhile is noted too
         try:
             return _claimed(args, out, err)
         except Interrupted as exc:  # while loading the implementations: nothing ran
-            from chatconform.conformance.protocol import channel
+            from chatconform.runner.protocol import channel
 
             channel.kill_all()
             err.print(f"interrupted by {exc.signal} before the run started")
@@ -266,7 +266,7 @@ def cmd_run(args, out: Console, err: Console) -> int:
 def _claimed(args, out: Console, err: Console) -> int:
     """Claim the files the run writes for the whole run (:func:`outputs.claim`: resolved, checked
     and locked now, so a long run is not lost to a bad path, a chdir or a second run)."""
-    from chatconform.conformance import outputs
+    from chatconform.outputs import files as outputs
 
     if args.report and args.junit_xml and outputs.target(args.report) == outputs.target(args.junit_xml):
         raise ConfigError(f"--report and --junit-xml name the same file {args.report}; give each its own")
@@ -278,11 +278,13 @@ def _claimed(args, out: Console, err: Console) -> int:
 
 def _run(args, out: Console, err: Console, report: Path | None, junit: Path | None) -> int:
     """Load the implementations, run the engine with the reporters the options ask for."""
-    from chatconform.conformance import discovery, engine, stop
-    from chatconform.conformance import report as reports
-    from chatconform.conformance.guard import DEFAULT_TIMEOUT
-    from chatconform.conformance.profiles import get_profile
-    from chatconform.conformance.reporters import JsonlReporter, JunitReporter, SavedFailures, TerminalReporter
+    from chatconform import engine
+    from chatconform.frame import stop
+    from chatconform.frame.guard import DEFAULT_TIMEOUT
+    from chatconform.frame.profiles import get_profile
+    from chatconform.outputs import report as reports
+    from chatconform.outputs.reporters import JsonlReporter, JunitReporter, SavedFailures, TerminalReporter
+    from chatconform.runner import discovery
 
     profile = get_profile(args.profile, examples=args.examples)
     jobs = args.jobs if args.jobs is not None else default_jobs(args.in_process)
@@ -297,7 +299,7 @@ def _run(args, out: Console, err: Console, report: Path | None, junit: Path | No
     if args.memory_limit is not None:
         if args.memory_limit < 0:
             raise ConfigError(f"--memory-limit {args.memory_limit}: give MiB (0: no cap)")
-        from chatconform.conformance.protocol.forked import MEMORY_VARIABLE
+        from chatconform.runner.protocol.host_codes import MEMORY_VARIABLE
 
         os.environ[MEMORY_VARIABLE] = str(args.memory_limit)  # what each host process reads
     if args.impl:
@@ -332,9 +334,9 @@ def cmd_list(args, out: Console, err: Console) -> int:
         return _list_levels(args.format)
     if args.format == "markdown":
         raise ConfigError("list --format markdown prints the levels table only: add --levels")
-    from chatconform.conformance import discovery
-    from chatconform.conformance.contracts import all_contracts
+    from chatconform.contracts import all_contracts
     from chatconform.fakes import all_fakes
+    from chatconform.runner import discovery
 
     impls = []
     for name, ep in sorted(discovery.registered().items()):
@@ -423,7 +425,7 @@ def _write(text: str) -> None:
 
 
 def cmd_replay(args, out: Console, err: Console) -> int:
-    from chatconform.conformance import repro
+    from chatconform.outputs import repro
 
     files = [case for path in args.files for case in repro.saved_cases(path)]
     records = [(path, repro.load_record(path)) for path in files]  # every file checked before any runs
@@ -446,8 +448,9 @@ def cmd_replay(args, out: Console, err: Console) -> int:
 
 
 def cmd_summary(args, out: Console, err: Console) -> int:
-    from chatconform.conformance import outputs, report
-    from chatconform.conformance.reporters import print_matrix
+    from chatconform.outputs import files as outputs
+    from chatconform.outputs import report
+    from chatconform.outputs.reporters import print_matrix
 
     if args.output is not None and args.format == "pretty":
         raise ConfigError("summary --output writes a markdown, json or html summary: add --format")
@@ -470,11 +473,11 @@ def cmd_summary(args, out: Console, err: Console) -> int:
 
 def _summary_text(parsed, form: str) -> str:
     """The markdown, json or html summary of a report."""
-    from chatconform.conformance import report
-    from chatconform.conformance.reporters import markdown
+    from chatconform.outputs import report
+    from chatconform.outputs.reporters import markdown
 
     if form == "html":
-        from chatconform.conformance.reporters.html import html  # Jinja2 is imported for the page only
+        from chatconform.outputs.reporters.html import html  # Jinja2 is imported for the page only
 
         return html(parsed)
     if form == "markdown":
@@ -483,7 +486,7 @@ def _summary_text(parsed, form: str) -> str:
 
 
 def cmd_diff(args, out: Console, err: Console) -> int:
-    from chatconform.conformance import report
+    from chatconform.outputs import report
 
     base, head = report.read_many([args.old]), report.read_many(args.new)
     result = report.diff(base, head)
@@ -520,9 +523,9 @@ def cmd_serve(args, out: Console, err: Console) -> int:
     """Serve until SIGINT or SIGTERM, holding the report's lock the while."""
     import random
 
-    from chatconform.conformance import outputs
+    from chatconform.outputs import files as outputs
+    from chatconform.serve.log import ServeLog
     from chatconform.serve.replies import Replies, load_script
-    from chatconform.serve.report import ServeLog
     from chatconform.serve.server import run
 
     script = load_script(args.script) if args.script else []
@@ -550,16 +553,18 @@ def cmd_serve(args, out: Console, err: Console) -> int:
 
 def cmd_bench(args, out: Console, err: Console) -> int:
     """Claim the timings file for the whole run (as ``run`` does its report), then time."""
-    from chatconform.conformance import outputs
+    from chatconform.outputs import files as outputs
 
     with outputs.claim(args.json, "the timings", "--json") as timings:
         return _bench(args, out, err, timings)
 
 
 def _bench(args, out: Console, err: Console, timings: Path | None) -> int:
-    from chatconform.conformance import bench, discovery, engine, outputs
-    from chatconform.conformance.reporters import BenchProgress
-    from chatconform.conformance.reporters.terminal import seconds_text
+    from chatconform import bench, engine
+    from chatconform.outputs import files as outputs
+    from chatconform.outputs.reporters import BenchProgress
+    from chatconform.outputs.reporters.terminal import seconds_text
+    from chatconform.runner import discovery
 
     contracts = engine.select(args.contract, []).contracts
     # Timed here, in this process: a benchmark measures the implementation, not the protocol.

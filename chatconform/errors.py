@@ -49,7 +49,7 @@ class UnsendableContent(ValueError):
 
 class ConformanceWarning(UserWarning):
     """A warning-level finding: a portability hazard or advice, not a rejection. Where a run
-    reports it as ``warn`` and passes, :func:`~chatconform.conformance.repro.check_case` and
+    reports it as ``warn`` and passes, :func:`~chatconform.outputs.repro.check_case` and
     the pytest plugin emit it as a Python warning; ``strict=True`` (``--chatconform-strict``)
     fails on it instead."""
 

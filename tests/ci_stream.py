@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from chatconform import run_conformance
-from chatconform.conformance.contracts import get_contract
+from chatconform.contracts import get_contract
 
 
 def ci_cases(contract_name: str, monkeypatch: Any, *, examples: int | None = None) -> list:

@@ -15,7 +15,7 @@ settings.load_profile("chatconform-tests")
 # a search written with ``@given`` here would draw other cases when other test modules are
 # collected (one file alone, a -k selection, an xdist worker). The engine's searches leave
 # that pool out; these tests do too, for the whole session.
-from chatconform.conformance.engine import no_local_constants  # noqa: E402
+from chatconform.engine import no_local_constants  # noqa: E402
 
 no_local_constants().__enter__()
 
@@ -57,8 +57,8 @@ def short_run(tmp_path, monkeypatch):
     look cannot tell a fixed deviation from one the budget missed. A library that crashes on
     some valid input declares ``no_crash`` expected; then it may be ``xfail`` too. A refusal
     of a link the provider cannot take (``warn``) is not a crash."""
-    from chatconform.conformance import api
-    from chatconform.conformance.status import Status
+    from chatconform import api
+    from chatconform.frame.status import Status
 
     def run(implementation, contract, examples=4):
         monkeypatch.chdir(tmp_path)

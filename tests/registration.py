@@ -5,7 +5,7 @@ import tomllib
 from importlib.metadata import EntryPoint
 from pathlib import Path
 
-from chatconform.conformance import discovery
+from chatconform.runner import discovery
 
 ROOT = Path(__file__).resolve().parents[1]
 

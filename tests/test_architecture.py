@@ -1,5 +1,6 @@
 """The layer order of docs/architecture.md holds: no module imports a module of a higher
-layer, and the package's import graph (function-local imports included) has no cycle."""
+layer, and the package's import graph (function-local imports, and modules named in strings
+for importlib, included) has no cycle."""
 
 from __future__ import annotations
 
@@ -36,7 +37,9 @@ def _modules() -> dict[str, Path]:
 
 
 def _imports(name: str, path: Path, modules: dict[str, Path]) -> set[str]:
-    """The chatconform modules ``name`` imports, anywhere in its code (not under TYPE_CHECKING)."""
+    """The chatconform modules ``name`` imports, anywhere in its code (not under TYPE_CHECKING),
+    and those it names in a string (``importlib.import_module("chatconform.x")``, a spec
+    ``"chatconform.x:Attr"``)."""
     tree = ast.parse(path.read_text())
     is_package = path.name == "__init__.py"
     found: set[str] = set()
@@ -58,6 +61,13 @@ def _imports(name: str, path: Path, modules: dict[str, Path]) -> set[str]:
                 module = node.module or ""
             # ``from package import submodule`` imports the submodule
             targets = [f"{module}.{a.name}" if f"{module}.{a.name}" in modules else module for a in node.names]
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+            # A module named in a string, for importlib or a command line ("pkg.mod", or a
+            # spec "pkg.mod:attr"): an import all the same, which a loop may hide behind.
+            named = node.value.partition(":")[0]
+            if "." not in named or named not in modules:  # "chatconform" alone is a name, not an import
+                continue
+            targets = [named]
         else:
             continue
         for target in targets:

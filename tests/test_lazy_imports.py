@@ -14,7 +14,7 @@ from pathlib import Path
 import pydantic_ai.messages
 import pytest
 
-from chatconform.conformance.contracts import get_check
+from chatconform.contracts import get_check
 from chatconform.lazy import LazyModule, pai
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -82,7 +82,7 @@ def guards() -> dict[str, list[str]]:
     modules of :data:`SHARED_GUARDS`."""
     if str(ROOT) not in sys.path:
         sys.path.insert(0, str(ROOT))  # this checkout's package, not an installed one
-    from chatconform.conformance.contracts import all_contracts
+    from chatconform.contracts import all_contracts
 
     found: dict[str, list[str]] = {path: list(tests) for path, tests in SHARED_GUARDS.items()}
     for contract in all_contracts().values():

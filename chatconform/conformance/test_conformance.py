@@ -1,6 +1,6 @@
 """Collected by ``pytest --pyargs chatconform.conformance``: one item per (implementation, check)."""
 
-from chatconform.conformance.plugin import assert_verdict
+from chatconform.plugin import assert_verdict
 
 
 def test_conformance(chatconform_impl, chatconform_check, chatconform_session):

@@ -15,6 +15,6 @@ foreground server and the test thread).
 
 from __future__ import annotations
 
-from .server import Endpoint, base_url, start
+from chatconform.serve.server import Endpoint, base_url, start
 
 __all__ = ["Endpoint", "base_url", "start"]

@@ -9,8 +9,8 @@ from typing import Any
 
 from starlette.responses import Response
 
-from .replies import Context, Reply, call_id, completion_tokens
-from .stream import json_response, sse_event, sse_response
+from chatconform.serve.replies import Context, Reply, call_id, completion_tokens
+from chatconform.serve.stream import json_response, sse_event, sse_response
 
 _TYPES = {400: "invalid_request_error", 401: "authentication_error", 403: "permission_error",
           404: "not_found_error", 413: "request_too_large", 429: "rate_limit_error", 529: "overloaded_error"}

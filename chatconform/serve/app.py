@@ -24,10 +24,9 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from chatconform.providers import PROVIDERS, get_provider
-
-from . import anthropic_messages, bedrock_converse, gemini_generate, openai_chat
-from .replies import Context, Replies, Reply
-from .report import ServeLog, Verdict
+from chatconform.serve import anthropic_messages, bedrock_converse, gemini_generate, openai_chat
+from chatconform.serve.log import ServeLog, Verdict
+from chatconform.serve.replies import Context, Replies, Reply
 
 if TYPE_CHECKING:
     from chatconform.provider_schemas import Problem

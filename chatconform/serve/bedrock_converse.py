@@ -12,9 +12,9 @@ from typing import Any
 
 from starlette.responses import Response
 
-from .eventstream import event
-from .replies import Context, Reply, call_id, completion_tokens
-from .stream import json_response, stream_response
+from chatconform.serve.eventstream import event
+from chatconform.serve.replies import Context, Reply, call_id, completion_tokens
+from chatconform.serve.stream import json_response, stream_response
 
 _ERRORS = {400: "ValidationException", 403: "AccessDeniedException", 404: "ResourceNotFoundException",
            408: "ModelTimeoutException", 424: "ModelErrorException", 429: "ThrottlingException",

@@ -8,8 +8,8 @@ from typing import Any
 
 from starlette.responses import Response
 
-from .replies import Context, Reply, completion_tokens
-from .stream import json_response, sse_event, sse_response
+from chatconform.serve.replies import Context, Reply, completion_tokens
+from chatconform.serve.stream import json_response, sse_event, sse_response
 
 _STATUSES = {400: "INVALID_ARGUMENT", 401: "UNAUTHENTICATED", 403: "PERMISSION_DENIED", 404: "NOT_FOUND",
              409: "ABORTED", 429: "RESOURCE_EXHAUSTED", 499: "CANCELLED", 500: "INTERNAL", 501: "NOT_IMPLEMENTED",

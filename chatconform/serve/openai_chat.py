@@ -11,9 +11,8 @@ from typing import Any
 from starlette.responses import Response
 
 from chatconform.providers import get_provider
-
-from .replies import Context, Reply, call_id, completion_tokens
-from .stream import json_response, sse_event, sse_response
+from chatconform.serve.replies import Context, Reply, call_id, completion_tokens
+from chatconform.serve.stream import json_response, sse_event, sse_response
 
 #: The error ``type`` OpenAI gives each status (anything else 5xx is a server error).
 _TYPES = {400: "invalid_request_error", 401: "authentication_error", 403: "permission_error",

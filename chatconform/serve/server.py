@@ -18,9 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from chatconform.errors import ConfigError
-
-from .replies import Replies, parse_entries
-from .report import ServeLog, Verdict
+from chatconform.serve.log import ServeLog, Verdict
+from chatconform.serve.replies import Replies, parse_entries
 
 __all__ = ["HOST", "Endpoint", "base_url", "bind", "start"]
 
@@ -68,7 +67,7 @@ def _server(sock: socket.socket, log: ServeLog, replies: Replies, log_level: str
 
     logging.getLogger("uvicorn.error").addFilter(_quiet_cuts)
 
-    from .app import build_app
+    from chatconform.serve.app import build_app
 
     class Server(uvicorn.Server):
         """uvicorn's server, which stops on SIGINT or SIGTERM without raising the signal again

@@ -7,7 +7,7 @@ pytest.importorskip("langchain_core")
 
 from chatconform import run_conformance  # noqa: E402
 from chatconform.adapters.application import LIFECYCLE_FAILURES, PydanticAIApplication  # noqa: E402
-from chatconform.conformance import discovery  # noqa: E402
+from chatconform.runner import discovery  # noqa: E402
 
 pytestmark = [pytest.mark.adapter, pytest.mark.usefixtures("no_network")]
 

@@ -23,8 +23,8 @@ from pydantic_ai.messages import (  # noqa: E402
 )
 
 from chatconform.adapters.pydantic_ai_harness import PydanticAIHarnessAdapter, harness_strategy  # noqa: E402
-from chatconform.conformance import discovery  # noqa: E402
 from chatconform.history import tool_pairing_problems  # noqa: E402
+from chatconform.runner import discovery  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 MARK = "pydantic-ai-harness.compaction.summary.v1"

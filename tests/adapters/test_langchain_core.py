@@ -29,8 +29,8 @@ from pydantic_ai.messages import (  # noqa: E402
 )
 
 from chatconform.adapters.langchain_core import LangChainCoreAdapter, from_langchain, to_langchain  # noqa: E402
-from chatconform.conformance import discovery  # noqa: E402
 from chatconform.history import Item, visible_items  # noqa: E402
+from chatconform.runner import discovery  # noqa: E402
 from chatconform.strategies import histories  # noqa: E402
 from tests.messages import weather_history  # noqa: E402
 

@@ -21,7 +21,7 @@ from pydantic_ai.messages import (  # noqa: E402
 )
 
 from chatconform.adapters.langchain_google_genai import LangChainGoogleGenAIAdapter  # noqa: E402
-from chatconform.conformance import discovery  # noqa: E402
+from chatconform.runner import discovery  # noqa: E402
 from tests.messages import weather_history  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]

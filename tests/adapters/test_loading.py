@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from chatconform.adapters import Library
-from chatconform.conformance import discovery
 from chatconform.errors import ConfigError, MissingDependency
+from chatconform.runner import discovery
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -61,7 +61,8 @@ def _loads(name: str) -> bool:
 
 def test_core_imports_none_of_the_libraries():
     """The premise of the test below: what chatconform list imports besides the adapters."""
-    assert _imported("import chatconform.cli\nfrom chatconform.conformance import discovery, contracts\n"
+    assert _imported("import chatconform.cli\nfrom chatconform.runner import discovery\n"
+                     "from chatconform import contracts\n"
                      "from chatconform.fakes import all_fakes\nall_fakes(); contracts.all_contracts()\n"
                      "discovery.load('reference', in_process=True)") == []
 
@@ -81,7 +82,7 @@ def test_loading_to_run_imports_each_library_before_the_first_call():
     installed = _installed()
     if not installed:
         pytest.skip("no adapter's extra is installed")
-    done = _python("import json, sys\nfrom chatconform.conformance import discovery\nmissing = {}\n"
+    done = _python("import json, sys\nfrom chatconform.runner import discovery\nmissing = {}\n"
                    f"for name, modules in {dict((n, LIBRARIES[n]) for n in installed)!r}.items():\n"
                    "    discovery.load(name, in_process=True)\n"
                    "    missing[name] = [m for m in modules if m not in sys.modules]\n"

@@ -27,8 +27,8 @@ from pydantic_ai.messages import (  # noqa: E402
 )
 
 from chatconform.adapters.openai_agents import OpenAIAgentsAdapter, from_input_items, to_input_items  # noqa: E402
-from chatconform.conformance import discovery  # noqa: E402
 from chatconform.history import Item, visible_items  # noqa: E402
+from chatconform.runner import discovery  # noqa: E402
 from chatconform.strategies import histories  # noqa: E402
 from tests.messages import weather_history  # noqa: E402
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from chatconform.conformance.contracts import get_check
+from chatconform.contracts import get_check
 from chatconform.errors import MissingDependency
 from chatconform.provider_schemas.rules import RULES
 from chatconform.providers import PROVIDERS

@@ -26,10 +26,10 @@ from pydantic_ai.messages import (
 from chatconform.adapters import pydantic_ai as adapter_module
 from chatconform.adapters.pydantic_ai import PydanticAIAdapter
 from chatconform.cli import main
-from chatconform.conformance import discovery
 from chatconform.errors import MissingDependency
 from chatconform.provider_schemas import turn_view
 from chatconform.providers import PROVIDER_IDS
+from chatconform.runner import discovery, loading
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -232,7 +232,7 @@ def broken_adapter(tmp_path, monkeypatch):
     monkeypatch.delitem(sys.modules, "needs_more", raising=False)
     eps = {"reference": EntryPoint("reference", "chatconform.reference:ReferenceImplementation", discovery.GROUP),
            "needs-more": EntryPoint("needs-more", "needs_more:Adapter", discovery.GROUP)}
-    monkeypatch.setattr(discovery, "registered", lambda: eps)
+    monkeypatch.setattr(loading, "registered", lambda: eps)
 
 
 def test_default_run_skips_an_adapter_that_cannot_load(broken_adapter, capsys):
@@ -247,7 +247,7 @@ def test_default_run_skips_an_adapter_that_cannot_load(broken_adapter, capsys):
 def test_default_run_loads_the_reference_first_then_every_installed_adapter(monkeypatch):
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
     declared = project["entry-points"]["chatconform.implementations"]
-    monkeypatch.setattr(discovery, "registered", lambda: {
+    monkeypatch.setattr(loading, "registered", lambda: {
         name: EntryPoint(name, target, discovery.GROUP) for name, target in sorted(declared.items())})
     notes = []
     assert [impl.name for impl in discovery.load_installed(notes.append)] == [

@@ -168,10 +168,10 @@ def test_system_role_summary_with_a_tail_shrinks_to_user_then_tail():
     assistant/tool tail, the cut right after the user message."""
     from hypothesis import find, settings
 
-    from chatconform.conformance.contracts import get_contract
-    from chatconform.conformance.discovery import wrap
-    from chatconform.conformance.engine import evaluate_case
+    from chatconform.contracts import get_contract
+    from chatconform.engine import evaluate_case
     from chatconform.fakes.compaction import SystemRoleSummary
+    from chatconform.runner.discovery import wrap
 
     contract, fake = get_contract("compaction"), wrap(SystemRoleSummary)
 

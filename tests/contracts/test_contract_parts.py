@@ -16,9 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from chatconform.conformance.contract import Contract
-from chatconform.conformance.contracts import all_contracts
+from chatconform.contracts import all_contracts
 from chatconform.fakes import all_fakes
+from chatconform.frame.contract import Contract
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -101,7 +101,7 @@ def test_protocol_doc_names_only_the_catalog():
     """docs/protocol.md's tables and hello examples name the contracts the protocol carries, no others."""
     import json
 
-    from chatconform.conformance.protocol import hello
+    from chatconform.runner.protocol import hello
 
     wires = {name: contract.wire() for name, contract in all_contracts().items() if not contract.composes}
     inputs, results = protocol_tables()
@@ -118,7 +118,7 @@ def test_protocol_doc_names_only_the_catalog():
 
 def test_the_schema_files_name_no_contract():
     """The contract names in the protocol's schemas come from the catalog, not from the files."""
-    folder = ROOT / "chatconform" / "conformance" / "protocol" / "schemas"
+    folder = ROOT / "chatconform" / "runner" / "protocol" / "schemas"
     for path in folder.glob("*.json"):
         text = path.read_text("utf-8")
         assert not [name for name in all_contracts() if f'"{name}"' in text], path.name

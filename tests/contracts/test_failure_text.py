@@ -5,9 +5,9 @@ import warnings
 import pytest
 
 from chatconform import check_case
-from chatconform.conformance import discovery
 from chatconform.errors import ConformanceWarning
 from chatconform.history import UUID_NIL, and_more, list_difference
+from chatconform.runner import discovery
 
 # -- where two lists differ ----------------------------------------------------------------------
 
@@ -102,9 +102,9 @@ def test_check_case_passes_on_a_warning_with_a_python_warning_and_strict_fails_o
 
 
 def test_the_regression_test_printed_for_a_warning_passes_as_pasted(monkeypatch):
-    from chatconform.conformance.engine import Failure, Verdict
-    from chatconform.conformance.present import describe
-    from chatconform.conformance.status import Status
+    from chatconform.engine import Failure, Verdict
+    from chatconform.frame.status import Status
+    from chatconform.outputs.present import describe
 
     failure = Failure("payload.system_first", "system content at $.messages[0], $.messages[1]",
                       TWO_SYSTEM_PROMPTS, variant="openai-chat", level="warning")
@@ -120,9 +120,9 @@ def test_the_regression_test_printed_for_a_warning_passes_as_pasted(monkeypatch)
 
 
 def test_the_plugin_passes_a_warning_with_the_same_python_warning_and_fails_it_under_strict():
-    from chatconform.conformance.engine import Failure, Verdict
-    from chatconform.conformance.plugin import assert_verdict
-    from chatconform.conformance.status import Status
+    from chatconform.engine import Failure, Verdict
+    from chatconform.frame.status import Status
+    from chatconform.plugin import assert_verdict
 
     failure = Failure("payload.system_first", "two system messages", TWO_SYSTEM_PROMPTS, variant="openai-chat",
                       level="warning")

@@ -3,7 +3,7 @@
 import pytest
 
 from chatconform import run_conformance
-from chatconform.conformance.contracts import all_checks, all_contracts
+from chatconform.contracts import all_checks, all_contracts
 from chatconform.fakes import all_fakes
 
 pytestmark = pytest.mark.slow  # every test here runs whole conformance searches

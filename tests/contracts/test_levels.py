@@ -6,10 +6,9 @@ import textwrap
 
 import pytest
 
-from chatconform import run_conformance
-from chatconform.conformance import engine
-from chatconform.conformance.status import Status
+from chatconform import engine, run_conformance
 from chatconform.fakes.payload import SortSystemFirst39372
+from chatconform.frame.status import Status
 
 
 class TwoSystemMessagesOnOpenAI(SortSystemFirst39372):
@@ -82,12 +81,12 @@ from pydantic_ai.messages import (  # noqa: E402
     UserPromptPart,
 )
 
-from chatconform.conformance.contracts import get_contract  # noqa: E402
-from chatconform.conformance.contracts.payload import PayloadCase  # noqa: E402
-from chatconform.conformance.discovery import wrap  # noqa: E402
-from chatconform.conformance.engine import evaluate_case  # noqa: E402
+from chatconform.contracts import get_contract  # noqa: E402
+from chatconform.contracts.payload import PayloadCase  # noqa: E402
+from chatconform.engine import evaluate_case  # noqa: E402
 from chatconform.fakes.payload import WrapsLaterSystemPrompts  # noqa: E402
 from chatconform.reference.payload import to_payload  # noqa: E402
+from chatconform.runner.discovery import wrap  # noqa: E402
 
 HISTORY = [ModelRequest([SystemPromptPart("Answer in French. (s1)"), UserPromptPart("hi (u1)")]),
            ModelResponse([TextPart("bonjour (a1)")]),
@@ -195,8 +194,8 @@ def test_a_file_url_sent_as_downloaded_bytes_is_sent():
 
 
 def test_markdown_lists_errors_warnings_and_expected_failures_with_their_cases():
-    from chatconform.conformance.report import Report
-    from chatconform.conformance.reporters import markdown
+    from chatconform.outputs.report import Report
+    from chatconform.outputs.reporters import markdown
 
     def result(check, status, example):
         return {"type": "result", "implementation": "lib", "contract": "payload", "check": check, "status": status,
@@ -216,8 +215,8 @@ def test_markdown_lists_errors_warnings_and_expected_failures_with_their_cases()
 
 
 def test_markdown_cuts_a_case_that_did_not_shrink_and_says_where_the_rest_is():
-    from chatconform.conformance.report import Report
-    from chatconform.conformance.reporters import markdown
+    from chatconform.outputs.report import Report
+    from chatconform.outputs.reporters import markdown
 
     huge = {"history": [{"role": "user", "content": "y" * 100_000}]
             + [{"role": "user", "content": f"message {i} " + "x" * 50} for i in range(2000)]}
@@ -322,7 +321,7 @@ def test_list_levels_prints_one_line_per_check_and_provider():
 @pytest.mark.parametrize("provider, level, cited", [("openai-chat", "warning", "no rejection known for openai-chat"),
                                                     ("glm", "error", "rule Z1")])
 def test_a_compacted_history_that_is_not_user_led_weighs_what_the_mapped_provider_says(provider, level, cited):
-    from chatconform.conformance.contracts.compaction import CompactionCase
+    from chatconform.contracts.compaction import CompactionCase
     from chatconform.fakes.compaction import SystemRoleSummary
 
     class MapsToo(SystemRoleSummary):

@@ -8,8 +8,8 @@ from hypothesis.errors import InvalidArgument
 from pydantic_ai.messages import ModelRequest, ModelResponse, SystemPromptPart, ToolCallPart, ToolReturnPart
 
 from chatconform import run_conformance
-from chatconform.conformance.contracts import get_contract
-from chatconform.conformance.lifecycle import Composition, Ledger, play
+from chatconform.contracts import get_contract
+from chatconform.contracts.lifecycle.play import Composition, Ledger, play
 from chatconform.errors import ConfigError
 from chatconform.fakes.lifecycle import DropsFramedSummary, GuardsOtherConversation, RefusesToShrink
 from chatconform.reference import ReferenceImplementation

@@ -19,14 +19,14 @@ from pydantic_ai.messages import (
     UserPromptPart,
 )
 
-from chatconform.conformance.contracts import get_contract
-from chatconform.conformance.contracts.payload import PayloadCase
-from chatconform.conformance.discovery import wrap
-from chatconform.conformance.engine import evaluate_case
+from chatconform.contracts import get_contract
+from chatconform.contracts.payload import PayloadCase
+from chatconform.engine import evaluate_case
 from chatconform.fakes import payload as fakes
 from chatconform.history import INLINE, inline_identity, visible_items
 from chatconform.provider_schemas import turn_view
 from chatconform.reference.payload import to_payload
+from chatconform.runner.discovery import wrap
 from chatconform.strategies.histories import BASE64_LOOKING_BYTES
 
 PROVIDERS = ("openai-chat", "anthropic", "gemini", "bedrock-converse")

@@ -12,7 +12,7 @@ from pydantic_ai.exceptions import UserError
 from pydantic_ai.messages import ModelRequest, ModelResponse, TextPart, ToolCallPart, ToolReturnPart, UserPromptPart
 
 from chatconform import check_case, run_conformance
-from chatconform.conformance.contracts.persist import CONTRACT, PersistCase, _continue, large_case
+from chatconform.contracts.persist import CONTRACT, PersistCase, _continue, large_case
 from chatconform.reference.persist import persist_run
 from chatconform.strategies.histories import instructions
 from chatconform.strategies.runs import ENDINGS, POINTS, Scenario, run_cases, run_scenario, scenarios

@@ -19,7 +19,7 @@ from pydantic_ai.messages import (
 )
 
 from chatconform import check_case
-from chatconform.conformance.contracts import get_contract
+from chatconform.contracts import get_contract
 from chatconform.history import history_to_json
 from chatconform.reference.repair import match_calls, repair
 from chatconform.strategies import hostile_histories

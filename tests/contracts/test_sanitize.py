@@ -29,7 +29,7 @@ from pydantic_ai.messages import (
 )
 
 from chatconform import check_case
-from chatconform.conformance.contracts import get_contract
+from chatconform.contracts import get_contract
 from chatconform.history import history_to_json
 from chatconform.reference.sanitize import sanitize, url_scheme
 from chatconform.strategies import hostile_histories

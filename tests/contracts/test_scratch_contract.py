@@ -18,7 +18,7 @@ ROOT = Path(__file__).resolve().parents[2]
 CONTRACT_MODULE = '''
     """The ``scratch`` contract: ``echo_history(history) -> history``, the history unchanged."""
 
-    from chatconform.conformance.history_contract import HistoryCase, HistoryTransformContract
+    from chatconform.frame.history_contract import HistoryCase, HistoryTransformContract
     from chatconform.errors import Violation
     from chatconform.reference.scratch import echo_history
     from chatconform.strategies import expand_history, histories
@@ -163,7 +163,7 @@ def _copy_with_scratch(tmp: Path) -> None:
     for name in ("pyproject.toml", "tests/conftest.py", "tests/contracts/test_contract_parts.py"):
         (tmp / name).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy(ROOT / name, tmp / name)
-    added = {"chatconform/conformance/contracts/scratch.py": CONTRACT_MODULE,
+    added = {"chatconform/contracts/scratch.py": CONTRACT_MODULE,
              "chatconform/reference/scratch.py": REFERENCE_MODULE,
              "chatconform/fakes/scratch.py": FAKES_MODULE,
              "tests/contracts/test_scratch.py": TESTS_MODULE}

@@ -9,12 +9,12 @@ from pydantic import ValidationError
 from pydantic_ai.messages import ModelRequest, ModelResponse, TextPart, UserPromptPart
 
 from chatconform import run_conformance
-from chatconform.conformance.contracts import get_contract
-from chatconform.conformance.discovery import wrap
-from chatconform.conformance.engine import evaluate_case
+from chatconform.contracts import get_contract
+from chatconform.engine import evaluate_case
 from chatconform.errors import ConfigError
 from chatconform.fakes.serde import DropsUnknownParts, StoresContainerModel
 from chatconform.reference.serde import dump, load
+from chatconform.runner.discovery import wrap
 from chatconform.strategies import histories, malform, serde_cases
 from chatconform.strategies.malformed import MALFORMATIONS, UNKNOWN_PART_KIND
 

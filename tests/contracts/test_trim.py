@@ -18,7 +18,7 @@ from pydantic_ai.messages import (
     UserPromptPart,
 )
 
-from chatconform.conformance.contracts import get_contract
+from chatconform.contracts import get_contract
 from chatconform.history import tool_pairing_problems, visible_items
 from chatconform.reference.compaction import standing_system_parts
 from chatconform.reference.trim import trim, valid_starts
@@ -254,8 +254,8 @@ def test_a_case_loads_back_from_its_json_and_a_bad_one_is_named():
 
 
 def test_suffix_only_allows_the_standing_prompt_in_front_once():
-    from chatconform.conformance.discovery import wrap
-    from chatconform.conformance.engine import evaluate_case
+    from chatconform.engine import evaluate_case
+    from chatconform.runner.discovery import wrap
 
     class PromptOnTop:
         name, version = "prompt-on-top", "1"
@@ -286,9 +286,9 @@ def test_the_benchmark_hooks_build_a_case_of_about_the_size_asked():
 
 def test_keep_last_n_is_caught_on_the_issue_2050_shape():
     """[user] [call] [result] [answer] trimmed to 2: the slice opens with the orphaned result."""
-    from chatconform.conformance.discovery import wrap
-    from chatconform.conformance.engine import evaluate_case
+    from chatconform.engine import evaluate_case
     from chatconform.fakes.trim import KeepLastN
+    from chatconform.runner.discovery import wrap
 
     contract = get_contract("trim")
     case = contract.case_type([user("Q (u1)"), *tool_round("c1"), answer("A (a2)")], 2)

@@ -7,12 +7,13 @@ from contextlib import contextmanager
 
 import pytest
 
-from chatconform.conformance import discovery, engine
-from chatconform.conformance.contracts import get_contract
-from chatconform.conformance.engine import drawn
-from chatconform.conformance.profiles import get_profile
+from chatconform import engine
+from chatconform.contracts import get_contract
+from chatconform.engine import drawn
 from chatconform.fakes.trim import FirstPlusLast, TrimsInPlace
+from chatconform.frame.profiles import get_profile
 from chatconform.reference.trim import trim
+from chatconform.runner import discovery
 
 
 def _recording(name: str, seen: dict[str, list[str]]):
@@ -96,8 +97,8 @@ def test_a_run_keeps_one_contracts_cases_at_a_time():
 
 
 def test_a_run_searches_contract_by_contract_and_folds_in_plan_order():
-    from chatconform.conformance.engine.plan import search_order
-    from chatconform.conformance.engine.results import Unit
+    from chatconform.engine.plan import search_order
+    from chatconform.engine.results import Unit
 
     units = [Unit(0, "thread"), Unit(0, "trim"), Unit(1, "thread"), Unit(1, "trim", "x"), Unit(2, "thread")]
     assert [(u.impl, u.contract) for u in search_order(units)] == [
@@ -107,8 +108,8 @@ def test_a_run_searches_contract_by_contract_and_folds_in_plan_order():
 def test_a_contract_is_searched_variant_by_variant():
     """Every implementation judged for a provider meets the reference's answers for it kept:
     the units of a variant are searched together, in the order the plan first names each."""
-    from chatconform.conformance.engine.plan import search_order
-    from chatconform.conformance.engine.results import Unit
+    from chatconform.engine.plan import search_order
+    from chatconform.engine.results import Unit
 
     units = [Unit(0, "payload", "a"), Unit(0, "payload", "b"), Unit(1, "payload", "a"),
              Unit(1, "payload", "b"), Unit(0, "trim")]
@@ -132,7 +133,7 @@ def test_a_kept_case_holds_what_was_derived_for_one_variant_at_a_time():
     ({"messages": [{"role": "user", "content": "hi"}], "n": 1, "x": None}, False),
 ])
 def test_what_is_derived_from_the_reference_answer_is_shared_only_for_the_same_json(output, same):
-    from chatconform.conformance.contract import Example
+    from chatconform.frame.contract import Example
 
     shared: dict = {}
     variant: dict = {"reference": {"messages": [{"role": "user", "content": "hi"}], "n": 1}}
@@ -143,7 +144,7 @@ def test_what_is_derived_from_the_reference_answer_is_shared_only_for_the_same_j
 
 
 def test_an_output_whose_comparison_raises_is_judged_as_it_is():
-    from chatconform.conformance.contract import Example
+    from chatconform.frame.contract import Example
 
     class Hostile(dict):
         def __ne__(self, other):
@@ -184,7 +185,7 @@ def test_a_contracts_cases_are_let_go_by_reference_counting_once_forgotten():
     drawn cases on them, or they outlive the run until a full collection."""
     import weakref
 
-    from chatconform.conformance.engine.search import search
+    from chatconform.engine.search import search
 
     with _collector_off(), drawn.STORE.session():
         search(discovery.wrap(FirstPlusLast), get_contract("trim"), None, get_profile("ci", examples=10), shrink=False)

@@ -4,8 +4,8 @@ import pytest
 from hypothesis import settings
 
 from chatconform import check_case, run_conformance
-from chatconform.conformance.engine.evaluate import is_bundled_reference
-from chatconform.conformance.profiles import PROFILES
+from chatconform.engine.evaluate import is_bundled_reference
+from chatconform.frame.profiles import PROFILES
 from chatconform.reference import ReferenceImplementation
 
 PINNED = ("max_examples", "derandomize", "database", "verbosity", "phases", "stateful_step_count",
@@ -67,7 +67,7 @@ def test_cases_survive_their_json_form():
     from hypothesis import given
     from hypothesis import settings as hsettings
 
-    from chatconform.conformance.contracts import all_contracts
+    from chatconform.contracts import all_contracts
 
     for contract in all_contracts().values():
         @hsettings(max_examples=30)
@@ -104,10 +104,11 @@ def test_dev_profile_keeps_failures_in_its_example_database(tmp_path, monkeypatc
 
 def test_every_provider_is_judged_on_the_same_histories():
     """One draw, all providers: a shape one provider trips on is tried on all of them."""
-    from chatconform.conformance import discovery, engine
-    from chatconform.conformance.contracts import get_contract
-    from chatconform.conformance.profiles import get_profile
+    from chatconform import engine
+    from chatconform.contracts import get_contract
+    from chatconform.frame.profiles import get_profile
     from chatconform.reference.payload import to_payload
+    from chatconform.runner import discovery
 
     seen: dict[str, list[str]] = {}
 
@@ -129,7 +130,7 @@ def test_every_provider_is_judged_on_the_same_histories():
 
 def test_a_calls_deadline_grows_with_the_square_of_its_input():
     """A mapper quadratic in its input is slow, not hung: the deadline grows as fast."""
-    from chatconform.conformance.guard import call_deadline, slow_limit
+    from chatconform.frame.guard import call_deadline, slow_limit
 
     assert call_deadline(10, 0) == call_deadline(10, 99) == 10
     assert call_deadline(10, 1000) == 40 and call_deadline(10, 4433) > 250

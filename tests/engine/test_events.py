@@ -11,17 +11,19 @@ from collections import Counter
 
 import pytest
 
+from chatconform import engine
 from chatconform.cli import main
-from chatconform.conformance import discovery, engine, report
-from chatconform.conformance.engine import (
+from chatconform.engine import (
     ExampleRan,
     RunFinished,
     RunStarted,
     SearchFinished,
     SearchStarted,
 )
-from chatconform.conformance.profiles import get_profile
 from chatconform.fakes.trim import KeepLastN
+from chatconform.frame.profiles import get_profile
+from chatconform.outputs import report
+from chatconform.runner import discovery
 
 FAKE = "chatconform.fakes.trim:KeepLastN"
 QUICK = ("--examples", "30")  # enough trim cases for fake-keep-last-n to fail each check it names
@@ -84,7 +86,7 @@ def _without_timings(text: str) -> str:
 
 
 def test_the_terminal_and_the_report_are_the_same_with_workers(capsys, tmp_path, monkeypatch):
-    from chatconform.conformance.reporters import terminal
+    from chatconform.outputs.reporters import terminal
 
     monkeypatch.setattr(terminal, "PROGRESS_SECONDS", float("inf"))  # no "still searching" line, however slow
     outputs = {}
@@ -130,9 +132,9 @@ def test_junit_xml_has_one_testcase_per_verdict_and_a_failure_per_failing_check(
 
 
 def test_junit_xml_maps_errors_skips_and_warnings():
-    from chatconform.conformance.engine import Verdict
-    from chatconform.conformance.reporters import JunitReporter
-    from chatconform.conformance.status import Status
+    from chatconform.engine import Verdict
+    from chatconform.frame.status import Status
+    from chatconform.outputs.reporters import JunitReporter
 
     verdicts = [Verdict("x", "x", "trim", "trim.no_crash", Status.ERROR, "the check itself raised"),
                 Verdict("x", "x", "trim", "trim.user_led", Status.SKIP, "x has no trim()"),

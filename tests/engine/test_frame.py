@@ -10,20 +10,20 @@ import pytest
 from hypothesis import strategies as st
 from pydantic_ai.messages import ModelRequest, ModelResponse, TextPart, ToolCallPart, UserPromptPart
 
+from chatconform import contracts as contracts_package
 from chatconform import run_conformance
-from chatconform.conformance import contracts as contracts_package
-from chatconform.conformance import registry
-from chatconform.conformance.contract import Contract
-from chatconform.conformance.contracts import all_contracts
-from chatconform.conformance.discovery import wrap
-from chatconform.conformance.engine import exit_code
-from chatconform.conformance.history_contract import HistoryContract
-from chatconform.conformance.profiles import get_profile
-from chatconform.conformance.report import Cell, header
-from chatconform.conformance.status import Status
+from chatconform.contracts import all_contracts
+from chatconform.engine import exit_code
 from chatconform.errors import ConfigError, ContractLoadError, Violation
+from chatconform.frame import registry
+from chatconform.frame.contract import Contract
+from chatconform.frame.history_contract import HistoryContract
+from chatconform.frame.profiles import get_profile
+from chatconform.frame.status import Status
 from chatconform.history import tool_pairing_problems
+from chatconform.outputs.report import Cell, header
 from chatconform.reference.thread import extract_thread
+from chatconform.runner.discovery import wrap
 
 
 @pytest.fixture
@@ -81,7 +81,7 @@ def test_a_contract_missing_a_hook_fails_when_built():
 def test_a_contract_module_that_fails_to_import_stops_the_run(tmp_path, fresh_registry, monkeypatch):
     (tmp_path / "broken_contract.py").write_text("raise ImportError('a missing dependency')\n")
     monkeypatch.setattr(contracts_package, "__path__", [*contracts_package.__path__, str(tmp_path)])
-    monkeypatch.delitem(sys.modules, "chatconform.conformance.contracts.broken_contract", raising=False)
+    monkeypatch.delitem(sys.modules, "chatconform.contracts.broken_contract", raising=False)
     with pytest.raises(ContractLoadError, match="broken_contract failed to import: ImportError: a missing"):
         all_contracts()
 
@@ -266,7 +266,7 @@ def test_a_check_that_applies_to_some_cases_says_on_how_many():
 
 
 def test_a_case_the_engine_cannot_copy_is_the_engines_error(monkeypatch):
-    from chatconform.conformance.contracts.payload import PayloadCase
+    from chatconform.contracts.payload import PayloadCase
 
     def deeply_nested_arguments():
         deep: dict = {}

@@ -8,7 +8,7 @@ import json
 import pytest
 from pydantic_ai.messages import ImageUrl
 
-from chatconform.conformance.guard import implementation_frames
+from chatconform.frame.guard import implementation_frames
 
 
 def _raised(fn) -> BaseException:
@@ -43,7 +43,7 @@ def test_a_call_that_raised_lets_go_of_its_locals_without_a_collection():
     import gc
     import weakref
 
-    from chatconform.conformance.guard import guarded_call
+    from chatconform.frame.guard import guarded_call
 
     class Big:
         pass

@@ -15,7 +15,7 @@ from pydantic_ai.messages import (
     UserPromptPart,
 )
 
-from chatconform.conformance.snapshot import Frozen, snapshot
+from chatconform.frame.snapshot import Frozen, snapshot
 
 PNG = bytes.fromhex("89504e470d0a1a0a")
 
@@ -103,7 +103,7 @@ def test_an_equal_value_written_back_is_not_an_edit():
 def test_an_untouched_copy_is_told_from_one_pickling_after_the_call(monkeypatch):
     import pickle
 
-    from chatconform.conformance import snapshot as module
+    from chatconform.frame import snapshot as module
 
     # A case that was loaded from a pickle (as a drawn one nearly always is, in effect)
     # pickles to the same bytes as its copies: the case's own pickle is the baseline.

@@ -9,10 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from chatconform.conformance import discovery, engine
-from chatconform.conformance.contracts import get_contract
-from chatconform.conformance.guard import guarded_call, time_left
+from chatconform import engine
+from chatconform.contracts import get_contract
 from chatconform.errors import Interrupted
+from chatconform.frame.guard import guarded_call, time_left
+from chatconform.runner import discovery
 
 ROOT = Path(__file__).resolve().parents[2]
 

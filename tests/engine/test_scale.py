@@ -18,10 +18,12 @@ from pathlib import Path
 
 import pytest
 
+from chatconform import api, engine
 from chatconform.cli import main
-from chatconform.conformance import api, discovery, engine, report
-from chatconform.conformance.status import Status
 from chatconform.errors import ConfigError
+from chatconform.frame.status import Status
+from chatconform.outputs import report
+from chatconform.runner import discovery
 
 ROOT = Path(__file__).resolve().parents[2]
 EXEC_IMPL = f"exec:{sys.executable} {ROOT / 'examples' / 'python' / 'impl.py'}"
@@ -105,9 +107,9 @@ def test_the_partition_is_deterministic_and_covers_the_plan():
 def test_a_free_worker_takes_a_unit_of_an_implementation_it_has_loaded_within_the_contract_at_hand():
     from collections import deque
 
-    from chatconform.conformance.engine.parallel import Task, _next_task
-    from chatconform.conformance.engine.results import SearchSettings, Unit
-    from chatconform.conformance.profiles import get_profile
+    from chatconform.engine.parallel import Task, _next_task
+    from chatconform.engine.results import SearchSettings, Unit
+    from chatconform.frame.profiles import get_profile
 
     settings = SearchSettings(get_profile("ci"))
 

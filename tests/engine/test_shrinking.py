@@ -5,10 +5,10 @@ import threading
 
 from hypothesis.internal.conjecture import engine as hypothesis_engine
 
-from chatconform.conformance import run_conformance
-from chatconform.conformance.engine import search as search_module
-from chatconform.conformance.present import describe
+from chatconform import run_conformance
+from chatconform.engine import search as search_module
 from chatconform.fakes.thread import OldestFirst
+from chatconform.outputs.present import describe
 from chatconform.reference.thread import extract_thread
 
 CHECK = "thread.starts_at_newest"
@@ -93,8 +93,9 @@ class LogsCalls:
 
 
 def test_a_shrinking_pass_does_not_call_again_on_cases_its_exploring_pass_judged():
-    from chatconform.conformance import discovery, engine
-    from chatconform.conformance.profiles import get_profile
+    from chatconform import engine
+    from chatconform.frame.profiles import get_profile
+    from chatconform.runner import discovery
 
     LogsCalls.calls = []
     # after the reference, as a run judges many: its exploring pass judges the cases the
@@ -121,9 +122,9 @@ def test_a_search_writes_out_as_json_only_the_cases_of_the_failures_it_keeps(mon
     """OldestFirst fails starts_at_newest on nearly every case with a few rows: the exploring
     pass keeps the first failure of each check, and no other case is written out (a long
     history per failing case was a tenth of a worker's time)."""
-    from chatconform.conformance import discovery
-    from chatconform.conformance.contracts import get_contract
-    from chatconform.conformance.profiles import get_profile
+    from chatconform.contracts import get_contract
+    from chatconform.frame.profiles import get_profile
+    from chatconform.runner import discovery
 
     contract = get_contract("thread")
     written, evaluated = [], []
@@ -154,9 +155,9 @@ def test_a_shrinking_pass_does_not_call_again_on_cases_another_shrinking_pass_ju
     cases, so both shrinking passes try the same cases: the second is told what the first
     found on each (a deterministic implementation answers alike), and calls only to replay
     its minimal case, whose failure is the one reported."""
-    from chatconform.conformance import discovery
-    from chatconform.conformance.contracts import get_contract
-    from chatconform.conformance.profiles import get_profile
+    from chatconform.contracts import get_contract
+    from chatconform.frame.profiles import get_profile
+    from chatconform.runner import discovery
 
     checks = frozenset({CHECK, "thread.matches_reference"})
     passes: list[int] = []  # the number of calls made before each pass started

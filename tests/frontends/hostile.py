@@ -115,8 +115,8 @@ class RewireTheEngine(_Thread):
     name = "rewire-the-engine"
 
     def attack(self, rows):
-        from chatconform.conformance.contracts import all_checks
-        from chatconform.conformance.engine import evaluate, results
+        from chatconform.contracts import all_checks
+        from chatconform.engine import evaluate, results
 
         for check in all_checks():
             object.__setattr__(check, "evaluate", None)

@@ -15,15 +15,16 @@ from pathlib import Path
 import pytest
 from pydantic_ai.messages import ModelMessagesTypeAdapter, ModelRequest, ToolCallPart, ToolReturnPart
 
+from chatconform import bench
 from chatconform.cli import main
-from chatconform.conformance import bench, discovery
-from chatconform.conformance.contract import Contract
-from chatconform.conformance.contracts import all_contracts, get_contract
-from chatconform.conformance.engine import BenchRound
+from chatconform.contracts import all_contracts, get_contract
+from chatconform.engine import BenchRound
+from chatconform.frame.contract import Contract
 from chatconform.reference.thread import extract_thread
+from chatconform.runner import discovery
 from chatconform.strategies import large_edge_history, large_history, large_rows, recorded_payloads
 
-STRATEGIES = Path(bench.__file__).resolve().parent.parent / "strategies"
+STRATEGIES = Path(bench.__file__).resolve().parent / "strategies"
 
 
 @pytest.fixture(autouse=True)

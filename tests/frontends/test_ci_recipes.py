@@ -395,7 +395,7 @@ def test_the_sharded_recipe_uploads_every_shard_and_the_merged_summary_is_the_ga
 
 
 def test_the_junit_recipe_names_only_options_of_the_plugin():
-    from chatconform.conformance import plugin
+    from chatconform import plugin
 
     class Group:
         def __init__(self):

@@ -11,7 +11,7 @@ import time
 import pytest
 
 from chatconform.cli import main
-from chatconform.conformance.contracts import all_contracts
+from chatconform.contracts import all_contracts
 
 FAKE = "chatconform.fakes.thread"
 
@@ -68,7 +68,7 @@ def test_the_report_says_when_the_run_started_not_when_it_ended(tmp_path, monkey
     import importlib
     from datetime import datetime, timedelta
 
-    running = importlib.import_module("chatconform.conformance.engine.run")  # the module, not engine.run
+    running = importlib.import_module("chatconform.engine.run")  # the module, not engine.run
 
     real = running.fold_units
     folding: list[datetime] = []
@@ -138,7 +138,7 @@ def test_replay_reproduces_a_saved_failure(tmp_path, capsys):
 
 @pytest.mark.slow
 def test_printed_regression_test_runs_and_fails_on_the_bug(tmp_path):
-    from chatconform.conformance import repro
+    from chatconform.outputs import repro
 
     assert run("run", "--impl", f"{FAKE}:UnscopedHeadCheck", "--check", "thread.ancestors_only") == 1
     record = repro.load_record(next((tmp_path / ".chatconform" / "failures").glob("*.json")))
@@ -347,7 +347,7 @@ def _visible(text: str) -> str:
 
 @pytest.mark.parametrize("jobs", ["1", "2"])
 def test_off_a_terminal_a_running_search_says_what_it_has_done_at_an_interval(tmp_path, capsys, monkeypatch, jobs):
-    from chatconform.conformance.reporters import terminal
+    from chatconform.outputs.reporters import terminal
 
     (tmp_path / "slow.py").write_text(SLOW_KEEP)
     monkeypatch.setattr(terminal, "PROGRESS_SECONDS", 0.05)
@@ -370,7 +370,7 @@ def test_off_a_terminal_a_running_search_says_what_it_has_done_at_an_interval(tm
 
 
 def test_the_interval_is_long_by_default_and_a_terminal_gets_none_of_these_lines(tmp_path, capsys, monkeypatch):
-    from chatconform.conformance.reporters import terminal
+    from chatconform.outputs.reporters import terminal
 
     assert terminal.PROGRESS_SECONDS >= 10
     monkeypatch.setattr(terminal, "PROGRESS_SECONDS", 0.0)
@@ -391,7 +391,7 @@ def test_a_search_whose_failures_are_all_declared_says_so_and_not_failing(tmp_pa
 
 
 def test_the_failures_note_tells_what_fails_the_run_from_what_was_declared():
-    from chatconform.conformance.reporters.terminal import failures_note
+    from chatconform.outputs.reporters.terminal import failures_note
 
     declared = {"trim.user_led", "trim.matches_reference", "trim.keeps_latest"}
     assert failures_note({}, declared) == ("ok", "green")

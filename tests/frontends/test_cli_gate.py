@@ -13,13 +13,13 @@ from hypothesis import HealthCheck, given, settings
 from pydantic_ai.messages import ModelRequest, ModelResponse, ToolCallPart, ToolReturnPart, UserPromptPart
 
 from chatconform.cli import console, main
-from chatconform.conformance.compact import render
-from chatconform.conformance.engine import Failure, Verdict
-from chatconform.conformance.present import TEST_BANNER
-from chatconform.conformance.reporters.terminal import print_failures
-from chatconform.conformance.repro import check_case, regression_test
-from chatconform.conformance.status import Status
+from chatconform.engine import Failure, Verdict
+from chatconform.frame.status import Status
 from chatconform.history import history_from_json, history_to_json
+from chatconform.outputs.present import TEST_BANNER
+from chatconform.outputs.pretty import render
+from chatconform.outputs.reporters.terminal import print_failures
+from chatconform.outputs.repro import check_case, regression_test
 from chatconform.strategies import histories
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -109,7 +109,7 @@ def test_compact_layout_is_json_or_python_and_keeps_long_records_whole():
 # -- 2. many failures stay readable ---------------------------------------------------------------
 
 def _verdicts(count: int) -> list[Verdict]:
-    from chatconform.conformance.contracts import get_contract
+    from chatconform.contracts import get_contract
 
     checks = [c.id for c in get_contract("payload").ordered_checks()]
     shared = {"history": [{"kind": "request", "parts": [{"part_kind": "user-prompt", "content": "hi"}]}]}
@@ -165,7 +165,8 @@ def test_printed_regression_test_pastes_and_runs_from_another_folder(tmp_path, c
                           env=dict(os.environ, PYTHONPATH=str(ROOT)))
     assert done.returncode == 1, done.stdout[-2000:]
     assert "FAIL thread.ancestors_only" in done.stdout
-    assert "chatconform/conformance/" not in done.stdout  # check_case hides its own frames
+    for folder in ("outputs", "engine", "runner", "frame"):  # check_case hides its own frames
+        assert f"chatconform/{folder}/" not in done.stdout
     saved = next((tmp_path / ".chatconform" / "failures").glob("*.json"))
     assert json.loads(saved.read_text())["implementation"] == str(tmp_path / "impl" / "mine.py") + ":Mine"
 
@@ -242,8 +243,8 @@ def test_bad_values_are_one_line_and_exit_2(args, capsys):
 
 
 def test_a_report_that_fails_to_write_after_the_run_keeps_the_results(monkeypatch, capsys):
-    from chatconform.conformance.reporters.jsonl import JsonlReporter
     from chatconform.errors import ConfigError
+    from chatconform.outputs.reporters.jsonl import JsonlReporter
 
     def fail(*args):
         raise ConfigError("cannot write the report r.jsonl: disk full")
@@ -488,8 +489,8 @@ def test_every_option_has_help_and_the_description_says_what_it_does():
 
 
 def test_markdown_summary_has_one_payload_table_per_provider_with_a_column_per_library():
-    from chatconform.conformance.report import Report
-    from chatconform.conformance.reporters.markdown import markdown
+    from chatconform.outputs.report import Report
+    from chatconform.outputs.reporters.markdown import markdown
 
     def search(impl, provider, failures=(), evaluated=("payload.nothing_lost", "payload.tool_pairing")):
         return {"type": "search", "implementation": impl, "contract": "payload", "variant": provider,
@@ -517,7 +518,7 @@ def test_markdown_summary_has_one_payload_table_per_provider_with_a_column_per_l
 
 
 def test_the_per_provider_tables_list_the_checks_in_the_contracts_order_whatever_order_a_search_gives():
-    from chatconform.conformance.report import Report, provider_matrix
+    from chatconform.outputs.report import Report, provider_matrix
 
     header = {"type": "header", "version": "1", "profile": "ci", "implementations": {"lib": {}}}
     ordered = ["payload.no_crash", "payload.schema_valid", "payload.tool_pairing", "payload.nothing_lost"]

@@ -111,9 +111,9 @@ def test_the_pytest_plugin_gets_a_failing_item_not_a_dead_session(tmp_path):
 
 def test_only_the_bundled_reference_runs_in_the_searching_process():
     """The reference is the suite's own code, so it is not isolated; any other spec is."""
-    from chatconform.conformance import discovery
-    from chatconform.conformance.protocol import Program
     from chatconform.reference import ReferenceImplementation
+    from chatconform.runner import discovery
+    from chatconform.runner.protocol import Program
 
     for spec in ("reference", discovery.REFERENCE_TARGET):
         reference = discovery.load(spec)

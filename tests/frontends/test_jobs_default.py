@@ -6,8 +6,8 @@ import json
 import pytest
 
 from chatconform.cli import main
-from chatconform.conformance import argtypes
 from chatconform.errors import ConfigError
+from chatconform.frame import argtypes
 
 
 @pytest.fixture(autouse=True)

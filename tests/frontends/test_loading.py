@@ -7,12 +7,12 @@ from pathlib import Path
 import pytest
 
 from chatconform.cli import main
-from chatconform.conformance import discovery
-from chatconform.conformance.contracts import all_contracts
+from chatconform.contracts import all_contracts
 from chatconform.errors import ConfigError, MissingDependency
 from chatconform.fakes import all_fakes
 from chatconform.reference.thread import extract_thread
 from chatconform.reference.trim import trim
+from chatconform.runner import discovery
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -12,9 +12,9 @@ import threading
 import pytest
 
 from chatconform.cli import main
-from chatconform.conformance import outputs
-from chatconform.conformance.repro import save_failures
 from chatconform.errors import ConfigError
+from chatconform.outputs import files as outputs
+from chatconform.outputs.repro import save_failures
 
 QUICK = ("--impl", "reference", "--contract", "thread", "--examples", "5")
 OLD = '{"type": "header"}\n{"type": "footer"}\n'
@@ -93,8 +93,8 @@ def test_a_run_on_a_full_disk_keeps_the_previous_file(option, name, tmp_path, mo
 
 
 def test_a_saved_failure_that_cannot_be_written_says_so_and_leaves_nothing(tmp_path, monkeypatch):
-    from chatconform.conformance.engine import Failure, Verdict
-    from chatconform.conformance.status import Status
+    from chatconform.engine import Failure, Verdict
+    from chatconform.frame.status import Status
 
     failure = Failure("thread.no_crash", "raised", [{"id": "1"}])
     verdict = Verdict("x", "reference", "thread", "thread.no_crash", Status.FAIL, "raised", failures=[failure])
@@ -199,7 +199,7 @@ def test_a_second_run_writing_the_same_file_is_refused(option, name, what, tmp_p
 
 
 PROBE = """
-from chatconform.conformance import outputs
+from chatconform.outputs import files as outputs
 from chatconform.errors import ConfigError
 
 class Probe:
@@ -273,7 +273,7 @@ def test_a_report_records_a_file_spec_as_given_and_the_failures_still_load_it(tm
 
 
 def test_the_recorded_spec_is_relative_to_the_working_directory_or_as_given(tmp_path):
-    from chatconform.conformance.discovery import relative_spec
+    from chatconform.runner.discovery import relative_spec
 
     assert relative_spec(f"{tmp_path}/a/b.py:C", tmp_path) == "a/b.py:C"
     assert relative_spec("./a/../b.py:C", tmp_path) == "b.py:C"

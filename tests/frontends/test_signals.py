@@ -16,10 +16,11 @@ from pathlib import Path
 
 import pytest
 
+from chatconform import api
 from chatconform.cli import main
-from chatconform.conformance import api, stop
-from chatconform.conformance.guard import guarded_call
 from chatconform.errors import ConfigError, Interrupted
+from chatconform.frame import stop
+from chatconform.frame.guard import guarded_call
 from tests.processes import gone_within, group_members, living
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -286,7 +287,7 @@ def test_an_interrupted_shard_is_not_merged(tmp_path, monkeypatch):
     shard = lines(tmp_path / "s2.jsonl")
     shard[-1] |= {"interrupted": "SIGTERM", "searched": 0, "searches": 1}
     (tmp_path / "s2.jsonl").write_text("".join(json.dumps(line) + "\n" for line in shard))
-    from chatconform.conformance import report
+    from chatconform.outputs import report
 
     with pytest.raises(ConfigError, match="s2.jsonl: the shard was interrupted by SIGTERM after 0 of 1 searches"):
         report.read_many([tmp_path / "s1.jsonl", tmp_path / "s2.jsonl"])

@@ -218,7 +218,7 @@ def test_validate_on_absurd_json_is_one_line(text, message, tmp_path, capsys):
 
 
 def test_the_re_run_hint_names_the_impl_replay_will_not_load_by_itself():
-    from chatconform.conformance.repro import replay_command
+    from chatconform.outputs.repro import replay_command
 
     assert replay_command("f.json", "reference") == "chatconform replay f.json"
     assert replay_command("f.json", "exec:prog --x") == "chatconform replay f.json --impl 'exec:prog --x'"

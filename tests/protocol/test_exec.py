@@ -13,9 +13,9 @@ from jsonschema import Draft202012Validator
 
 from chatconform import check_case
 from chatconform.cli import main
-from chatconform.conformance.contracts import all_contracts, get_contract
-from chatconform.conformance.protocol import hello, messages, program
+from chatconform.contracts import all_contracts, get_contract
 from chatconform.errors import RejectedInput
+from chatconform.runner.protocol import hello, messages, program
 
 ROOT = Path(__file__).resolve().parents[2]
 PYTHON_EXAMPLE = f"exec:{sys.executable} {ROOT / 'examples/python/impl.py'}"
@@ -72,7 +72,7 @@ def test_sanitize_repair_trim_and_serde_run_over_exec(tmp_path):
 
 def test_the_example_rejects_malformed_data_as_a_value_error():
     """load's refusal travels as an error with invalid_input: a ValueError, as in Python."""
-    from chatconform.conformance import discovery
+    from chatconform.runner import discovery
 
     impl = discovery.load(PYTHON_EXAMPLE)
     try:
@@ -161,7 +161,7 @@ def test_check_case_and_regression_tests_take_an_exec_spec():
 
 
 def test_in_process_and_exec_give_the_same_threads():
-    from chatconform.conformance import discovery
+    from chatconform.runner import discovery
 
     contract = get_contract("thread")
     local = discovery.load(f"{ROOT / 'examples/python/impl.py'}:InProcessThreads")

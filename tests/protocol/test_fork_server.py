@@ -1,4 +1,4 @@
-"""The fork server every built-in host is forked from (chatconform.conformance.protocol.forked)."""
+"""The fork server every built-in host is forked from (chatconform.runner.protocol.forked)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from chatconform.conformance.protocol import channel, forked
+from chatconform.runner.protocol import channel, forked
 
 
 def test_the_fork_server_loads_the_history_model_once_and_starts_no_thread():
@@ -21,7 +21,7 @@ def test_the_fork_server_loads_the_history_model_once_and_starts_no_thread():
     hosts share it instead of each importing its own copy; a thread there would make
     forking unsafe."""
     code = ("import json, sys, threading\n"
-            "from chatconform.conformance.protocol import host\n"
+            "from chatconform.runner.protocol import host\n"
             "before = 'pydantic_ai.messages' in sys.modules\n"
             "host.warm()\n"
             "print(json.dumps([before, 'pydantic_ai.messages' in sys.modules, threading.active_count()]))")
@@ -163,7 +163,7 @@ def test_an_implementation_that_runs_a_thread_once_loaded_loads_in_each_host(tmp
     assert _parent(hosts[0].pid) == _server_pid()
     opened = channel.Channel(hosts[0].args, process=hosts[0])
     try:
-        from chatconform.conformance.protocol.program import hello
+        from chatconform.runner.protocol.program import hello
 
         opened.send(hello(), time.monotonic() + 30)
         reply = json.loads(opened.receive(time.monotonic() + 30, 1 << 20))

@@ -7,9 +7,9 @@ import pickle
 import pytest
 from pydantic_ai.messages import ModelRequest, UserPromptPart
 
-from chatconform.conformance import snapshot
-from chatconform.conformance.protocol import host
-from chatconform.conformance.snapshot import Frozen
+from chatconform.frame import snapshot
+from chatconform.frame.snapshot import Frozen
+from chatconform.runner.protocol import host
 
 
 def test_an_untouched_copy_of_a_payload_call_pickles_as_the_bytes_it_was_loaded_from(monkeypatch):

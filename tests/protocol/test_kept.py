@@ -1,6 +1,6 @@
 """The built-in host keeps a case's results, so the checks' further calls give the
 implementation back its very objects, as they would in one process, without sending a
-long history again (:mod:`chatconform.conformance.protocol.kept`)."""
+long history again (:mod:`chatconform.runner.protocol.kept`)."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from pathlib import Path
 
 from pydantic_ai.messages import ModelRequest, ModelResponse, TextPart, UserPromptPart
 
-from chatconform.conformance import discovery
-from chatconform.conformance.protocol import kept
+from chatconform.runner import discovery
+from chatconform.runner.protocol import kept
 
 
 class RemembersItsResults:
@@ -100,8 +100,8 @@ class SecondCopy(MapsLikeTheReference):
 
 
 def test_a_case_judged_for_several_hosted_implementations_is_pickled_once_per_provider(monkeypatch):
-    from chatconform.conformance import engine
-    from chatconform.conformance.profiles import get_profile
+    from chatconform import engine
+    from chatconform.frame.profiles import get_profile
 
     pickled = []
     real_dumps = kept.Sent.dumps

@@ -6,10 +6,10 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from chatconform.conformance import discovery
-from chatconform.conformance.contracts import get_contract
-from chatconform.conformance.engine.evaluate import evaluate_case
+from chatconform.contracts import get_contract
+from chatconform.engine.evaluate import evaluate_case
 from chatconform.reference.thread import extract_thread
+from chatconform.runner import discovery
 
 
 class ImportsOnFirstUse:

@@ -58,7 +58,7 @@ def test_rules_module_with_catalog_entries(provider):
 
 @pytest.mark.parametrize("provider", PROVIDER_IDS)
 def test_a_level_for_every_provider_leveled_payload_check(provider):
-    from chatconform.conformance.contracts.payload import CONTRACT
+    from chatconform.contracts.payload import CONTRACT
     from chatconform.provider_schemas.levels import REJECTION_CHECKS
 
     profile = get_provider(provider)
@@ -139,7 +139,7 @@ def test_every_error_level_cites_a_rule_of_the_rules_page():
 
 
 def test_the_levels_table_covers_the_provider_bound_checks():
-    from chatconform.conformance.contracts import all_checks
+    from chatconform.contracts import all_checks
     from chatconform.provider_schemas.levels import CHECKS, level_table
 
     registered = {check.id for check in all_checks()}
@@ -151,7 +151,7 @@ def test_the_levels_table_covers_the_provider_bound_checks():
 
 
 def test_the_check_levels_the_engine_uses_are_the_tables():
-    from chatconform.conformance.contracts import all_checks
+    from chatconform.contracts import all_checks
     from chatconform.provider_schemas.levels import REJECTION_CHECKS, level_table
 
     checks = {c.id: c for c in all_checks()}

@@ -24,16 +24,16 @@ from pydantic_ai.messages import (
     VideoUrl,
 )
 
-from chatconform.conformance.contracts import get_contract
-from chatconform.conformance.contracts.payload import PayloadCase
-from chatconform.conformance.discovery import load_object
-from chatconform.conformance.engine.drawn import DrawnCase
-from chatconform.conformance.engine.evaluate import evaluate_case
+from chatconform.contracts import get_contract
+from chatconform.contracts.payload import PayloadCase
+from chatconform.engine.drawn import DrawnCase
+from chatconform.engine.evaluate import evaluate_case
 from chatconform.errors import UnsendableContent
 from chatconform.provider_schemas import validate
 from chatconform.providers import PROVIDER_IDS, get_provider
 from chatconform.reference import ReferenceImplementation
 from chatconform.reference.payload import PayloadMapper, links_sent_as_text, to_payload
+from chatconform.runner.discovery import load_object
 from chatconform.strategies.histories import histories
 
 TS = datetime(2026, 1, 1, tzinfo=timezone.utc)

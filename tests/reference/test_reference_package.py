@@ -8,10 +8,10 @@ given by its spec runs (worker processes load it by ``chatconform.reference:Refe
 import importlib
 import inspect
 
-from chatconform.conformance.contracts import all_contracts
-from chatconform.conformance.discovery import REFERENCE_TARGET, load, load_object, portable_spec
+from chatconform.contracts import all_contracts
 from chatconform.providers import PROVIDER_IDS
 from chatconform.reference import ReferenceImplementation
+from chatconform.runner.discovery import REFERENCE_TARGET, load, load_object, portable_spec
 from chatconform.version import __version__
 
 

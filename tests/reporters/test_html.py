@@ -16,9 +16,9 @@ from pathlib import Path
 import pytest
 
 from chatconform.cli import main
-from chatconform.conformance import report as reports
-from chatconform.conformance.compact import render
-from chatconform.conformance.reporters.html import highlight, html, linkify
+from chatconform.outputs import report as reports
+from chatconform.outputs.pretty import render
+from chatconform.outputs.reporters.html import highlight, html, linkify
 
 HOSTILE = "<script>alert(1)</script>"
 # Were a message not escaped, this would run once the page loads and mark the body.

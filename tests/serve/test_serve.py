@@ -141,7 +141,7 @@ def test_the_report_reads_in_summary_and_diff(tmp_path, capsys):
 
 
 def test_a_rewrite_keeps_the_lines_made_before_and_adds_the_new_ones(tmp_path, monkeypatch):
-    from chatconform.serve import report as serve_report
+    from chatconform.serve import log as serve_report
 
     monkeypatch.setattr(serve_report, "_CHUNK", 300)  # a chunk full after a line or two
     log = serve_report.ServeLog(tmp_path / "serve.jsonl", version="test")

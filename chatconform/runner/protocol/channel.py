@@ -1,0 +1,217 @@
+"""One running program: JSON lines to its stdin, JSON lines from its stdout, its stderr kept.
+
+Every read and write has a deadline (``select`` on the pipes, so this needs a POSIX
+system). A line longer than the limit is a flood, end of file is an exit, and output that
+arrives when no request is waiting for it is reported by :meth:`Channel.stray`. The
+program runs in a session of its own, so stopping it stops what it started too: at close,
+and for every live program at once on a stop (:func:`kill_all`). A wait also ends when a
+stop is asked for (:mod:`chatconform.frame.stop`), raising
+:class:`~chatconform.errors.Interrupted`.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import select
+import signal
+import subprocess
+import threading
+import time
+from typing import Any
+
+from chatconform.frame import stop
+
+
+class Fault(Exception):
+    """The program broke the protocol; ``kind`` says how (exited, hung, flood, ...)."""
+
+    def __init__(self, kind: str, message: str):
+        super().__init__(message)
+        self.kind = kind
+
+
+class _Tail:
+    """Drains a pipe on a thread of its own, keeping its last bytes."""
+
+    KEEP = 16 * 1024
+
+    def __init__(self, pipe):
+        self._pipe = pipe
+        self._data = bytearray()
+        self._lock = threading.Lock()
+        self._thread = threading.Thread(target=self._drain, name="chatconform-stderr", daemon=True)
+        self._thread.start()
+
+    def _drain(self) -> None:
+        fd = self._pipe.fileno()
+        while True:
+            try:
+                chunk = os.read(fd, 65536)
+            except OSError:
+                return
+            if not chunk:
+                return
+            with self._lock:
+                self._data += chunk
+                if len(self._data) > 2 * self.KEEP:
+                    del self._data[:-self.KEEP]
+
+    def finished(self, wait: float) -> bool:
+        self._thread.join(wait)
+        return not self._thread.is_alive()
+
+    def lines(self, wait: float = 0.0, count: int = 8, width: int = 300) -> list[str]:
+        """The last ``count`` non-blank lines (each cut at ``width``), after waiting up to
+        ``wait`` s for the pipe to close."""
+        if wait > 0:
+            self._thread.join(wait)
+        with self._lock:
+            text = bytes(self._data[-self.KEEP:]).decode("utf-8", "replace")
+        lines = [line.rstrip() for line in text.splitlines() if line.strip()]
+        return [line if len(line) <= width else line[:width] + " …" for line in lines[-count:]]
+
+
+#: The bytes a pipe to or from a program holds (Linux's default is 64 KiB, the most an
+#: unprivileged process may ask is 1 MiB by default): a long history, or the body made of it,
+#: then passes in a few writes instead of waking both processes every 64 KiB, which cost more
+#: CPU than the copy itself.
+PIPE_BYTES = 1 << 20
+
+
+def widen_pipe(fd: int) -> None:
+    """Let the pipe of ``fd`` hold :data:`PIPE_BYTES` where the system allows it (Linux);
+    elsewhere, or past the system's cap, it keeps its size."""
+    try:
+        fcntl.fcntl(fd, fcntl.F_SETPIPE_SZ, PIPE_BYTES)  # type: ignore[attr-defined]
+    except (AttributeError, OSError):
+        pass
+
+
+class Channel:
+    def __init__(self, argv: list[str], env: dict[str, str] | None = None, *, process: Any = None):
+        """Start ``argv`` (with the environment ``env``, else this one's); OSError when it
+        cannot be started. ``process``: one already started, with Popen's ``stdin``,
+        ``stdout``, ``stderr``, ``pid``, ``poll``, ``wait`` and ``kill`` (the built-in host,
+        :mod:`chatconform.runner.protocol.forked`)."""
+        self.argv = argv
+        self.process = process or subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                                   stderr=subprocess.PIPE, bufsize=0, start_new_session=True,
+                                                   env=env)
+        self._in = self.process.stdin.fileno()
+        self._out = self.process.stdout.fileno()
+        widen_pipe(self._in)
+        widen_pipe(self._out)
+        os.set_blocking(self._in, False)
+        self._buffer = bytearray()
+        self._scanned = 0  # how much of the buffer is known to hold no newline
+        self.stderr = _Tail(self.process.stderr)
+        _LIVE[id(self)] = self
+
+    # -- framing -------------------------------------------------------------------------
+    def send(self, message: Any, deadline: float) -> None:
+        data = memoryview(json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode() + b"\n")
+        while data:
+            try:
+                written = os.write(self._in, data)
+            except BlockingIOError:
+                written = 0
+            except (BrokenPipeError, ConnectionResetError):
+                raise Fault("exited", "closed its stdin") from None
+            data = data[written:]
+            if data:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    raise Fault("hung", "stopped reading its stdin")
+                self._wait([], [self._in], remaining)
+
+    def receive(self, deadline: float, limit: int) -> bytes:
+        """The next line the program writes (without its newline)."""
+        while True:
+            newline = self._buffer.find(b"\n", self._scanned)
+            if newline >= 0:
+                line = bytes(self._buffer[:newline])
+                del self._buffer[:newline + 1]
+                self._scanned = 0
+                return line
+            self._scanned = len(self._buffer)
+            if len(self._buffer) > limit:
+                raise Fault("flood", f"wrote more than {_size(limit)} without ending the line")
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise Fault("hung", "gave no answer in time")
+            if self._wait([self._out], [], remaining):
+                chunk = os.read(self._out, 1 << 20)
+                if not chunk:
+                    raise Fault("exited", "closed its stdout")
+                self._buffer += chunk
+
+    def _wait(self, read: list[int], write: list[int], timeout: float) -> bool:
+        """``select`` for up to ``timeout`` s, ended early by a stop; whether a pipe is ready."""
+        wake = stop.wakeup_fd()
+        readable, writable, _ = select.select([*read, wake], write, [], timeout)
+        stop.check()
+        return bool([fd for fd in readable if fd != wake] or writable)
+
+    def stray(self) -> tuple[bytes, bool]:
+        """Output no request asked for, as far as it has arrived, and whether stdout is closed."""
+        data, closed = bytes(self._buffer), False
+        if select.select([self._out], [], [], 0)[0]:
+            chunk = os.read(self._out, 1 << 16)
+            data, closed = data + chunk, not chunk
+        return data, closed
+
+    # -- the process ---------------------------------------------------------------------
+    def exit_status(self, wait: float = 0.0) -> int | None:
+        try:
+            return self.process.wait(timeout=wait) if wait > 0 else self.process.poll()
+        except subprocess.TimeoutExpired:
+            return None
+
+    def kill(self) -> None:
+        """Stop the program and whatever it started, its whole process group, now; do not wait.
+
+        Also once the program itself has exited, as a child it forked may still run (the
+        group's id is not given to another while any process is left in the group).
+        """
+        try:
+            os.killpg(self.process.pid, signal.SIGKILL)
+        except OSError:
+            if self.process.poll() is None:
+                self.process.kill()
+
+    def close(self, goodbye: Any = None, grace: float = 2.0) -> None:
+        """Say ``goodbye``, close stdin, give the program ``grace`` s to exit, then stop it."""
+        if self.process.poll() is None:
+            try:
+                if goodbye is not None:
+                    self.send(goodbye, time.monotonic() + min(grace, 0.5))
+            except Fault:
+                pass
+        try:
+            self.process.stdin.close()
+        except OSError:
+            pass
+        self.exit_status(grace)
+        self.kill()  # what is left: the program, or a child it forked when it exited by itself
+        self.exit_status(grace)
+        _LIVE.pop(id(self), None)
+        self.process.stdout.close()
+        if self.stderr.finished(wait=0.5):  # never close a pipe a thread still reads
+            self.process.stderr.close()
+
+
+#: Every channel not yet closed, by id (a program stuck in a call included).
+_LIVE: dict[int, Channel] = {}
+
+
+def kill_all() -> None:
+    """Kill the process group of every program still running: on a stop, or when the process
+    ends before it could close them. Safe from any thread, and without a lock."""
+    for channel in list(_LIVE.values()):
+        channel.kill()
+
+
+def _size(limit: int) -> str:
+    return f"{limit / 2**20:g} MiB" if limit >= 2**20 else f"{limit} bytes"

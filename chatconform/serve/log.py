@@ -1,0 +1,229 @@
+"""The verdicts of ``chatconform serve`` and their JSON-lines report (``--report``).
+
+The report is a chatconform report, so ``summary`` and ``diff`` read it as any other: a header,
+one ``result`` line per (route provider, check), a footer. The "implementation" of a line is
+the provider whose route was called; its checks are that provider's rules
+(docs/provider-rules.md), ``serve.<rule>``, with ``serve.schema`` for the generic shape rule
+(``<letter>0``). Every rule of a provider that was called has a line, ``pass`` while no request
+broke it, so ``diff`` sees a rule that starts to break as a regression. Between them, one
+``request`` line per judged request (its route, its place in its conversation, its problems
+and the body), which the readers pass over.
+
+The file is rewritten whole (atomically, with its footer) a moment after each request and
+when the server stops, so it can be read while the server runs. A request line is made by
+the writer, not on the request's path, and made once: a rewrite writes the lines made so far
+as they are, so it costs a write of the file, not a serialization of every body again.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from chatconform.frame.status import STATUSES, Status
+from chatconform.outputs import files as outputs
+
+__all__ = ["ServeLog", "Verdict", "check_id"]
+
+#: Seconds between rewrites of the report while requests come in.
+FLUSH_EVERY = 0.2
+#: ... or this many times as long as the last rewrite took, when that is longer: a report
+#: grown large is rewritten less often, so writing it stays a small share of the server's time.
+FLUSH_SHARE = 10
+#: The request lines are kept encoded in chunks of about this many bytes.
+_CHUNK = 1 << 20
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """One judged request and how it was answered."""
+
+    number: int  # its place among every request served, from 1
+    provider: str
+    route: str
+    model: str
+    stream: bool
+    conversation: str  # the key of its conversation: a digest of its first user text
+    turn: int  # its place in that conversation, from 1
+    problems: tuple  # of provider_schemas.Problem
+    status: int  # the HTTP status answered
+    answered: str  # what: the reply's kind, or "rejected"
+    body: Any
+
+    @property
+    def rejected(self) -> bool:
+        return any(p.severity == "error" for p in self.problems)
+
+    def line(self) -> dict:
+        return {"type": "request", "number": self.number, "provider": self.provider, "route": self.route,
+                "model": self.model, "stream": self.stream, "conversation": self.conversation, "turn": self.turn,
+                "status": self.status, "answered": self.answered,
+                "problems": [{"rule": p.rule, "path": p.path, "message": p.message, "severity": p.severity,
+                              "source": p.source} for p in self.problems],
+                "body": self.body}
+
+
+def check_id(provider: str, rule: str) -> str:
+    """``serve.schema`` for a provider's generic shape rule, else ``serve.<rule>``."""
+    from chatconform.providers import get_provider
+
+    return "serve.schema" if rule == get_provider(provider).generic_rule else f"serve.{rule}"
+
+
+class ServeLog:
+    """The verdicts so far, the conversations' turn counters, and the report file."""
+
+    def __init__(self, path: str | Path | None, *, version: str, seed: int | None = None,
+                 settings: dict | None = None) -> None:
+        self.path = outputs.target(path) if path is not None else None
+        self.version, self.seed, self.settings = version, seed, settings or {}
+        self.started, self.clock = datetime.now(timezone.utc), time.monotonic()
+        self.verdicts: list[Verdict] = []
+        self._chunks: list[bytes] = []  # the request lines of verdicts[:self._made], encoded
+        self._made = 0
+        self._turns: dict[str, int] = {}
+        self._count = 0
+        self._lock = threading.Lock()
+        self._making = threading.Lock()
+        self._dirty = threading.Event()
+        self._stopped = threading.Event()
+        self._writer: threading.Thread | None = None
+        self._error: str | None = None
+
+    def next_turn(self, conversation: str) -> tuple[int, int]:
+        """(the request's number, its turn in ``conversation``), both counted from 1."""
+        with self._lock:
+            self._count += 1
+            self._turns[conversation] = self._turns.get(conversation, 0) + 1
+            return self._count, self._turns[conversation]
+
+    def add(self, verdict: Verdict) -> None:
+        with self._lock:
+            self.verdicts.append(verdict)
+        if self.path is not None:
+            if self._writer is None:
+                self._writer = threading.Thread(target=self._write_loop, name="chatconform-serve-report",
+                                                daemon=True)
+                self._writer.start()
+            self._dirty.set()
+
+    def _write_loop(self) -> None:
+        while not self._stopped.is_set():
+            self._dirty.wait()
+            self._dirty.clear()
+            if not self._stopped.is_set():
+                began = time.monotonic()
+                self.flush()
+                self._stopped.wait(max(FLUSH_EVERY, FLUSH_SHARE * (time.monotonic() - began)))
+
+    def flush(self) -> None:
+        """Write the report now (a write error is kept for :meth:`close` to raise)."""
+        if self.path is None:
+            return
+        try:
+            outputs.write_atomic(self.path, self.chunks())
+        except Exception as exc:  # noqa: BLE001 - the server goes on; close() says it
+            self._error = str(exc)
+
+    def close(self) -> None:
+        """Stop the writer and write the report a last time; a ConfigError if a write failed."""
+        self._stopped.set()
+        self._dirty.set()
+        if self._writer is not None:
+            self._writer.join(timeout=5)
+        self.flush()
+        if self._error is not None:
+            from chatconform.errors import ConfigError
+
+            raise ConfigError(self._error)
+
+    def chunks(self) -> list[bytes]:
+        """The report as it stands, in chunks: the request lines made before are not made again."""
+        with self._lock:
+            verdicts = list(self.verdicts)
+        with self._making:  # the writer thread and a last flush from close() may both be here
+            self._make_lines(verdicts)
+            requests = list(self._chunks)
+        results = result_lines(verdicts)
+        head = self.header(sorted({v.provider for v in verdicts}, key=_order))
+        counts = {str(s): sum(1 for r in results if r["status"] == s) for s in STATUSES}
+        foot = {"type": "footer", "counts": counts, "seconds": round(time.monotonic() - self.clock, 3),
+                "requests": len(verdicts)}
+        tail = b"".join([*(json_line(r) for r in results), json_line(foot)])
+        return [json_line(head), *requests, tail]
+
+    def _make_lines(self, verdicts: list[Verdict]) -> None:
+        """Encode the request lines of the verdicts not made yet, onto the last chunk while it is small."""
+        new = b"".join(json_line(v.line()) for v in verdicts[self._made:])
+        self._made = len(verdicts)
+        if self._chunks and len(self._chunks[-1]) < _CHUNK:
+            self._chunks[-1] += new
+        elif new:
+            self._chunks.append(new)
+
+    def header(self, providers: list[str]) -> dict:
+        from chatconform.providers import get_provider
+
+        return {
+            "type": "header", "suite": "chatconform", "version": self.version, "profile": "serve",
+            "seed": self.seed if self.seed is not None else "derandomized",
+            "started": self.started.isoformat(timespec="seconds"),
+            "implementations": {p: {"version": self.version, "spec": f"chatconform serve ({get_provider(p).title})",
+                                    "contracts": ["serve"], "options": {}, "expected_failures": {}}
+                                for p in providers},
+            "serve": self.settings,
+        }
+
+
+def json_line(value: Any) -> bytes:
+    """One report line as UTF-8; a string holding a lone surrogate (a body may: JSON's
+    ``"\\ud800"`` escape reads as one) is written escaped, as JSON allows, not dropped."""
+    text = json.dumps(value, ensure_ascii=False, default=str) + "\n"
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError:
+        return (json.dumps(value, default=str) + "\n").encode("ascii")
+
+
+def _order(provider: str) -> int:
+    from chatconform.providers import get_provider
+
+    return get_provider(provider).order
+
+
+def result_lines(verdicts: list[Verdict]) -> list[dict]:
+    """One line per (provider, rule) of every provider called: pass, warn (only warnings) or
+    fail, with the first breaking request as the example."""
+    from chatconform.provider_schemas.rules import RULES
+
+    lines = []
+    for provider in sorted({v.provider for v in verdicts}, key=_order):
+        judged = [v for v in verdicts if v.provider == provider]
+        broken: dict[str, list[tuple[Verdict, Any]]] = {}
+        for verdict in judged:
+            for problem in verdict.problems:
+                broken.setdefault(problem.rule, []).append((verdict, problem))
+        for rule in [*RULES.get(provider, {}), *(r for r in broken if r not in RULES.get(provider, {}))]:
+            hits = broken.get(rule, [])
+            requests = len({v.number for v, _ in hits})
+            status = (Status.PASS if not hits else
+                      Status.FAIL if any(p.severity == "error" for _, p in hits) else Status.WARN)
+            line = {"type": "result", "implementation": provider, "contract": "serve",
+                    "check": check_id(provider, rule), "status": str(status), "level": None, "message": None,
+                    "example": None, "variant": None, "examples": len(judged), "evaluated": len(judged)}
+            if hits:
+                first, problem = hits[0]
+                line |= {"level": problem.severity,
+                         "message": f"{rule} at {problem.path}: {problem.message} ({requests} of {len(judged)} "
+                                    f"requests; first: request {first.number}, turn {first.turn} of conversation "
+                                    f"{first.conversation}, {first.route})",
+                         "example": first.body}
+            else:
+                line["message"] = f"held on {len(judged)} requests"
+            lines.append(line)
+    return lines
