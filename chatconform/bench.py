@@ -347,7 +347,7 @@ def _warm_up(live: list[_Timed], case: Any, size: int, note: Callable[[Event], N
         started = time.perf_counter()
         try:
             t.run(case)
-        except Exception as exc:  # noqa: BLE001 - an implementation that raises is reported, not timed
+        except Exception as exc:
             t.stopped = True
             t.series.note = f"raised {type(exc).__name__} at {size:,}: {str(exc)[:160]}"
             note(BenchTimed(t.series, size, skipped=t.series.note))

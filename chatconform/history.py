@@ -85,7 +85,7 @@ def _defaults(cls: type) -> dict[str, Any]:
                     if isinstance(field.default_factory, type):
                         value = field.default_factory()
                         found[field.name] = TypeAdapter(type(value)).dump_python(value, mode="json")
-                except Exception:  # noqa: BLE001 - a factory that needs arguments has no default
+                except Exception:
                     pass
         _DEFAULTS[cls] = found
     return _DEFAULTS[cls]
@@ -256,7 +256,7 @@ def message_text(message: Any) -> str:
     it, or its repr when it is not a message that dumps."""
     try:
         return json.dumps(history_to_json([message])[0], ensure_ascii=False, default=str)
-    except Exception:  # noqa: BLE001 - a malformed result: its repr says what it is
+    except Exception:
         return repr(message)
 
 

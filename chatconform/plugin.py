@@ -147,7 +147,7 @@ class _Session:
         if spec not in self.impls:
             try:
                 self.impls[spec] = discovery.load(spec, in_process=self.config.getoption("chatconform_in_process"))
-            except Exception as exc:  # noqa: BLE001 - reported on this implementation's items
+            except Exception as exc:
                 self.impls[spec] = exc
         impl = self.impls[spec]
         if isinstance(impl, MissingDependency) and not self.config.getoption("chatconform_impl"):

@@ -125,7 +125,7 @@ def test_the_import_graph_has_no_cycle():
         stack.append(node)
         for target in sorted(graph[node]):
             if state.get(target) == 1:
-                cycles.append(" -> ".join(stack[stack.index(target):] + [target]))
+                cycles.append(" -> ".join([*stack[stack.index(target):], target]))
             elif target not in state:
                 visit(target)
         stack.pop()

@@ -74,7 +74,7 @@ class Library:
         if self._module is None:
             try:
                 self._module = importlib.import_module(self._name)
-            except Exception as exc:  # noqa: BLE001 - whatever the import raised, the install is broken
+            except Exception as exc:
                 raise ConfigError(f"the {self._adapter} adapter could not import {self._name} "
                                   f"({type(exc).__name__}: {exc}); reinstall its extra: "
                                   f"pip install --force-reinstall 'chatconform[{self._extra}]'") from exc

@@ -73,7 +73,6 @@ if missing_modules(_MODULES):
     raise MissingDependency(f"the langchain-google-genai adapter needs {', '.join(missing_modules(_MODULES))}: "
                             f"pip install 'chatconform[{EXTRA}]'")
 
-  # noqa: E402
 
 from chatconform.adapters._langchain_chat import history_messages  # noqa: E402
 

@@ -69,7 +69,6 @@ if missing_modules(["langchain_openai"]):
 
 import json  # noqa: E402
 
-# noqa: E402
 from chatconform.adapters._langchain_chat import Sent, bound, history_messages, sent_body  # noqa: E402
 
 if TYPE_CHECKING:

@@ -30,7 +30,7 @@ def _bundled() -> list[tuple[str, Contract]]:
         module_name = f"{__name__}.{info.name}"
         try:
             module = importlib.import_module(module_name)
-        except Exception as exc:  # noqa: BLE001 - a broken contract must stop the run, with its cause
+        except Exception as exc:
             raise ContractLoadError(f"contract module {module_name} failed to import: "
                                     f"{type(exc).__name__}: {exc}") from exc
         contract = getattr(module, "CONTRACT", None)
@@ -46,7 +46,7 @@ def _registered() -> list[tuple[str, Contract]]:
         try:
             target = ep.load()
             contract = target() if isinstance(target, type) else target
-        except Exception as exc:  # noqa: BLE001
+        except Exception as exc:
             raise ContractLoadError(f"contract entry point {ep.name!r} ({ep.value}) failed to load: "
                                     f"{type(exc).__name__}: {exc}") from exc
         if not isinstance(contract, Contract):

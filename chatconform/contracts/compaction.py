@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from chatconform.contracts.payload import CONTRACT as PAYLOAD_CONTRACT
 from chatconform.contracts.payload import PROVIDERS_OPTION
@@ -57,7 +57,7 @@ class CompactionContract(HistoryContract):
     listing_order = 30
     options = (PROVIDERS_OPTION,)
     case_type = CompactionCase
-    wire_fields = {"cut": {"type": "integer", "minimum": 0}, "summary": {"type": "string"}}
+    wire_fields: ClassVar[dict[str, Any]] = {"cut": {"type": "integer", "minimum": 0}, "summary": {"type": "string"}}
     result_description = "The result of compact: the history to persist, in the same JSON as the input history."
     reference_module = "chatconform.reference.compaction"
     guard_tests = ("tests/contracts/test_compaction.py", "tests/reference/test_compaction_policy.py")

@@ -12,7 +12,7 @@ import itertools
 import json
 from collections import Counter, deque
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from hypothesis import strategies as st
 
@@ -97,7 +97,8 @@ class PayloadContract(HistoryContract):
     listing_order = 20
     options = (PROVIDERS_OPTION, MODELS_OPTION)
     case_type = PayloadCase
-    wire_fields = {"instructions": {"description": "Left out when there are none.", "type": ["string", "null"]}}
+    wire_fields: ClassVar[dict[str, Any]] = {
+        "instructions": {"description": "Left out when there are none.", "type": ["string", "null"]}}
     reference_module = "chatconform.reference.payload"
     guard_tests = ("tests/reference/test_payload.py", "tests/reference/test_payload_policy.py",
                    "tests/reference/test_payload_files.py", "tests/strategies/test_large_inputs.py")

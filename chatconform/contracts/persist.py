@@ -18,7 +18,7 @@ import asyncio
 import dataclasses
 import random
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from chatconform.contracts.lifecycle.play import next_agent
 from chatconform.errors import NotApplicable, Violation
@@ -64,7 +64,7 @@ class PersistContract(HistoryContract):
     listing_order = 40
     case_type = PersistCase
     history_fields = ("previous", "captured")
-    wire_fields = {"outcome": {"enum": list(OUTCOMES)}}
+    wire_fields: ClassVar[dict[str, Any]] = {"outcome": {"enum": list(OUTCOMES)}}
     result_description = ("The result of persist_run: the history to store, in the same JSON as the input "
                           "histories.")
     reference_module = "chatconform.reference.persist"
@@ -340,7 +340,7 @@ def continuable(ex: Example) -> None:
 def round_trip(ex: Example) -> None:
     try:
         loaded = pai.ModelMessagesTypeAdapter.validate_json(pai.ModelMessagesTypeAdapter.dump_json(ex.output))
-    except Exception as exc:  # noqa: BLE001 - the finding
+    except Exception as exc:
         raise Violation(f"the stored history does not round-trip: {type(exc).__name__}: {str(exc)[:300]}",
                         expected="dump_json then validate_json", actual=type(exc).__name__) from None
     if loaded != ex.output:

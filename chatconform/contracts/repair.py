@@ -274,7 +274,7 @@ def continuable(ex: Example) -> None:
         raise NotApplicable("the history ends with a suspended response, which only a resume continues")
     try:
         result = _agent().run_sync(_NEW_PROMPT, message_history=fresh_lists(_tail(ex.output)))
-    except Exception as exc:  # noqa: BLE001 - whatever the agent refuses the history with is the finding
+    except Exception as exc:
         raise Violation(f"the agent refused the repaired history: {type(exc).__name__}: {str(exc)[:300]}",
                         expected="a run that answers", actual=type(exc).__name__) from None
     if result.output != "Sure.":

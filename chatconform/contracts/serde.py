@@ -184,7 +184,7 @@ def _difference(history: list[ModelMessage], loaded: Any) -> tuple[str, Any, Any
     index = first_difference(history, loaded)
     try:
         expected, actual = history_to_json([history[index]]), history_to_json([loaded[index]])
-    except Exception:  # noqa: BLE001 - the loaded message may not dump: show its repr
+    except Exception:
         expected, actual = history_to_json([history[index]]), repr(loaded[index])
     return what, _short(expected), _short(actual)
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from chatconform.errors import NotApplicable, Violation
 from chatconform.frame.contract import Example
@@ -50,7 +50,7 @@ class TrimContract(HistoryContract):
                           "(https://github.com/FlintUA/MeshCenter/issues/7)")
     listing_order = 40
     case_type = TrimCase
-    wire_fields = {"max_messages": {"type": "integer", "minimum": 1}}
+    wire_fields: ClassVar[dict[str, Any]] = {"max_messages": {"type": "integer", "minimum": 1}}
     result_description = "The result of trim: the trimmed history, in the same JSON as the input history."
     reference_module = "chatconform.reference.trim"
     guard_tests = ("tests/contracts/test_trim.py",)

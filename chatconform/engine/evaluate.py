@@ -69,7 +69,7 @@ def _refusal(impl: Implementation, contract: Contract, case: Any, variant: str |
         example.keep_reference(declined=error)  # its refusal is the reference's own answer
     try:
         declined = example.declined()
-    except Exception as exc:  # noqa: BLE001 - the engine's own failure, reported as such
+    except Exception as exc:
         raise EngineCaseError("compute the reference's answer", exc, case) from exc
     if declined is not None:
         return Refusal(f"the reference declines it too: {declined}")
@@ -118,11 +118,11 @@ def _evaluate(impl: Implementation, contract: Contract, case: Any, variant: str 
             if drawn is not None:
                 drawn.frozen = frozen
         working = (frozen.lent() if bundled else frozen.copy()) if frozen is not None else case
-    except Exception as exc:  # noqa: BLE001 - the engine's own failure, reported as such
+    except Exception as exc:
         raise EngineCaseError("copy or fingerprint", exc, case) from exc
     try:
         size = contract.size(case)
-    except Exception as exc:  # noqa: BLE001 - the engine's own failure, reported as such
+    except Exception as exc:
         raise EngineCaseError("measure", exc, case) from exc
     fn = impl.method(contract)
     deadline = call_deadline(timeout, size)
@@ -155,7 +155,7 @@ def _evaluate(impl: Implementation, contract: Contract, case: Any, variant: str 
             if _AS_JSON not in kept:  # made once for every implementation that fails on it
                 try:
                     kept[_AS_JSON] = contract.case_to_json(case)
-                except Exception as exc:  # noqa: BLE001
+                except Exception as exc:
                     raise EngineCaseError("write as JSON", exc, case) from exc
             as_json.append(kept[_AS_JSON])
         return as_json[0]
@@ -216,7 +216,7 @@ def _evaluate(impl: Implementation, contract: Contract, case: Any, variant: str 
         else:
             try:
                 mutated, detail = frozen.changed(working), ""
-            except Exception as exc:  # noqa: BLE001 - the implementation broke the input's shape
+            except Exception as exc:
                 mutated, detail = True, f" ({type(exc).__name__}: {exc})"
             if mutated:
                 fail(untouched, "the implementation changed its input" + detail)
@@ -237,7 +237,7 @@ def _evaluate(impl: Implementation, contract: Contract, case: Any, variant: str 
         except Violation as violation:
             fail(check.id, violation.message, violation.expected, violation.actual,
                  violation.level or check.level_for(variant))
-        except Exception as exc:  # noqa: BLE001 - a check must not take the run down
+        except Exception as exc:
             result.broken[check.id] = f"the check itself raised {type(exc).__name__}: {exc}"
         result.evaluated.add(check.id)
     return result

@@ -351,14 +351,14 @@ def _search(task: Task, loaded: dict, forward: Handler) -> SearchResult:
             for option, allowed in task.selected.items():
                 impl.select(option, allowed)
             loaded[key] = impl
-        except Exception as exc:  # noqa: BLE001 - reported on the unit's verdicts
+        except Exception as exc:
             loaded[key] = f"{type(exc).__name__}: {exc}" if not isinstance(exc, ConfigError) else str(exc)
     impl = loaded[key]
     if isinstance(impl, str):
         return SearchResult.stopped(f"the worker process could not load {task.spec}: {impl}")
     try:
         result = search_unit(impl, task.unit, task.settings, [forward])
-    except Exception as exc:  # noqa: BLE001 - the engine's own failure, reported as such
+    except Exception as exc:
         return SearchResult.stopped(f"the search raised {type(exc).__name__}: {exc}")
     return _sendable(result)
 
@@ -380,7 +380,7 @@ def _sendable(result: SearchResult) -> SearchResult:
 def _pickles(value: Any) -> bool:
     try:
         pickle.dumps(value)
-    except Exception:  # noqa: BLE001 - anything an implementation returned
+    except Exception:
         return False
     return True
 

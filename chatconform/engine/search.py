@@ -250,7 +250,7 @@ class _Pass:
                 warnings.filterwarnings("ignore", message="Generating overly large repr")
                 with no_local_constants(), _STATISTICS.with_value(self._note_statistics):
                     wrapped()
-        except BaseException as exc:  # noqa: BLE001 - sorted out below
+        except BaseException as exc:
             stop.check()  # Hypothesis may have reported an Interrupted as a failure, or in a group
             if isinstance(exc, KeyboardInterrupt):
                 raise
@@ -270,7 +270,7 @@ class _Pass:
                 self.test(drawn.case)
         except _AllSeen:
             pass
-        except BaseException as exc:  # noqa: BLE001 - sorted out as a Hypothesis run's are
+        except BaseException as exc:
             stop.check()
             if isinstance(exc, KeyboardInterrupt):
                 raise

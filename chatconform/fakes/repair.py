@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import replace
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 from chatconform.fakes.base import Fake
@@ -172,7 +172,7 @@ class ResynthesizesEachPass(_Changed):
 
     class Rules(Repairer):
         def synthesized(self, call, response):
-            return replace(super().synthesized(call, response), timestamp=datetime.now(timezone.utc))
+            return replace(super().synthesized(call, response), timestamp=datetime.now(UTC))
 
     def repair(self, history):
         def ours(part) -> bool:

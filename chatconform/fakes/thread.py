@@ -24,10 +24,7 @@ class UnscopedHeadCheck(Fake):
             if not row.parent_message_id:
                 thread.append(row)
                 break
-            if not thread:
-                thread.append(row)
-                tracked = row.parent_message_id
-            elif tracked in {row.id, UUID_NIL}:
+            if not thread or tracked in {row.id, UUID_NIL}:
                 thread.append(row)
                 tracked = row.parent_message_id
         return thread

@@ -75,7 +75,7 @@ class RaisesOnEmpty(Fake):
 
     def trim(self, history, *, max_messages):
         check_budget(max_messages)
-        history[0]  # noqa: B018 - the look for a leading system message: IndexError on []
+        history[0]
         return trim(history, max_messages=max_messages)
 
 

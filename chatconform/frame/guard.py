@@ -86,7 +86,7 @@ def guarded_call(fn: Callable[[], Any], timeout: float = DEFAULT_TIMEOUT, *,
             if inspect.iscoroutine(result):
                 result = asyncio.run(result)
             outcome.output = result
-        except BaseException as exc:  # noqa: BLE001 - any escape is the implementation's failure
+        except BaseException as exc:
             outcome.error = exc
             outcome.error_trace = implementation_frames(exc)
 

@@ -71,7 +71,7 @@ def _deep_line(text: str) -> int:
 
 def _long_number_line(text: str) -> int:
     """The offset of the line holding a number longer than Python reads."""
-    match = re.search(r"\d{%d,}" % (sys.get_int_max_str_digits() + 1), text)
+    match = re.search(rf"\d{{{sys.get_int_max_str_digits() + 1},}}", text)
     return text.count("\n", 0, match.start()) if match else 0
 
 
@@ -193,7 +193,7 @@ def check_document(value: Any, shape: Any, where: str, text: str) -> None:
         shape.check(value, "")
     except Malformed as exc:
         key = re.split(r"[.\[]", exc.path, maxsplit=1)[0]
-        found = re.search(r'"%s"\s*:' % re.escape(key), text) if key else None
+        found = re.search(rf'"{re.escape(key)}"\s*:', text) if key else None
         line = text.count("\n", 0, found.start()) + 1 if found else 1
         raise ConfigError(f"{where}:{line}: field {exc.path}: {exc.problem}" if exc.path
                           else f"{where}:{line}: {exc.problem}") from None

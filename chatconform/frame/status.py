@@ -5,7 +5,7 @@ from __future__ import annotations
 from enum import Enum
 
 
-class Status(str, Enum):
+class Status(str, Enum):  # noqa: UP042 - str() and format() give "Status.PASS", as reports and messages were written with
     """The status of one (implementation, check) verdict.
 
     A ``str`` enum, so a status is written to JSON reports as its plain value and compares

@@ -27,7 +27,7 @@ import json
 from collections import Counter
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any, TypeVar, cast
@@ -55,7 +55,7 @@ def header(impls: list[Implementation], *, version: str, profile: str, seed: int
         "version": version,
         "profile": profile,
         "seed": seed if seed is not None else "derandomized" if profile == "ci" else "random",
-        "started": (started or datetime.now(timezone.utc)).isoformat(timespec="seconds"),
+        "started": (started or datetime.now(UTC)).isoformat(timespec="seconds"),
         "implementations": {
             impl.name: {"version": impl.version, "spec": impl.shown_spec or impl.spec, "contracts": impl.contracts(),
                         "options": {k: _jsonable(v) for k, v in impl.options.items()},

@@ -14,8 +14,9 @@ import json
 import os
 import re
 import sys
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import IO, Any, Iterable, Iterator
+from typing import IO, Any
 
 from . import validate
 from .problems import MESSAGES_KEY, PROVIDER_IDS, Problem, UnknownProvider, check_provider
@@ -56,7 +57,7 @@ def _parse(text: str, line: int) -> _Body | _BadJSON:
         return _BadJSON(line, None, "JSON nested too deeply")
     except ValueError:  # Python's limit on the digits of an integer
         limit = sys.get_int_max_str_digits()
-        found = re.search(r"\d{%d,}" % (limit + 1), text)
+        found = re.search(rf"\d{{{limit + 1},}}", text)
         offset = text.count("\n", 0, found.start()) if found else 0
         return _BadJSON(line + offset, None, f"a number with more than {limit} digits")
 

@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Any, Iterable
+from typing import Any
 
 from chatconform.errors import UnknownProvider
 from chatconform.providers import PROVIDER_IDS, PROVIDERS, get_provider
@@ -85,6 +86,6 @@ def sort_problems(problems: list[Problem], body: dict) -> list[Problem]:
         first = tokens[0]
         head = (0, rank.get(first, len(rank)), str(first))
         rest = tuple((1, t, "") if isinstance(t, int) else (2, 0, t) for t in tokens[1:])
-        return (head,) + rest
+        return (head, *rest)
 
     return sorted(problems, key=key)

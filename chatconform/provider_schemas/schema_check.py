@@ -19,7 +19,7 @@ import hashlib
 import json
 import re
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache
 from importlib import resources
 from typing import Any
 
@@ -31,7 +31,7 @@ from .problems import MESSAGES_KEY, Problem, check_provider, json_path
 Tag = tuple[str, str]  # (rule id, error template)
 
 
-@lru_cache(maxsize=None)
+@cache
 def _schema(provider: str) -> dict:
     text = resources.files(__package__).joinpath("schemas", f"{provider}.json").read_text("utf-8")
     return json.loads(text)
@@ -61,7 +61,7 @@ def _inline(node: Any, root: dict, expanding: tuple[str, ...] = ()) -> Any:
         if isinstance(ref, str):
             if ref in expanding:
                 raise ValueError(f"recursive $ref {ref}")
-            return _inline(_resolve_local(root, ref), root, expanding + (ref,))
+            return _inline(_resolve_local(root, ref), root, (*expanding, ref))
         return {key: _inline(value, root, expanding) for key, value in node.items() if key != "$defs"}
     if isinstance(node, list):
         return [_inline(value, root, expanding) for value in node]
@@ -369,7 +369,7 @@ def use_fast_validator(enabled: bool) -> bool:
     return previous
 
 
-@lru_cache(maxsize=None)
+@cache
 def _fast_validator(provider: str) -> Any:
     return _rust_validator(_schema(provider))
 

@@ -8,8 +8,9 @@ what it can and skips what it cannot (the schema reports malformed bodies, not t
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Any, Callable, Iterator
+from typing import Any
 
 from chatconform.history import data_url_payload, inline_identity
 from chatconform.providers import get_provider
@@ -268,9 +269,9 @@ def _gemini_turns(body: dict) -> Iterator[Turn]:
         for part in parts:
             inline = _alias(part, "inlineData", "inline_data")
             linked = _alias(part, "fileData", "file_data")
-            if isinstance(inline, dict) and (file := _bytes(inline.get("data"))):
-                media.append(file)
-            elif isinstance(linked, dict) and (file := _link(_alias(linked, "fileUri", "file_uri"))):
+            file = (_bytes(inline.get("data")) if isinstance(inline, dict) else None) or (
+                _link(_alias(linked, "fileUri", "file_uri")) if isinstance(linked, dict) else None)
+            if file:
                 media.append(file)
             call = _alias(part, "functionCall", "function_call")
             response = _alias(part, "functionResponse", "function_response")

@@ -83,7 +83,7 @@ def _outcome(spec: str) -> Implementation | Exception:
     """:func:`load`'s implementation, or the exception it raised (raised later, in order)."""
     try:
         return load(spec)
-    except Exception as exc:  # noqa: BLE001 - raised by load_all, as load raised it
+    except Exception as exc:
         return exc
 
 
@@ -109,10 +109,7 @@ def load(spec: str, *, in_process: bool = False, entry_value: str | None = None,
         impl = load_here(spec, entry_value=entry_value, warm=warm)
     else:
         entry = loading.entry_value(spec)
-        if REFERENCE_TARGET in (absolute_spec(spec), entry):
-            impl = load_here(spec, warm=warm)
-        else:
-            impl = hosted(spec)
+        impl = load_here(spec, warm=warm) if REFERENCE_TARGET in (absolute_spec(spec), entry) else hosted(spec)
     impl.shown_spec = relative_spec(spec)
     return impl
 

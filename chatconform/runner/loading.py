@@ -105,7 +105,7 @@ def load_here(spec: str, *, entry_value: str | None = None, warm: bool = True) -
             target = eps[spec].load()
         except ConfigError as exc:  # the module says what is wrong (say, what to install)
             raise type(exc)(f"implementation {spec!r}: {exc}") from None
-        except Exception as exc:  # noqa: BLE001 - any import failure is the user's to fix
+        except Exception as exc:
             raise ConfigError(f"implementation {spec!r} ({eps[spec].value}) failed to import: "
                               f"{type(exc).__name__}: {exc}") from None
     impl = wrap(target, absolute_spec(spec) if ":" in spec else spec)
@@ -136,7 +136,7 @@ def warm_up(impl: Implementation) -> None:
             asyncio.run(result)
     except ConfigError as exc:  # its own words (say, a library that fails to import)
         raise type(exc)(f"{impl.spec}: {exc}") from None
-    except Exception as exc:  # noqa: BLE001 - the user's to fix, in one line
+    except Exception as exc:
         raise ConfigError(f"{impl.spec}: warm_up() raised {type(exc).__name__}: {exc}") from None
 
 
@@ -270,7 +270,7 @@ def _instantiate(target: Any, spec: str | None) -> Any:
     if inspect.isclass(target):
         try:
             return target()
-        except Exception as exc:  # noqa: BLE001
+        except Exception as exc:
             raise ConfigError(f"{spec}: could not instantiate {target.__name__}(): "
                               f"{type(exc).__name__}: {exc}") from None
     if _has_contract_method(target):
@@ -278,7 +278,7 @@ def _instantiate(target: Any, spec: str | None) -> Any:
     if callable(target):
         try:
             return target()
-        except Exception as exc:  # noqa: BLE001
+        except Exception as exc:
             raise ConfigError(f"{spec}: the factory raised {type(exc).__name__}: {exc}") from None
     return target
 
@@ -294,7 +294,7 @@ def _resolve_attr(spec: str) -> Any:
             sys.path.insert(0, os.getcwd())  # like `python -m`: the current folder is importable
         try:
             module = importlib.import_module(module_name)
-        except Exception as exc:  # noqa: BLE001
+        except Exception as exc:
             raise ConfigError(f"{spec}: cannot import module {module_name!r}: "
                               f"{type(exc).__name__}: {exc}") from None
     target: Any = module
@@ -319,7 +319,7 @@ def _import_file(path: Path, spec: str) -> Any:
     sys.modules[name] = module
     try:
         module_spec.loader.exec_module(module)
-    except Exception as exc:  # noqa: BLE001
+    except Exception as exc:
         raise ConfigError(f"{spec}: importing {path} raised {type(exc).__name__}: {exc}") from None
     return module
 

@@ -21,7 +21,7 @@ import json
 import threading
 import time
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -82,7 +82,7 @@ class ServeLog:
                  settings: dict | None = None) -> None:
         self.path = outputs.target(path) if path is not None else None
         self.version, self.seed, self.settings = version, seed, settings or {}
-        self.started, self.clock = datetime.now(timezone.utc), time.monotonic()
+        self.started, self.clock = datetime.now(UTC), time.monotonic()
         self.verdicts: list[Verdict] = []
         self._chunks: list[bytes] = []  # the request lines of verdicts[:self._made], encoded
         self._made = 0
@@ -127,7 +127,7 @@ class ServeLog:
             return
         try:
             outputs.write_atomic(self.path, self.chunks())
-        except Exception as exc:  # noqa: BLE001 - the server goes on; close() says it
+        except Exception as exc:
             self._error = str(exc)
 
     def close(self) -> None:

@@ -23,7 +23,7 @@ one call is answered only after several other tool rounds.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING
 
 from hypothesis import strategies as st
@@ -41,7 +41,7 @@ __all__ = ["PAIRING_WINDOW", "compaction_cases", "cut_points", "cuts", "late_bat
 #: either way); a "far" pair is one whose result comes later than this after its call.
 PAIRING_WINDOW = 5
 
-_EPOCH = datetime(2026, 3, 2, 12, 0, tzinfo=timezone.utc)
+_EPOCH = datetime(2026, 3, 2, 12, 0, tzinfo=UTC)
 
 
 def tool_pairs(history: Sequence[ModelMessage]) -> list[tuple[int, int, int]]:

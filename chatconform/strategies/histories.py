@@ -34,7 +34,7 @@ from __future__ import annotations
 import json
 from collections import deque
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING
 
 from hypothesis import strategies as st
@@ -57,7 +57,7 @@ if TYPE_CHECKING:
 
 __all__ = ["SUMMARY_METADATA_KEY", "histories", "instructions"]
 
-HISTORY_EPOCH = datetime(2026, 1, 5, 9, 0, tzinfo=timezone.utc)
+HISTORY_EPOCH = datetime(2026, 1, 5, 9, 0, tzinfo=UTC)
 
 
 _SYSTEM_PROMPT_MODES = ("leading", "anywhere", "none")

@@ -35,7 +35,7 @@ causes it on a short history.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
@@ -93,7 +93,7 @@ _EDITS = {
     "duplicate_result": "duplicate_ids", "duplicate_call_id": "duplicate_ids",
 }
 #: The time of everything an edit writes (fixed: the same draw gives the same history).
-_AT = datetime(2026, 1, 5, 12, 0, tzinfo=timezone.utc)
+_AT = datetime(2026, 1, 5, 12, 0, tzinfo=UTC)
 #: How far (in messages) a result or call is moved or copied.
 _NEAR = 40
 #: A long history may get one edit per this many messages.

@@ -56,7 +56,7 @@ import contextvars
 import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from hypothesis import strategies as st
@@ -93,7 +93,7 @@ POINTS = ("before_start", "before_response", "mid_stream", "after_calls", "in_to
 TOOLS = ("lookup", "hold", "crash", "ask_human")
 
 #: The clock the captured messages are stamped with (one second per message).
-EPOCH = datetime(2026, 2, 2, 12, 0, tzinfo=timezone.utc)
+EPOCH = datetime(2026, 2, 2, 12, 0, tzinfo=UTC)
 
 #: Seconds after which a run that neither ended nor reached its cut point is a driver bug.
 STUCK_AFTER = 30.0
@@ -132,12 +132,13 @@ class Scenario:
             raise ValueError(f"ending={self.ending!r} is not one of {ENDINGS}")
         if self.point not in POINTS:
             raise ValueError(f"point={self.point!r} is not one of {POINTS}")
-        if self.ending == "cancel_mid_stream" or (self.ending == "timeout" and self.point == "mid_stream"):
-            if not self.stream:
-                raise ValueError("a cut mid-stream needs stream=True")
-        if self.ending == "cancel_after_results" or (self.ending == "timeout" and self.point == "after_results"):
-            if self.last_calls < 2:
-                raise ValueError("a cut after some results needs last_calls >= 2 (one returns, one runs)")
+        mid_stream = self.ending == "cancel_mid_stream" or (self.ending == "timeout" and self.point == "mid_stream")
+        if mid_stream and not self.stream:
+            raise ValueError("a cut mid-stream needs stream=True")
+        after_results = self.ending == "cancel_after_results" or (
+            self.ending == "timeout" and self.point == "after_results")
+        if after_results and self.last_calls < 2:
+            raise ValueError("a cut after some results needs last_calls >= 2 (one returns, one runs)")
         if self.ending == "usage_limit" and self.limit == "requests" and not self.rounds:
             raise ValueError("a request limit needs at least one tool round before it")
 
@@ -414,7 +415,7 @@ def run_scenario(sc: Scenario) -> RunResult:
 
     async def main() -> RunResult:
         script = _Script(sc)
-        started = datetime.now(timezone.utc)
+        started = datetime.now(UTC)
         with capture_run_messages() as captured:
             result = await _play(dataclasses.replace(sc, previous=_copy(sc.previous)), script, captured)
         result.previous, result.scenario = sc.previous, sc

@@ -27,7 +27,7 @@ loops forever, or returns a row twice, on a cycle would pass every check.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 from hypothesis import strategies as st
 from hypothesis.errors import InvalidArgument
@@ -36,7 +36,7 @@ from chatconform.history import UUID_NIL, Row
 from chatconform.strategies.choices import Chooser, DrawChooser, bulk_section
 from chatconform.strategies.validation import check_bool, check_int
 
-ROWS_EPOCH = datetime(2026, 1, 1, tzinfo=timezone.utc)
+ROWS_EPOCH = datetime(2026, 1, 1, tzinfo=UTC)
 _TIE_ORDERS = ("newest created first", "oldest created first", "shuffled")
 # How far back an "any" branch switch may jump, counted from the newest row.
 _SWITCH_REACH = 64

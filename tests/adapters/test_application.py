@@ -5,9 +5,9 @@ import pytest
 pytest.importorskip("pydantic_ai_harness")
 pytest.importorskip("langchain_core")
 
-from chatconform import run_conformance  # noqa: E402
-from chatconform.adapters.application import LIFECYCLE_FAILURES, PydanticAIApplication  # noqa: E402
-from chatconform.runner import discovery  # noqa: E402
+from chatconform import run_conformance
+from chatconform.adapters.application import LIFECYCLE_FAILURES, PydanticAIApplication
+from chatconform.runner import discovery
 
 pytestmark = [pytest.mark.adapter, pytest.mark.usefixtures("no_network")]
 

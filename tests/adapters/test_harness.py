@@ -11,7 +11,7 @@ import pytest
 
 pytest.importorskip("pydantic_ai_harness")
 
-from pydantic_ai.messages import (  # noqa: E402
+from pydantic_ai.messages import (
     CompactionPart,
     ModelRequest,
     ModelResponse,
@@ -22,9 +22,9 @@ from pydantic_ai.messages import (  # noqa: E402
     UserPromptPart,
 )
 
-from chatconform.adapters.pydantic_ai_harness import PydanticAIHarnessAdapter, harness_strategy  # noqa: E402
-from chatconform.history import tool_pairing_problems  # noqa: E402
-from chatconform.runner import discovery  # noqa: E402
+from chatconform.adapters.pydantic_ai_harness import PydanticAIHarnessAdapter, harness_strategy
+from chatconform.history import tool_pairing_problems
+from chatconform.runner import discovery
 
 ROOT = Path(__file__).resolve().parents[2]
 MARK = "pydantic-ai-harness.compaction.summary.v1"

@@ -8,7 +8,7 @@ import pytest
 
 pytest.importorskip("langchain_aws")
 
-from pydantic_ai.messages import (  # noqa: E402
+from pydantic_ai.messages import (
     ImageUrl,
     ModelRequest,
     ModelResponse,
@@ -18,9 +18,9 @@ from pydantic_ai.messages import (  # noqa: E402
     UserPromptPart,
 )
 
-from chatconform.adapters.langchain_aws import LangChainAWSAdapter  # noqa: E402
-from tests.messages import PNG, weather_history  # noqa: E402
-from tests.registration import project, registered  # noqa: E402
+from chatconform.adapters.langchain_aws import LangChainAWSAdapter
+from tests.messages import PNG, weather_history
+from tests.registration import project, registered
 
 #: Sockets are blocked in every test here (the ``no_network`` fixture of conftest.py).
 pytestmark = [pytest.mark.usefixtures("no_network"), pytest.mark.adapter]

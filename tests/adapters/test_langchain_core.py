@@ -12,9 +12,9 @@ import pytest
 
 pytest.importorskip("langchain_core")
 
-from hypothesis import HealthCheck, given, settings  # noqa: E402
-from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage  # noqa: E402
-from pydantic_ai.messages import (  # noqa: E402
+from hypothesis import HealthCheck, given, settings
+from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
+from pydantic_ai.messages import (
     CompactionPart,
     ModelRequest,
     ModelResponse,
@@ -28,11 +28,11 @@ from pydantic_ai.messages import (  # noqa: E402
     UserPromptPart,
 )
 
-from chatconform.adapters.langchain_core import LangChainCoreAdapter, from_langchain, to_langchain  # noqa: E402
-from chatconform.history import Item, visible_items  # noqa: E402
-from chatconform.runner import discovery  # noqa: E402
-from chatconform.strategies import histories  # noqa: E402
-from tests.messages import weather_history  # noqa: E402
+from chatconform.adapters.langchain_core import LangChainCoreAdapter, from_langchain, to_langchain
+from chatconform.history import Item, visible_items
+from chatconform.runner import discovery
+from chatconform.strategies import histories
+from tests.messages import weather_history
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -11,7 +11,7 @@ import pytest
 
 pytest.importorskip("langchain_google_genai")
 
-from pydantic_ai.messages import (  # noqa: E402
+from pydantic_ai.messages import (
     ModelRequest,
     ModelResponse,
     SystemPromptPart,
@@ -20,9 +20,9 @@ from pydantic_ai.messages import (  # noqa: E402
     UserPromptPart,
 )
 
-from chatconform.adapters.langchain_google_genai import LangChainGoogleGenAIAdapter  # noqa: E402
-from chatconform.runner import discovery  # noqa: E402
-from tests.messages import weather_history  # noqa: E402
+from chatconform.adapters.langchain_google_genai import LangChainGoogleGenAIAdapter
+from chatconform.runner import discovery
+from tests.messages import weather_history
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -86,7 +86,7 @@ def test_no_download_and_the_loader_is_untouched_outside(adapter):
 
     body = adapter.to_payload(weather_history(), provider="gemini")
     assert body["contents"][0]["parts"][1]["inlineData"]["data"]  # stand-in bytes, no socket opened
-    with pytest.raises(Exception, match="network access attempted|Connection|resolve"):
+    with pytest.raises(Exception, match=r"network access attempted|Connection|resolve"):
         ImageBytesLoader()._bytes_from_url("https://example.com/sky.png")
 
 

@@ -10,12 +10,12 @@ import pytest
 
 pytest.importorskip("langchain_openai")
 
-from langchain_core.messages import SystemMessage  # noqa: E402
-from langchain_core.tracers import langchain as langchain_tracer  # noqa: E402
-from langchain_openai import ChatOpenAI  # noqa: E402
-from openai._utils import maybe_transform  # noqa: E402
-from openai.types.chat import completion_create_params  # noqa: E402
-from pydantic_ai.messages import (  # noqa: E402
+from langchain_core.messages import SystemMessage
+from langchain_core.tracers import langchain as langchain_tracer
+from langchain_openai import ChatOpenAI
+from openai._utils import maybe_transform
+from openai.types.chat import completion_create_params
+from pydantic_ai.messages import (
     ModelRequest,
     ModelResponse,
     ThinkingPart,
@@ -24,12 +24,12 @@ from pydantic_ai.messages import (  # noqa: E402
     UserPromptPart,
 )
 
-import chatconform.adapters.langchain_openai as adapter_module  # noqa: E402
-from chatconform.adapters._langchain_chat import bound, history_messages  # noqa: E402
-from chatconform.adapters.langchain_openai import LangChainOpenAIAdapter  # noqa: E402
-from chatconform.errors import MissingDependency  # noqa: E402
-from tests.messages import weather_history as one_call_history  # noqa: E402
-from tests.registration import project, registered  # noqa: E402
+import chatconform.adapters.langchain_openai as adapter_module
+from chatconform.adapters._langchain_chat import bound, history_messages
+from chatconform.adapters.langchain_openai import LangChainOpenAIAdapter
+from chatconform.errors import MissingDependency
+from tests.messages import weather_history as one_call_history
+from tests.registration import project, registered
 
 #: Sockets are blocked in every test here (the ``no_network`` fixture of conftest.py).
 pytestmark = [pytest.mark.usefixtures("no_network"), pytest.mark.adapter]

@@ -12,8 +12,8 @@ import pytest
 
 pytest.importorskip("agents")
 
-from hypothesis import HealthCheck, given, settings  # noqa: E402
-from pydantic_ai.messages import (  # noqa: E402
+from hypothesis import HealthCheck, given, settings
+from pydantic_ai.messages import (
     CompactionPart,
     ModelRequest,
     ModelResponse,
@@ -26,11 +26,11 @@ from pydantic_ai.messages import (  # noqa: E402
     UserPromptPart,
 )
 
-from chatconform.adapters.openai_agents import OpenAIAgentsAdapter, from_input_items, to_input_items  # noqa: E402
-from chatconform.history import Item, visible_items  # noqa: E402
-from chatconform.runner import discovery  # noqa: E402
-from chatconform.strategies import histories  # noqa: E402
-from tests.messages import weather_history  # noqa: E402
+from chatconform.adapters.openai_agents import OpenAIAgentsAdapter, from_input_items, to_input_items
+from chatconform.history import Item, visible_items
+from chatconform.runner import discovery
+from chatconform.strategies import histories
+from tests.messages import weather_history
 
 ROOT = Path(__file__).resolve().parents[2]
 FAKE_ID = "__fake_id__"

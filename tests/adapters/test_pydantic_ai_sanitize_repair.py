@@ -2,7 +2,7 @@
 with the reference, and each expected failure reproduced on its minimal case (so a fix
 upstream shows here, and the entry can go)."""
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import pytest
 from pydantic_ai.messages import (
@@ -24,7 +24,7 @@ from chatconform.history import history_to_json
 from chatconform.reference.repair import repair
 from chatconform.reference.sanitize import sanitize
 
-AT = datetime(2026, 1, 5, 9, 0, tzinfo=timezone.utc)
+AT = datetime(2026, 1, 5, 9, 0, tzinfo=UTC)
 
 pytestmark = [pytest.mark.usefixtures("no_network"),
               pytest.mark.filterwarnings("ignore::UserWarning")]  # sanitize_messages warns on each strip

@@ -114,7 +114,7 @@ def test_the_regression_test_printed_for_a_warning_passes_as_pasted(monkeypatch)
     load = discovery.load
     monkeypatch.setattr(discovery, "load", lambda spec, **_: load(spec, in_process=True))  # isolation aside
     namespace: dict = {}
-    exec(compile(test, "pasted_test.py", "exec"), namespace)  # noqa: S102 - the text printed to paste
+    exec(compile(test, "pasted_test.py", "exec"), namespace)
     with pytest.warns(ConformanceWarning):
         namespace["test_payload_system_first_regression"]()
 
@@ -131,7 +131,7 @@ def test_the_plugin_passes_a_warning_with_the_same_python_warning_and_fails_it_u
         assert_verdict(verdict)
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # no warning under strict: a failure
-        with pytest.raises(pytest.fail.Exception, match="WARN payload.system_first"):
+        with pytest.raises(pytest.fail.Exception, match=r"WARN payload.system_first"):
             assert_verdict(verdict, strict=True)
 
 

@@ -45,9 +45,9 @@ def test_fake_is_caught_by_the_checks_it_names(spec):
 
 #: One fake per contract that edits its input, and one that cannot be written as JSON: what
 #: crossing to a process of its own could change.
-CROSSING = sorted({spec.split(":")[0]: spec for spec, fake in FAKES.items()
-                   if any(c.endswith(".input_untouched") for c in fake.violates)}.values()) + [
-    "chatconform.fakes.persist:StoresTheError"]
+CROSSING = [*sorted({spec.split(":")[0]: spec for spec, fake in FAKES.items()
+                     if any(c.endswith(".input_untouched") for c in fake.violates)}.values()),
+            "chatconform.fakes.persist:StoresTheError"]
 
 
 @pytest.mark.parametrize("spec", CROSSING)

@@ -49,7 +49,7 @@ def test_cli_strict_turns_warnings_into_a_failing_exit(tmp_path):
     assert lenient.returncode == 0, lenient.stdout + lenient.stderr
     assert "WARN payload.system_first [openai-chat]" in lenient.stdout
     assert "level:" in lenient.stdout and "Qwen" in lenient.stdout
-    strict = subprocess.run(base + ["--strict"], cwd=tmp_path, capture_output=True, text=True)
+    strict = subprocess.run([*base, "--strict"], cwd=tmp_path, capture_output=True, text=True)
     assert strict.returncode == 1
     report = (tmp_path / "r.jsonl").read_text()
     assert '"status": "warn"' in report and '"level": "warning"' in report

@@ -145,7 +145,7 @@ def test_the_driver_is_deterministic_and_leaves_the_previous_history_alone():
     before = [dataclasses.replace(m) for m in PREVIOUS]
     first, second = _play("cancel_after_results", stream=True), _play("cancel_after_results", stream=True)
     assert first.captured == second.captured
-    assert PREVIOUS == before and first.previous is PREVIOUS
+    assert before == PREVIOUS and first.previous is PREVIOUS
     assert first.captured[:2] == PREVIOUS  # the stored history leads the capture
 
 
@@ -270,7 +270,7 @@ def test_a_case_round_trips_through_json_and_replays():
     data = CONTRACT.case_to_json(case)
     assert CONTRACT.case_from_json(data) == case
     check_case("reference", "persist.interrupted_marker", data)
-    with pytest.raises(AssertionError, match="persist.interrupted_marker"):
+    with pytest.raises(AssertionError, match=r"persist.interrupted_marker"):
         check_case("chatconform.fakes.persist:NoInterruptedMarker", "persist.interrupted_marker", data)
 
 

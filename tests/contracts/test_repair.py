@@ -1,6 +1,6 @@
 """The reference repair policy, and what the repair contract's checks catch."""
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import pytest
 from hypothesis import given, settings
@@ -24,8 +24,8 @@ from chatconform.history import history_to_json
 from chatconform.reference.repair import match_calls, repair
 from chatconform.strategies import hostile_histories
 
-AT = datetime(2026, 1, 5, 9, 0, tzinfo=timezone.utc)
-LATER = datetime(2026, 1, 5, 9, 5, tzinfo=timezone.utc)
+AT = datetime(2026, 1, 5, 9, 0, tzinfo=UTC)
+LATER = datetime(2026, 1, 5, 9, 5, tzinfo=UTC)
 
 
 def _user(text: str) -> ModelRequest:
@@ -184,6 +184,6 @@ def test_order_preserved_accepts_results_moved_ahead_of_user_text_but_not_across
 
     history = [_user("Hi (u1)"), _calls("c1"), _user("also (u2)"), ModelRequest([_result("c1")])]
     check_case(MergesRequests, "repair.order_preserved", _case(history))
-    with pytest.raises(AssertionError, match="repair.order_preserved"):
+    with pytest.raises(AssertionError, match=r"repair.order_preserved"):
         check_case("chatconform.fakes.repair:DropsLateCalls", "repair.order_preserved",
                    _case([*history[:3], ModelResponse([TextPart("ok")], timestamp=AT), history[3]]))

@@ -1,6 +1,6 @@
 """The reference sanitize policy, and what the sanitize contract's checks catch."""
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import pytest
 from hypothesis import given, settings
@@ -34,7 +34,7 @@ from chatconform.history import history_to_json
 from chatconform.reference.sanitize import sanitize, url_scheme
 from chatconform.strategies import hostile_histories
 
-AT = datetime(2026, 1, 5, 9, 0, tzinfo=timezone.utc)
+AT = datetime(2026, 1, 5, 9, 0, tzinfo=UTC)
 
 
 def _user(*content) -> ModelRequest:
@@ -274,7 +274,7 @@ def test_large_case_and_floor():
 def test_last_response_only_is_caught_on_a_call_one_response_back():
     history = [_user("Hi (u1)"), ModelResponse([_call("c1")], timestamp=AT),
                ModelResponse([TextPart("Done (a1)")], timestamp=AT)]
-    with pytest.raises(AssertionError, match="sanitize.no_trailing_unresolved_calls"):
+    with pytest.raises(AssertionError, match=r"sanitize.no_trailing_unresolved_calls"):
         check_case("chatconform.fakes.sanitize:LastResponseOnly", "sanitize.no_trailing_unresolved_calls",
                    _case(history))
     check_case("reference", "sanitize.no_trailing_unresolved_calls", _case(history))
@@ -282,12 +282,12 @@ def test_last_response_only_is_caught_on_a_call_one_response_back():
 
 def test_case_sensitive_schemes_lose_an_uppercase_image():
     history = [_user("Look (u1)", ImageUrl("HTTPS://example.com/a.png"))]
-    with pytest.raises(AssertionError, match="sanitize.keeps_the_rest"):
+    with pytest.raises(AssertionError, match=r"sanitize.keeps_the_rest"):
         check_case("chatconform.fakes.sanitize:CaseSensitiveSchemes", "sanitize.keeps_the_rest", _case(history))
 
 
 def test_tail_before_drop_is_not_idempotent():
     history = [_user("Hi (u1)"), ModelResponse([_call("c1")], timestamp=AT),
                ModelRequest([SystemPromptPart("You are admin.", timestamp=AT)])]
-    with pytest.raises(AssertionError, match="sanitize.idempotent"):
+    with pytest.raises(AssertionError, match=r"sanitize.idempotent"):
         check_case("chatconform.fakes.sanitize:TailBeforeDrop", "sanitize.idempotent", _case(history))

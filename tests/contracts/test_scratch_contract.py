@@ -155,7 +155,7 @@ def _after(text: str, anchor: str, row: str) -> str:
     at = next(i for i, line in enumerate(lines) if line.startswith(anchor)) + 2
     while at < len(lines) and lines[at].startswith("|"):
         at += 1
-    return "".join(lines[:at] + [row] + lines[at:])
+    return "".join([*lines[:at], row, *lines[at:]])
 
 
 def _copy_with_scratch(tmp: Path) -> None:

@@ -4,6 +4,7 @@ worker processes forward what their searches emit, and each output format is a r
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 import xml.etree.ElementTree as ET
@@ -62,7 +63,7 @@ def test_a_handler_hears_the_run_in_order_with_every_case(jobs):
         assert sum(e.shrinking for e in cases) == end.result.replayed
         # each case says the checks seen failing before it: by the last, every failure found
         assert cases[0].failing == {} and set(cases[-1].failing) == set(end.result.failures)
-        assert all(set(a.failing) <= set(b.failing) for a, b in zip(cases, cases[1:], strict=False))
+        assert all(set(a.failing) <= set(b.failing) for a, b in itertools.pairwise(cases))
     assert any(e.failing and e.shrinking for e in middle if isinstance(e, ExampleRan))
     assert sorted(id(e.result) for e in finished) == sorted(id(r) for r in outcome.results.values())
     for label in ran:  # each case of a search comes between its start and its end

@@ -157,7 +157,7 @@ def test_providers_option_is_validated_by_its_contract():
     with pytest.raises(ConfigError, match="providers must be a set of provider ids"):
         wrap(Loose)
     Loose.providers = {"openai-chat", "claude"}
-    with pytest.raises(ConfigError, match="unknown provider.*claude"):
+    with pytest.raises(ConfigError, match=r"unknown provider.*claude"):
         wrap(Loose)
     Loose.providers = {"glm"}
     impl = wrap(Loose)
@@ -167,7 +167,7 @@ def test_providers_option_is_validated_by_its_contract():
     with pytest.raises(ConfigError, match="models must map provider ids to model ids"):
         wrap(Loose)
     Loose.models = {"bedrock": "meta.llama3"}
-    with pytest.raises(ConfigError, match="unknown provider.*bedrock"):
+    with pytest.raises(ConfigError, match=r"unknown provider.*bedrock"):
         wrap(Loose)
     Loose.models = {"glm": "glm-4.6"}
     assert wrap(Loose).options["models"] == {"glm": "glm-4.6"}

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import pytest
 from pydantic_ai.messages import (
@@ -21,7 +21,7 @@ PNG = bytes.fromhex("89504e470d0a1a0a")
 
 
 def history():
-    when = datetime(2026, 1, 1, tzinfo=timezone.utc)
+    when = datetime(2026, 1, 1, tzinfo=UTC)
     return [
         ModelRequest([UserPromptPart(["look (u1)", BinaryImage(data=PNG, media_type="image/png")], timestamp=when)],
                      metadata={"tenant": {"id": 7}}),
@@ -41,7 +41,7 @@ EDITS = {
     "metadata": lambda h: h[0].metadata["tenant"].update(id=8),
     "a private attribute": lambda h: setattr(h[1], "_cache", "x"),
     "a list turned into a tuple": lambda h: setattr(h[0].parts[0], "content", tuple(h[0].parts[0].content)),
-    "a timestamp": lambda h: setattr(h[1], "timestamp", datetime(2026, 1, 2, tzinfo=timezone.utc)),
+    "a timestamp": lambda h: setattr(h[1], "timestamp", datetime(2026, 1, 2, tzinfo=UTC)),
 }
 
 

@@ -71,7 +71,7 @@ def test_two_jobs_give_the_serial_report_apart_from_timings(runs):
 
 @pytest.mark.slow
 def test_shards_split_the_searches_and_merge_to_the_serial_report(runs, capsys):
-    folder, codes = runs
+    folder, _ = runs
     shards = [folder / f"shard{i}.jsonl" for i in (1, 2)]
     heads = [json.loads(p.read_text().splitlines()[0])["shard"] for p in shards]
     units = [tuple(u) for h in heads for u in h["units"]]
@@ -148,7 +148,7 @@ def test_merging_refuses_what_is_not_one_whole_run(runs, tmp_path):
 
     with pytest.raises(ConfigError, match="shard 2/2 missing"):
         report.merge([report.read(shard[1])])  # read alone, one shard's report is that shard
-    with pytest.raises(ConfigError, match="field shard.index: 3 is more than the shard count 2"):
+    with pytest.raises(ConfigError, match=r"field shard.index: 3 is more than the shard count 2"):
         report.read_many([shard[1], variant("third.jsonl", index=3, units=[])])
     with pytest.raises(ConfigError, match="not a shard report"):
         report.read_many([folder / "serial.jsonl", shard[1]])
@@ -225,7 +225,7 @@ def test_objects_are_sent_by_where_they_are_defined():
     verdicts = api.run_conformance(TopLevel, contracts=["payload"], examples=3, shrink=False, jobs=2)
     # Three examples leave undecided (skip) what they cannot decide.
     assert {v.status for v in verdicts} <= {Status.PASS, Status.NOT_EVALUATED, Status.SKIP}
-    assert [v for v in verdicts if v.check == "payload.no_crash"][0].status == Status.PASS
+    assert next(v for v in verdicts if v.check == "payload.no_crash").status == Status.PASS
     with pytest.raises(ConfigError, match="cannot send TopLevel"):
         discovery.portable_spec(discovery.wrap(TopLevel()))
 

@@ -297,7 +297,7 @@ def test_the_default_artifact_names_differ_for_each_use_in_a_job_and_each_matrix
                           "chatconform-conformance-0-chatconform-report-2", "chatconform-conformance-0-out_c"]
     other_leg = name_artifact(second, impl="a")
     other_job = name_artifact(action_job(tmp_path / "other", job_id="gate"), impl="a")
-    names = in_one_job + [other_leg, other_job]
+    names = [*in_one_job, other_leg, other_job]
     assert len(set(names)) == len(names)
     assert not any(FORBIDDEN_IN_ARTIFACT_NAMES & set(name) for name in names)
     odd = name_artifact(first, impl="a", report='a dir/"x":y*.jsonl')

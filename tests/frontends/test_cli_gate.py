@@ -57,10 +57,10 @@ def test_history_json_loads_back_equal_and_leaves_defaults_out(history):
     data = history_to_json(history)
     assert history_from_json(json.loads(json.dumps(data)), "history") == history
     for message in data:
-        assert list(message)[0] == "kind" and message.get("state") != "complete"
+        assert next(iter(message)) == "kind" and message.get("state") != "complete"
         assert "usage" not in message or any(message["usage"].values())
         for part in message["parts"]:
-            assert list(part)[0] == "part_kind" and part.get("scope") != "conversation"
+            assert next(iter(part)) == "part_kind" and part.get("scope") != "conversation"
 
 
 def test_history_json_keeps_a_tool_named_like_a_subclass_default():
@@ -93,7 +93,7 @@ def test_compact_layout_is_json_or_python_and_keeps_long_records_whole():
     value = {"rows": [{"id": "r" * 60, "parent_message_id": None, "created_at": "2026-01-01T00:00:01"}],
              "flag": True}
     assert json.loads(render(value)) == value
-    assert eval(render(value, python=True)) == value  # noqa: S307 - our own literal
+    assert eval(render(value, python=True)) == value
     assert render(value).splitlines() == [  # one line per row, however long; the flag after them
         '{"rows": [', "  " + json.dumps(value["rows"][0]), '], "flag": true}']
     call = {"part_kind": "tool-call", "tool_name": "run_sql", "args": {"sql": "select count(*) from tickets"},
@@ -461,8 +461,8 @@ def test_action_yml_is_a_composite_action_running_real_commands():
     parser = _parser()
     commands = {name: sub for action in parser._subparsers._group_actions
                 for name, sub in action.choices.items()}
-    used = re.findall(r"^\s+chatconform (\w+)(.*)$", text, re.M) + [("run", " ".join(
-        re.findall(r"\((run [^)]*)\)", text)))]
+    used = [*re.findall(r"^\s+chatconform (\w+)(.*)$", text, re.M),
+            ("run", " ".join(re.findall(r"\((run [^)]*)\)", text)))]
     for command, rest in used:
         assert command in commands, command
         known = {o for a in commands[command]._actions for o in a.option_strings}

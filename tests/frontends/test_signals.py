@@ -289,5 +289,5 @@ def test_an_interrupted_shard_is_not_merged(tmp_path, monkeypatch):
     (tmp_path / "s2.jsonl").write_text("".join(json.dumps(line) + "\n" for line in shard))
     from chatconform.outputs import report
 
-    with pytest.raises(ConfigError, match="s2.jsonl: the shard was interrupted by SIGTERM after 0 of 1 searches"):
+    with pytest.raises(ConfigError, match=r"s2.jsonl: the shard was interrupted by SIGTERM after 0 of 1 searches"):
         report.read_many([tmp_path / "s1.jsonl", tmp_path / "s2.jsonl"])

@@ -6,6 +6,8 @@ Our matrix is the hosted API's, which still rejects tool -> user; mistral-common
 
 from __future__ import annotations
 
+import itertools
+
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
@@ -31,7 +33,7 @@ assistant = st.builds(
     st.sampled_from([False, False, False, True]),  # prefix, now and then
 )
 conversations = st.builds(
-    lambda first, rest: [first] + rest,
+    lambda first, rest: [first, *rest],
     st.one_of(system, user),
     st.lists(st.one_of(system, user, assistant, tool), max_size=7),
 )
@@ -63,7 +65,7 @@ def _library_accepts(messages) -> bool:
 
 
 def _tool_then_user(messages) -> bool:
-    return any(a["role"] == "tool" and b["role"] == "user" for a, b in zip(messages, messages[1:], strict=False))
+    return any(a["role"] == "tool" and b["role"] == "user" for a, b in itertools.pairwise(messages))
 
 
 @settings(max_examples=300, suppress_health_check=list(HealthCheck))

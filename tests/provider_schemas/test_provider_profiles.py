@@ -88,7 +88,7 @@ def test_rule_cases(provider):
 
 
 def test_table_order_and_lookup():
-    assert PROVIDER_IDS == tuple(PROVIDERS)
+    assert tuple(PROVIDERS) == PROVIDER_IDS
     assert [p.order for p in PROVIDERS.values()] == sorted(p.order for p in PROVIDERS.values())
     assert len({p.order for p in PROVIDERS.values()}) == len(PROVIDERS), "two profiles share an order"
     assert len({p.rule_prefix for p in PROVIDERS.values()}) == len(PROVIDERS), "two profiles share a rule prefix"

@@ -15,6 +15,8 @@ Known, justified difference (the only one found):
 
 from __future__ import annotations
 
+import itertools
+
 import pytest
 from hypothesis import given, settings
 from mistral_common.exceptions import MistralCommonException
@@ -51,7 +53,7 @@ def our_rules(body: dict) -> set[str]:
 
 def is_tool_then_user(body: dict) -> bool:
     roles = [m.get("role") for m in body["messages"]]
-    return any(a == "tool" and b == "user" for a, b in zip(roles, roles[1:], strict=False))
+    return any(a == "tool" and b == "user" for a, b in itertools.pairwise(roles))
 
 
 def assert_agree(body: dict) -> None:

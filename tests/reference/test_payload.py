@@ -6,7 +6,7 @@ from __future__ import annotations
 import copy
 import json
 import re
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import pytest
 from hypothesis import given, settings
@@ -38,7 +38,7 @@ from chatconform.reference.payload import (
 from chatconform.strategies.histories import histories, instructions
 
 SETTINGS = settings(max_examples=40)
-TS = datetime(2026, 1, 5, tzinfo=timezone.utc)
+TS = datetime(2026, 1, 5, tzinfo=UTC)
 TAG = re.compile(r"\(([a-z])(\d+)\)")
 
 

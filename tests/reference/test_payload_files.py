@@ -5,7 +5,7 @@ histories that hold them, and the cases the reference declines (docs/contracts/p
 from __future__ import annotations
 
 import base64
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import pytest
 from hypothesis import given, settings
@@ -36,7 +36,7 @@ from chatconform.reference.payload import PayloadMapper, links_sent_as_text, to_
 from chatconform.runner.discovery import load_object
 from chatconform.strategies.histories import histories
 
-TS = datetime(2026, 1, 1, tzinfo=timezone.utc)
+TS = datetime(2026, 1, 1, tzinfo=UTC)
 PDF = b"%PDF-1.4\n%%EOF\n"
 WAV = b"RIFF\x24\x00\x00\x00WAVEfmt "
 B64_PDF = base64.b64encode(PDF).decode()
@@ -175,9 +175,9 @@ def _unsendable(history, provider: str) -> bool:
         for part in message.parts:
             if isinstance(part, UserPromptPart) and not isinstance(part.content, str):
                 for item in part.content:
-                    if isinstance(item, BinaryContent) and not item.is_image:
-                        if _KINDS[item.media_type.split("/")[0]] not in profile.inline_files:
-                            return True
+                    if (isinstance(item, BinaryContent) and not item.is_image
+                            and _KINDS[item.media_type.split("/")[0]] not in profile.inline_files):
+                        return True
     return False
 
 

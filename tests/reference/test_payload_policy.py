@@ -4,7 +4,7 @@ that is clearest: each test here fails for a plausible one-line bug in the refer
 from __future__ import annotations
 
 import re
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import pytest
 from pydantic_ai.messages import (
@@ -39,7 +39,7 @@ from chatconform.reference.payload import (
     to_payload,
 )
 
-TS = datetime(2026, 1, 5, tzinfo=timezone.utc)
+TS = datetime(2026, 1, 5, tzinfo=UTC)
 
 
 def req(*parts):
@@ -253,8 +253,9 @@ def test_the_documented_constants():
     assert GEMINI_THOUGHT_SIGNATURE_PLACEHOLDER == "skip_thought_signature_validator"  # Google's documented value
     assert NO_REPLY_TEXT == "(no reply)"
     history = [req(SystemPromptPart("Be brief. (s1)"), user("hi (u2)"))]
-    assert OPENAI_STYLE == {p for p in PROVIDER_IDS
-                            if to_payload(history, provider=p).get("messages", [{}])[0].get("role") == "system"}
+    leading_system = {p for p in PROVIDER_IDS
+                      if to_payload(history, provider=p).get("messages", [{}])[0].get("role") == "system"}
+    assert leading_system == OPENAI_STYLE
 
 
 def test_mistral_ids_are_base62_digits_of_the_sha256():

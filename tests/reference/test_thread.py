@@ -2,7 +2,8 @@
 corrupted rows real databases hold: each pins one rule of the thread policy with the
 exact thread expected, so a one-line change to the walk fails here."""
 
-from datetime import datetime, timedelta, timezone
+import itertools
+from datetime import UTC, datetime, timedelta
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -11,7 +12,7 @@ from chatconform.reference import ReferenceImplementation
 from chatconform.reference.thread import UUID_NIL, Row, _walk_by_index, _walk_forward, distinct_rows, extract_thread
 from chatconform.strategies import conversation_rows, large_rows
 
-T0 = datetime(2026, 1, 1, tzinfo=timezone.utc)
+T0 = datetime(2026, 1, 1, tzinfo=UTC)
 
 
 def rows(*spec):
@@ -173,7 +174,7 @@ def test_thread_is_a_chain_from_the_newest_row(data):
     thread = extract_thread(data)
     assert (thread[0] is data[0]) if data else thread == []
     position = {row.id: i for i, row in enumerate(data)}
-    for row, following in zip(thread, thread[1:], strict=False):
+    for row, following in itertools.pairwise(thread):
         if row.parent_message_id == UUID_NIL:
             assert position[following.id] == position[row.id] + 1
         else:
@@ -198,7 +199,7 @@ def test_on_corrupted_links_the_thread_is_a_chain_without_repeats(data):
     window = distinct_rows(data)
     assert all(any(row is kept for kept in window) for row in thread)
     position = {row.id: i for i, row in enumerate(window)}
-    for row, following in zip(thread, thread[1:], strict=False):
+    for row, following in itertools.pairwise(thread):
         if row.parent_message_id == UUID_NIL:
             assert position[following.id] == position[row.id] + 1
         else:

@@ -70,7 +70,7 @@ def test_a_tool_result_that_answers_no_tool_use_is_rejected(server):
 def test_a_stream_cut_mid_way_reaches_the_client_as_an_error(server):
     server.script([{"text": "A long answer that the connection drops in the middle of.", "cut_stream_after": 3}])
     # the SDK passes httpx's own error through while it reads a stream
-    with pytest.raises(Exception, match="peer closed connection without sending complete message body"):
-        with client(server).messages.stream(model=MODEL, max_tokens=64,
-                                            messages=[{"role": "user", "content": "Cut me off (anthropic)."}]) as s:
-            s.get_final_message()
+    stream = client(server).messages.stream(model=MODEL, max_tokens=64,
+                                            messages=[{"role": "user", "content": "Cut me off (anthropic)."}])
+    with pytest.raises(Exception, match="peer closed connection without sending complete message body"), stream as s:
+        s.get_final_message()

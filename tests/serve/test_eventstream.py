@@ -10,9 +10,9 @@ import pytest
 
 pytest.importorskip("botocore", reason="the decoder to read back with is botocore's (the pydantic-ai extra)")
 
-from botocore.eventstream import ChecksumMismatch, EventStreamBuffer  # noqa: E402
+from botocore.eventstream import ChecksumMismatch, EventStreamBuffer
 
-from chatconform.serve.eventstream import event, message  # noqa: E402
+from chatconform.serve.eventstream import event, message
 
 
 def decoded(data: bytes, step: int | None = None) -> list:

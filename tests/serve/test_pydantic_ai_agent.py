@@ -12,11 +12,11 @@ import pytest
 
 pytest.importorskip("pydantic_ai", reason="needs pydantic-ai (the pydantic-ai extra)")
 
-from pydantic_ai import Agent  # noqa: E402
-from pydantic_ai.exceptions import ModelHTTPError  # noqa: E402
-from pydantic_ai.messages import ModelRequest, ModelResponse, SystemPromptPart, TextPart, UserPromptPart  # noqa: E402
+from pydantic_ai import Agent
+from pydantic_ai.exceptions import ModelHTTPError
+from pydantic_ai.messages import ModelRequest, ModelResponse, SystemPromptPart, TextPart, UserPromptPart
 
-from tests.serve.helpers import conversation  # noqa: E402
+from tests.serve.helpers import conversation
 
 pytestmark = pytest.mark.serve
 

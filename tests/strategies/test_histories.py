@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import re
 from datetime import timedelta
 
@@ -138,9 +139,9 @@ def blank_beside_content(history):
             if isinstance(part, (TextPart, ThinkingPart)) and not part.content.strip():
                 found.append(("response" if isinstance(part, TextPart) else "thinking",
                               len(message.parts) > 1))
-            elif isinstance(part, UserPromptPart) and not isinstance(part.content, str):
-                if any(isinstance(i, str) and not i.strip() for i in part.content):
-                    found.append(("prompt-item", len(part.content) > 1))
+            elif (isinstance(part, UserPromptPart) and not isinstance(part.content, str)
+                  and any(isinstance(i, str) and not i.strip() for i in part.content)):
+                found.append(("prompt-item", len(part.content) > 1))
     return found
 
 
@@ -242,7 +243,7 @@ def test_leading_system_prompts_only_at_the_start(history):
         ("thinking", lambda p: isinstance(p, ThinkingPart)),
         ("summaries", lambda p: isinstance(p, CompactionPart)),
         ("retries", lambda p: isinstance(p, RetryFeedbackPart)
-         or isinstance(p, ToolReturnPart) and p.outcome == "retried"),
+         or (isinstance(p, ToolReturnPart) and p.outcome == "retried")),
         ("interruptions", lambda p: isinstance(p, ToolReturnPart) and p.outcome == "interrupted"),
     ],
 )
@@ -286,7 +287,7 @@ FEATURES = {
     # harness layout with the first prompt summarized away and the kept tail mid-turn
     "summary-led-tail": lambda h: any(
         isinstance(a, ModelRequest) and isinstance(a.parts[0], CompactionPart) and isinstance(b, ModelResponse)
-        for a, b in zip(h, h[1:], strict=False)) and not any(isinstance(p, UserPromptPart)
+        for a, b in itertools.pairwise(h)) and not any(isinstance(p, UserPromptPart)
                                                              for m in h[:2] for p in m.parts),
 }
 

@@ -66,7 +66,7 @@ def test_arguments_stored_as_json_too_deep_to_read_go_as_pydantic_ai_sends_them(
 
 def test_a_result_nested_too_deeply_is_a_clear_error():
     to_payload(_history({}, _nested(300)), provider="anthropic")  # Python's JSON takes 300 levels
-    with pytest.raises(ValueError, match="^the result of tool call 'c1' is nested too deeply to send$"):
+    with pytest.raises(ValueError, match=r"^the result of tool call 'c1' is nested too deeply to send$"):
         to_payload(_history({}, _nested(5_000)), provider="anthropic")
 
 

@@ -101,7 +101,7 @@ class Composition:
             result = fn(*args, **kwargs)
         except (ProgramHung, MalformedResult) as exc:
             raise type(exc)(f"{where}, {method}(): {exc}") from None
-        except Exception as exc:  # noqa: BLE001 - the finding, with the step it happened at
+        except Exception as exc:
             raised = str(exc) if isinstance(exc, ProgramError) else f"{type(exc).__name__}: {exc}"
             raise StepFailed(f"{raised}, in {method}() at {where}") from exc
         change = self.obj.input_change() if callable(watch) else None
@@ -252,7 +252,7 @@ def refusal(history: list[ModelMessage], prompt: str = "Next question (u-next)")
     """Why a real Agent refuses the next prompt on ``history``, or None when it takes it."""
     try:
         asyncio.run(next_agent().run(prompt, message_history=list(history)))
-    except Exception as exc:  # noqa: BLE001 - the finding
+    except Exception as exc:
         return f"{type(exc).__name__}: {str(exc)[:300]}"
     return None
 

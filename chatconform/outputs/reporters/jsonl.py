@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 from chatconform.engine import Event, RunFinished, RunStarted
@@ -27,11 +27,11 @@ class JsonlReporter:
     def __init__(self, path: str | Path, *, version: str, providers: Sequence[str] = ()) -> None:
         self.path, self.version, self.providers = Path(path).absolute(), version, list(providers)
         self.started: RunStarted | None = None
-        self.started_at = datetime.now(timezone.utc)
+        self.started_at = datetime.now(UTC)
 
     def __call__(self, event: Event) -> None:
         if isinstance(event, RunStarted):
-            self.started, self.started_at = event, datetime.now(timezone.utc)
+            self.started, self.started_at = event, datetime.now(UTC)
         elif isinstance(event, RunFinished):
             self.write(event)
 

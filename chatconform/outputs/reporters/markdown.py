@@ -37,7 +37,7 @@ def markdown(report: Report) -> str:
     if stopped:
         lines[1:1] = ["", f"**{stopped}**: {PARTIAL}"]
     for check in checks:
-        row = [cells[(check, i)] if (check, i) in cells else None for i in impls]
+        row = [cells.get((check, i), None) for i in impls]
         lines.append(f"| `{check}` | " + " | ".join(
             "" if c is None else f"**{c.label}**" if c.status.fails_run else c.label for c in row) + " |")
     lines += ["", counts_text(results)]  # never the footer's: it may be forged

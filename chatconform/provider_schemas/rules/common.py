@@ -7,8 +7,9 @@ a message or block that cannot be read is skipped here, never raised on."""
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 from ..problems import Problem, json_path
 
@@ -66,7 +67,7 @@ class PendingCalls:
     """The tool-call ids one assistant turn opened (each with the index of the message that
     opened it) and which of them were answered."""
 
-    __slots__ = ("opened", "answered")
+    __slots__ = ("answered", "opened")
 
     def __init__(self, opened: dict[str, int] | None = None) -> None:
         self.opened: dict[str, int] = opened or {}

@@ -49,7 +49,7 @@ def loads(text: str) -> Any:
     try:
         with collector.paused():
             return _DataUnpickler(io.BytesIO(base64.b64decode(text, validate=True))).load()
-    except Exception as exc:  # noqa: BLE001 - whatever is wrong with it, it is not read
+    except Exception as exc:
         raise ValueError(f"not a data pickle: {exc}") from None
 
 
@@ -59,6 +59,6 @@ def dumps(value: Any) -> str | None:
         data = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
         with collector.paused():
             _DataUnpickler(io.BytesIO(data)).load()
-    except Exception:  # noqa: BLE001 - then it goes as JSON
+    except Exception:
         return None
     return base64.b64encode(data).decode("ascii")

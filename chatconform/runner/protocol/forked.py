@@ -549,7 +549,7 @@ def _become_loader(host: Any, request: dict, server: socket.socket) -> None:
         gc.freeze()  # its hosts' collections leave what it loaded alone: those pages stay shared
         server.send(json.dumps({"ready": True}).encode())
         _fork_hosts(host, impl, server, wake)
-    except BaseException:  # noqa: BLE001 - any failure: the server forks its hosts itself
+    except BaseException:
         try:
             server.send(json.dumps({"unusable": "it did not load"}).encode())
         except OSError:
@@ -622,7 +622,7 @@ def _become_host(request: dict | None, fds: list[int], serve: Any) -> None:
         code = serve()
     except SystemExit as exc:
         code = exc.code if isinstance(exc.code, int) else 1
-    except BaseException:  # noqa: BLE001 - the host's own failure, on its stderr
+    except BaseException:
         traceback.print_exc()
     finally:
         try:

@@ -16,7 +16,7 @@ filled-in schemas, for a program's own tests.
 from __future__ import annotations
 
 import json
-from functools import lru_cache
+from functools import cache
 from importlib import resources
 from typing import Any
 
@@ -30,7 +30,7 @@ from chatconform.frame.wire import WireMethod
 MESSAGES = ("hello", "hello-reply", "call", "call-reply", "stop")
 
 
-@lru_cache(maxsize=None)
+@cache
 def schema(name: str, part: str | None = None) -> dict:
     """The schema of message ``name``, or of its ``$defs`` entry ``part``."""
     if name not in MESSAGES:
@@ -82,12 +82,12 @@ def _fill_call_reply(whole: dict, wires: dict[str, tuple[WireMethod, ...]]) -> N
 _FILL = {"hello": _fill_hello, "call": _fill_call, "call-reply": _fill_call_reply}
 
 
-@lru_cache(maxsize=None)
+@cache
 def _validator(name: str, part: str | None) -> Draft202012Validator:
     return Draft202012Validator(schema(name, part))
 
 
-@lru_cache(maxsize=None)
+@cache
 def _fast(name: str, part: str | None) -> Any:
     try:
         import jsonschema_rs

@@ -25,7 +25,7 @@ import threading
 import time
 import weakref
 from collections.abc import Callable
-from functools import lru_cache
+from functools import cache
 from typing import Any
 
 from chatconform.contracts import get_contract
@@ -58,7 +58,7 @@ START_TIMEOUT = 60.0
 
 # -- what travels for each contract ---------------------------------------------------------
 
-@lru_cache(maxsize=None)
+@cache
 def _wire(name: str) -> dict[str, WireMethod]:
     """How each method of contract ``name`` travels (:meth:`Contract.wire`): its own method
     first, then the further methods its checks call on the same implementation."""
@@ -317,7 +317,7 @@ class Program:
                 return shared[key][1]
         try:
             text = base64.b64encode(self._sent.dumps((args, kwargs))).decode("ascii")
-        except Exception:  # noqa: BLE001 - then they travel as JSON
+        except Exception:
             return None
         if key is not None and shared is not None:
             shared[key] = ((args, kwargs), text)
@@ -420,7 +420,7 @@ def _method(contract: Contract, name: str) -> Callable:
     return method
 
 
-@lru_cache(maxsize=None)
+@cache
 def _program_type(contracts: tuple[str, ...], more: tuple[str, ...] = ()) -> type:
     """A :class:`Program` subclass with the methods of ``contracts``, and of ``more`` (further
     methods of those contracts, such as ``load``)."""
