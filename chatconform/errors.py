@@ -6,6 +6,11 @@ prints its one-line message and exits 2. :class:`Violation` and :class:`NotAppli
 what a check raises; :class:`ConformanceWarning` is the Python warning a warning-level
 failure is emitted as. The rest describe a failure of the implementation under test or of
 chatconform itself, and become verdicts, never crashes.
+
+Every one of them derives from :class:`ChatconformError`, so ``except ChatconformError``
+catches anything chatconform raises, and :class:`ConformanceWarning` is one too (a warning
+is an exception class). The one exception outside it is :class:`Interrupted`: a stop the
+user asked for, a ``KeyboardInterrupt`` on purpose, which ``except Exception`` must not catch.
 """
 
 from __future__ import annotations
@@ -20,7 +25,11 @@ WARNING = "warning"
 LEVELS = (ERROR, WARNING)
 
 
-class ConfigError(Exception):
+class ChatconformError(Exception):
+    """The root of every exception chatconform raises (but the stop, :class:`Interrupted`)."""
+
+
+class ConfigError(ChatconformError):
     """A usage or configuration problem the user can fix (exit code 2)."""
 
 
@@ -33,7 +42,7 @@ class ContractLoadError(ConfigError):
     """A contract module or entry point could not be loaded."""
 
 
-class UnknownProvider(ValueError):
+class UnknownProvider(ChatconformError, ValueError):
     """A provider id that is not in the table; the message lists the known ids."""
 
     def __init__(self, provider: object, known: tuple[str, ...] = ()) -> None:
@@ -41,20 +50,20 @@ class UnknownProvider(ValueError):
         super().__init__(f"unknown provider {provider!r}; known providers: {', '.join(known)}")
 
 
-class UnsendableContent(ValueError):
+class UnsendableContent(ChatconformError, ValueError):
     """History content the provider cannot take in any form (audio bytes for Anthropic): the
     reference raises it rather than drop the content, and an implementation that raises on
     such a history has refused it, not crashed (``Contract.refusable``)."""
 
 
-class ConformanceWarning(UserWarning):
+class ConformanceWarning(ChatconformError, UserWarning):
     """A warning-level finding: a portability hazard or advice, not a rejection. Where a run
     reports it as ``warn`` and passes, :func:`~chatconform.outputs.repro.check_case` and
     the pytest plugin emit it as a Python warning; ``strict=True`` (``--chatconform-strict``)
     fails on it instead."""
 
 
-class Violation(Exception):
+class Violation(ChatconformError):
     """Raised by a check: what was wrong, with expected vs actual where they exist.
 
     ``level`` overrides the check's own level for this one failure (``provider_rules``
@@ -72,12 +81,12 @@ class Violation(Exception):
         self.level = level
 
 
-class NotApplicable(Exception):
+class NotApplicable(ChatconformError):
     """Raised by a check for a case it has nothing to judge on (say, a history with no user
     content for ``user_led``): the case does not count as one the check was evaluated on."""
 
 
-class ProtocolError(Exception):
+class ProtocolError(ChatconformError):
     """An ``exec:`` program broke the protocol; it was stopped, and starts again on the next call."""
 
 
@@ -86,7 +95,7 @@ class ProgramHung(ProtocolError):
     before the call's deadline; it was stopped. A hang, as a call past its deadline is."""
 
 
-class ProgramError(Exception):
+class ProgramError(ChatconformError):
     """An ``exec:`` program answered a call with an error: the implementation raised."""
 
 
@@ -95,16 +104,16 @@ class RejectedInput(ProgramError, ValueError):
     a :class:`ValueError`, as a validation error is in Python (``serde.rejects_malformed``)."""
 
 
-class MalformedResult(Exception):
+class MalformedResult(ChatconformError):
     """The program answered with a result that is not the contract's kind of result."""
 
 
-class UnsendableCase(Exception):
+class UnsendableCase(ChatconformError):
     """chatconform could not send a case to the implementation's own process (neither as a
     pickle nor as JSON): the engine's failure, raised as an :class:`EngineCaseError`."""
 
 
-class EngineCaseError(Exception):
+class EngineCaseError(ChatconformError):
     """chatconform itself could not copy, fingerprint or serialise a case: our bug, not the
     implementation's. Carries a readable (possibly shortened) form of the case."""
 
