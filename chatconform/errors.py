@@ -50,6 +50,15 @@ class UnknownProvider(ChatconformError, ValueError):
         super().__init__(f"unknown provider {provider!r}; known providers: {', '.join(known)}")
 
 
+class UnknownDialect(ChatconformError, ValueError):
+    """A request dialect no module of ``chatconform.dialects`` speaks: a profile naming one
+    fails when its module is imported, rather than render in another dialect's shape."""
+
+    def __init__(self, dialect: object, known: tuple[str, ...] = ()) -> None:
+        self.dialect = dialect
+        super().__init__(f"unknown dialect {dialect!r}; known dialects: {', '.join(known)}")
+
+
 class UnsendableContent(ChatconformError, ValueError):
     """History content the provider cannot take in any form (audio bytes for Anthropic): the
     reference raises it rather than drop the content, and an implementation that raises on

@@ -137,9 +137,10 @@ def test_the_import_graph_has_no_cycle():
     assert cycles == []
 
 
-#: The leaves: what the reference, the strategies and the adapters may import besides their own package.
+#: What the reference, the strategies and the adapters may import besides their own package:
+#: the leaves, the dialects and the providers.
 LEAVES = ("chatconform.errors", "chatconform.version", "chatconform.lazy", "chatconform.history",
-          "chatconform.providers")
+          "chatconform.dialects", "chatconform.providers")
 
 
 def test_the_reference_strategies_and_adapters_import_only_the_leaves_and_their_own_package():

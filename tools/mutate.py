@@ -7,7 +7,7 @@ condition or statement, a typo in a constant, ``match`` for ``search``, a negate
 a lost ``break``, a loop capped at 64 rounds), runs the tests that guard that module, and
 reports every change the tests did not notice (a survivor).
 
-    python tools/mutate.py                                   # every contract's reference module
+    python tools/mutate.py                                   # every reference module, and the dialects
     python tools/mutate.py --module chatconform/reference/payload.py
     python tools/mutate.py --module chatconform/reference/thread.py --list
 
@@ -73,18 +73,36 @@ CACHE = ROOT / ".chatconform" / "mutation-cache.json"
 SHARED_GUARDS: dict[str, tuple[str, ...]] = {
     "chatconform/reference/__init__.py": ("tests/reference/test_reference_package.py",),
 }
+#: The dialect modules write the payload reference's bodies and read them back, so they are
+#: part of the oracle: each is guarded by these tests and its own ``tests/dialects/test_<name>.py``
+#: (``base`` by these alone). Their HTTP answers are not: ``http`` and ``eventstream`` are left out.
+DIALECT_GUARDS = ("tests/reference/test_payload.py", "tests/reference/test_payload_policy.py",
+                  "tests/reference/test_payload_files.py", "tests/provider_schemas/test_turn_view.py",
+                  "tests/dialects/test_dialects.py")
+_NOT_ORACLE = ("__init__", "http", "eventstream")
+
+
+def dialect_guards() -> dict[str, list[str]]:
+    """The tests that guard each dialect module that renders or reads bodies."""
+    found = {}
+    for path in sorted((ROOT / "chatconform" / "dialects").glob("*.py")):
+        if path.stem not in _NOT_ORACLE:
+            own = [] if path.stem == "base" else [f"tests/dialects/test_{path.stem}.py"]
+            found[path.relative_to(ROOT).as_posix()] = [*DIALECT_GUARDS, *own]
+    return found
 
 
 def guards() -> dict[str, list[str]]:
     """The tests that guard each reference module, from the contracts: each contract names
     its reference module and the fast tests that pin it (``Contract.reference_module``,
     ``Contract.guard_tests``), since the selected ones run once per mutant; then the
-    modules of :data:`SHARED_GUARDS`."""
+    modules of :data:`SHARED_GUARDS` and the dialect modules (:func:`dialect_guards`)."""
     if str(ROOT) not in sys.path:
         sys.path.insert(0, str(ROOT))  # this checkout's package, not an installed one
     from chatconform.contracts import all_contracts
 
     found: dict[str, list[str]] = {path: list(tests) for path, tests in SHARED_GUARDS.items()}
+    found.update(dialect_guards())
     for contract in all_contracts().values():
         if contract.reference_module is not None:
             path = contract.reference_module.replace(".", "/") + ".py"
@@ -106,6 +124,8 @@ _TRIM = "chatconform/reference/trim.py"
 _REPAIR = "chatconform/reference/repair.py"
 _SANITIZE = "chatconform/reference/sanitize.py"
 _PACKAGE = "chatconform/reference/__init__.py"
+_ANTHROPIC = "chatconform/dialects/anthropic_messages.py"
+_BEDROCK = "chatconform/dialects/bedrock_converse.py"
 _LAST_IS_TEXT = ("an assistant message is last only when it holds no tool call (every call is followed by "
                  "its result), so each of its blocks is text")
 _SAME_KIND = ("a turn never mixes results with other items (tool turns hold only results, user turns none, "
@@ -153,13 +173,13 @@ EQUIVALENT: dict[tuple[str, str, str, str], str] = {
         _SAME_KIND,
     (_PAYLOAD, "PayloadMapper._kept_apart", "`0` -> `-1`", "turn.items[[0]]"):
         _SAME_KIND,
-    (_PAYLOAD, "PayloadMapper.render_anthropic", "drop condition `messages[-1]['content'][-1]['type'] =...`",
+    (_ANTHROPIC, "AnthropicMessages.render", "drop condition `messages[-1]['content'][-1]['type'] =...`",
      "messages and messages[-1]['role'] == 'assistant' and (mes..."):
         _LAST_IS_TEXT,
-    (_PAYLOAD, "PayloadMapper.render_anthropic", "`1` -> `0`",
+    (_ANTHROPIC, "AnthropicMessages.render", "`1` -> `0`",
      "if messages and messages[-1]['role'] == 'assistant' and (messages[-1]['content'][-[1]]['type'] ==..."):
         _LAST_IS_TEXT,
-    (_PAYLOAD, "PayloadMapper.render_bedrock", "`1` -> `2`", "item.media_type.split('/', [1])"):
+    (_BEDROCK, "BedrockConverse.render", "`1` -> `2`", "item.media_type.split('/', [1])"):
         "a media type holds one slash, so splitting at most twice splits it the same way",
     (_COMPACTION, "answered_pairs", "drop condition `isinstance(message, ModelResponse)`",
      "isinstance(message, ModelResponse) and isinstance(part, T..."):

@@ -12,10 +12,11 @@ from collections import deque
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from chatconform.dialects.base import File, Image, Text, Turn
 from chatconform.fakes.base import Fake
 from chatconform.lazy import pai
 from chatconform.providers import get_provider
-from chatconform.reference.payload import OPENAI_STYLE, File, Image, PayloadMapper, Text, Turn
+from chatconform.reference.payload import OPENAI_STYLE, PayloadMapper
 
 if TYPE_CHECKING:
     from pydantic_ai.messages import ModelMessage

@@ -13,10 +13,12 @@ PROFILE = Provider(
     title="Z.ai / Zhipu GLM chat completions",
     docs="https://docs.z.ai/api-reference/llm/chat-completion",
     rule_prefix="Z",
-    dialect="openai",
+    dialect="openai_chat",
     messages_key="messages",
     system_slot=None,
     blanket_error=GLM_1214,
+    error_code="1214",
+    api_paths=("/api/paas/v4/chat/completions",),
     check_levels={
         "payload.system_first": CheckLevel(WARNING, "no known GLM rule on where system messages go"),
         "payload.user_led": CheckLevel(

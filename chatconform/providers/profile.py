@@ -1,9 +1,10 @@
 """The provider profile: every fact chatconform needs about one provider, as typed fields.
 
-A provider is a dialect (the shape of the request body) plus that provider's own rules and
-quirks: Qwen on vLLM and GLM speak the OpenAI dialect with stricter rules, so they are
-providers of their own. The reference mapper, ``provider_schemas``, the checks, the fakes and
-the adapters read these fields instead of comparing provider ids. ``docs/provider-rules.md``
+A provider is a dialect (the shape of the request body and its answer: a module of
+``chatconform.dialects``) plus that provider's own rules and quirks: Qwen on vLLM and GLM
+speak the OpenAI Chat dialect with stricter rules, so they are providers of their own. The
+reference mapper, the dialects, ``provider_schemas``, the checks, the fakes and the adapters
+read these fields instead of comparing provider ids. ``docs/provider-rules.md``
 lists every rule id cited here with its evidence.
 """
 
@@ -11,13 +12,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Literal
 
+from chatconform.dialects import get_dialect
+from chatconform.dialects.base import FileKind
 from chatconform.errors import LEVELS
-
-Dialect = Literal["openai", "anthropic", "gemini", "bedrock"]
-#: The kinds of file besides images: a PDF document, WAV or MP3 audio, MP4 video.
-FileKind = Literal["document", "audio", "video"]
 
 
 @dataclass(frozen=True)
@@ -50,8 +48,9 @@ class Provider:
     docs: str
     #: Letter of its rule ids (``Q3``); ``<prefix>0`` is its generic request-shape rule.
     rule_prefix: str
-    #: The shape of the request body, shared by every provider that speaks it.
-    dialect: Dialect
+    #: The shape of the request body and of its answer, shared by every provider that speaks
+    #: it: the name of its module in ``chatconform.dialects`` (``openai_chat``).
+    dialect: str
     #: The body key holding the conversation (a bare JSON array is read as its value).
     messages_key: str
     #: Where system text goes: None for a ``system`` message inside the messages, else
@@ -98,6 +97,16 @@ class Provider:
     #: How the dialect marks a failed tool result (Anthropic ``is_error``); None where it has no
     #: such flag (OpenAI-style tool messages): there the failure text the history stores is the mark.
     error_flag: str | None = None
+    #: The ``code`` the provider puts beside the message of a body it rejects (Z.ai: ``1214``
+    #: on every invalid ``messages``), which ``chatconform serve`` answers with; None: no code.
+    error_code: str | None = None
+    #: Paths of the provider's own API besides its dialect's, as its SDK builds them from the
+    #: base URL it documents (GLM's ``/api/paas/v4/chat/completions``): ``chatconform serve``
+    #: answers them under ``/<id>`` too.
+    api_paths: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        get_dialect(self.dialect)  # an unknown dialect fails here, when the profile's module loads
 
     @property
     def generic_rule(self) -> str:

@@ -84,27 +84,31 @@ Policy (``docs/contracts/payload.md``, "The reference policy"), and why:
   model sends them) carries Google's documented placeholder thought signature, because
   Gemini 3 rejects replayed calls without one (G9) and thinking is not sent.
 
-The output is a JSON-native dict (bytes as base64), built in a fixed number of passes
-over the history (linear), and the input is never mutated: nothing in the output aliases
-it (arguments and tool results are copied).
+This module decides the turns; the provider's dialect (its module in ``chatconform.dialects``)
+writes them in its shape, the per-dialect points above included. The output is a JSON-native
+dict (bytes as base64), built in a fixed number of passes over the history (linear), and the
+input is never mutated: nothing in the output aliases it (arguments and tool results are
+copied).
 """
 
 from __future__ import annotations
 
 import base64
-import hashlib
 import json
-import re
-import string
 from collections import deque
 from collections.abc import Container, Sequence
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any
 
+from chatconform.dialects import get_dialect
+from chatconform.dialects.base import FILE_KINDS, Call, File, Image, Result, Text, Turn
+from chatconform.dialects.gemini_generate import GEMINI_THOUGHT_SIGNATURE_PLACEHOLDER
+from chatconform.dialects.openai_chat import DIALECT as OPENAI_CHAT
+from chatconform.dialects.openai_chat import mistral_tool_call_id
 from chatconform.errors import UnsendableContent
 from chatconform.history import ERROR_OUTCOMES
 from chatconform.lazy import pai
 from chatconform.providers import PROVIDER_IDS, PROVIDERS, get_provider
-from chatconform.providers.profile import FileKind, Provider
+from chatconform.providers.profile import Provider
 
 if TYPE_CHECKING:
     from pydantic_ai.messages import ModelMessage, ToolCallPart, ToolReturnPart
@@ -121,107 +125,16 @@ __all__ = [
 ]
 
 #: Providers whose body is an OpenAI-style ``{"messages": [...]}`` with system/tool roles.
-OPENAI_STYLE = frozenset(p.id for p in PROVIDERS.values() if p.dialect == "openai")
+OPENAI_STYLE = frozenset(p.id for p in PROVIDERS.values() if p.dialect == OPENAI_CHAT.name)
 #: What this module provides to the reference implementation: the method, and the
 #: providers it maps to.
 CONTRACT_METHODS = ("to_payload",)
 IMPLEMENTATION_SETTINGS = {"providers": frozenset(PROVIDER_IDS)}
 
-#: Google's documented value for a function call replayed without a real signature.
-GEMINI_THOUGHT_SIGNATURE_PLACEHOLDER = "skip_thought_signature_validator"
-
 #: The one text the reference invents: the assistant turn that hosted Mistral (M1) and
 #: Bedrock (B3 with B5) demand between tool results and a user turn, where the model never
 #: replied (a cancelled run, a message typed while tools ran). It says just that.
 NO_REPLY_TEXT = "(no reply)"
-
-_MISTRAL_ID = re.compile(r"[a-zA-Z0-9]{9}")
-_BASE62 = string.digits + string.ascii_letters
-
-
-def mistral_tool_call_id(tool_call_id: str) -> str:
-    """The id Mistral sees for ``tool_call_id``: kept if already 9 ``[a-zA-Z0-9]``,
-    else 9 base62 digits of its SHA-256. A pure function, so checks can map ids too."""
-    if _MISTRAL_ID.fullmatch(tool_call_id):
-        return tool_call_id
-    number = int.from_bytes(hashlib.sha256(tool_call_id.encode()).digest(), "big")
-    digits = []
-    for _ in range(9):
-        number, digit = divmod(number, 62)
-        digits.append(_BASE62[digit])
-    return "".join(digits)
-
-
-# -- the neutral turn list every dialect is rendered from ---------------------------------
-# Items are tuples: the collector stops tracking a tuple of strings, so the items of a long
-# history do not make it scan the heap again and again (a call on 10^5 messages holds
-# some 10^5 of them until it returns).
-class Text(NamedTuple):
-    text: str
-
-
-class Image(NamedTuple):
-    media_type: str
-    data: bytes | None = None
-    url: str | None = None
-
-
-class File(NamedTuple):
-    """A file besides an image: a PDF document, WAV or MP3 audio, MP4 video."""
-
-    kind: FileKind
-    media_type: str
-    data: bytes | None = None
-    url: str | None = None
-
-    @property
-    def format(self) -> str:
-        """The format name the dialects use (``pdf``, ``wav``, ``mp3``, ``mp4``)."""
-        return _FORMATS[self.media_type]
-
-
-#: The files besides images the reference maps, by media type: kind and format name.
-_FILE_KINDS: dict[str, tuple[FileKind, str]] = {
-    "application/pdf": ("document", "pdf"),
-    "audio/wav": ("audio", "wav"), "audio/x-wav": ("audio", "wav"), "audio/wave": ("audio", "wav"),
-    "audio/mpeg": ("audio", "mp3"), "audio/mp3": ("audio", "mp3"),
-    "video/mp4": ("video", "mp4"),
-}
-_FORMATS = {media_type: fmt for media_type, (_, fmt) in _FILE_KINDS.items()}
-
-
-class Call(NamedTuple):
-    id: str
-    name: str
-    arguments: str  # the arguments as one JSON string, as the OpenAI-style dialects send them
-
-    @property
-    def args(self) -> dict:
-        """The arguments as a fresh dict, for the dialects that send an object: parsed from
-        :attr:`arguments` when rendered, so the OpenAI-style dialects never build one."""
-        return json.loads(self.arguments)
-
-
-class Result(NamedTuple):
-    id: str
-    name: str
-    content: Any
-    error: bool
-
-
-class Turn(list):
-    """One provider-neutral turn: role ``system``, ``user``, ``assistant`` or ``tool``; the
-    turn is the list of its items (one object per turn, not two)."""
-
-    __slots__ = ("role",)
-
-    def __init__(self, role: str, items: Any = ()) -> None:
-        super().__init__(items)
-        self.role = role
-
-    @property
-    def items(self) -> list:
-        return self
 
 
 class _CallIds:
@@ -259,10 +172,6 @@ def _arguments(part: ToolCallPart) -> str:
     except (ValueError, RecursionError) as exc:
         raise ValueError(f"the arguments of tool call {part.tool_call_id!r} cannot be sent "
                          f"({type(exc).__name__}: {str(exc)[:200]})") from None
-
-
-def _result_text(content: Any) -> str:
-    return content if isinstance(content, str) else json.dumps(content, ensure_ascii=False)
 
 
 class PayloadMapper:
@@ -326,8 +235,8 @@ class PayloadMapper:
             return Image(item.media_type, url=item.url)
         if isinstance(item, pai.BinaryContent) and item.is_image:
             return Image(item.media_type, data=bytes(item.data))
-        if isinstance(item, (pai.BinaryContent, pai.FileUrl)) and item.media_type in _FILE_KINDS:
-            kind = _FILE_KINDS[item.media_type][0]
+        if isinstance(item, (pai.BinaryContent, pai.FileUrl)) and item.media_type in FILE_KINDS:
+            kind = FILE_KINDS[item.media_type][0]
             if isinstance(item, pai.FileUrl):
                 return File(kind, item.media_type, url=item.url)
             return File(kind, item.media_type, data=bytes(item.data))
@@ -508,210 +417,12 @@ class PayloadMapper:
         holds_results = [isinstance(item, Result) for item in (previous.items[-1], turn.items[0])]
         return holds_results[0] != holds_results[1]
 
-    # -- step 4: the dialects ----------------------------------------------------------------
+    # -- step 4: the dialect ------------------------------------------------------------------
     def render(self, provider: str, system: str | None, turns: list[Turn]) -> dict:
-        dialect = get_provider(provider).dialect
-        if dialect == "openai":
-            return self.render_openai_style(provider, system, turns)
-        if dialect == "anthropic":
-            return self.render_anthropic(system, turns)
-        if dialect == "gemini":
-            return self.render_gemini(system, turns)
-        return self.render_bedrock(system, turns)
-
-    def render_openai_style(self, provider: str, system: str | None, turns: list[Turn]) -> dict:
+        """The body in the provider's dialect (``chatconform.dialects``), which calls this
+        mapper's :meth:`inline_data` and :meth:`file_part` for files."""
         profile = get_provider(provider)
-        fix_id = mistral_tool_call_id if profile.short_tool_call_ids else str
-        messages: list[dict] = []
-        if system is not None:
-            messages.append({"role": "system", "content": system})
-        for turn in turns:
-            if turn.role == "system":  # only the known-bug fakes leave system turns in place
-                messages.append({"role": "system", "content": "\n\n".join(i.text for i in turn.items)})
-            elif turn.role == "user":
-                content = self._openai_user_content(turn.items, profile)
-                if profile.escapes_tool_response_text and isinstance(content, str):
-                    content = _not_a_tool_response(content)
-                messages.append({"role": "user", "content": content})
-            elif turn.role == "assistant":
-                message: dict = {"role": "assistant"}
-                texts = [item.text for item in turn.items if isinstance(item, Text)]
-                calls = [item for item in turn.items if isinstance(item, Call)]
-                if texts:
-                    message["content"] = "\n\n".join(texts)
-                if calls:
-                    message["tool_calls"] = [
-                        {"id": fix_id(c.id), "type": "function", "function": {"name": c.name, "arguments": c.arguments}}
-                        for c in calls
-                    ]
-                messages.append(message)
-            else:
-                for result in turn.items:
-                    sent = {"error": result.content} if result.error else result.content
-                    message = {"role": "tool", "tool_call_id": fix_id(result.id), "content": _result_text(sent)}
-                    if profile.names_tool_results:
-                        message["name"] = result.name
-                    messages.append(message)
-        if profile.marks_prefill and len(messages) > 1 and messages[-1]["role"] == "assistant":
-            messages[-1]["prefix"] = True  # a prefill (M2); only the last may say so (M3)
-        return {"messages": messages}
-
-    def _openai_user_content(self, items: list, profile: Provider) -> str | list[dict]:
-        if all(isinstance(item, Text) for item in items):
-            return "\n\n".join(item.text for item in items)
-        parts: list[dict] = []
-        for item in items:
-            if isinstance(item, Text):
-                parts.append({"type": "text", "text": item.text})
-                continue
-            url = item.url or f"data:{item.media_type};base64,{self.inline_data(item.data)}"
-            kind = "image_url" if isinstance(item, Image) else self.file_part(item, profile)
-            if kind is None:
-                parts.append({"type": "text", "text": url})
-            elif kind == "file":
-                parts.append({"type": "file", "file": {"filename": f"{item.kind}.{item.format}", "file_data": url}})
-            elif kind == "input_audio":
-                parts.append({"type": "input_audio",
-                              "input_audio": {"data": self.inline_data(item.data), "format": item.format}})
-            else:
-                parts.append({"type": kind, kind: url if profile.image_url_as_string else {"url": url}})
-        return parts
-
-    def _anthropic_source(self, item: Image | File) -> dict:
-        """An image's or a document's ``source``: its URL, or its bytes as base64."""
-        if item.url:
-            return {"type": "url", "url": item.url}
-        return {"type": "base64", "media_type": item.media_type, "data": self.inline_data(item.data)}
-
-    def render_anthropic(self, system: str | None, turns: list[Turn]) -> dict:
-        profile = get_provider("anthropic")
-        messages: list[dict[str, Any]] = []
-        for turn in turns:
-            blocks: list[dict] = []
-            for item in turn.items:
-                if isinstance(item, Text):
-                    blocks.append({"type": "text", "text": item.text})
-                elif isinstance(item, Image):
-                    blocks.append({"type": "image", "source": self._anthropic_source(item)})
-                elif isinstance(item, File):
-                    if self.file_part(item, profile) is None:
-                        blocks.append({"type": "text", "text": item.url})
-                    else:
-                        blocks.append({"type": "document", "source": self._anthropic_source(item)})
-                elif isinstance(item, Call):
-                    blocks.append({"type": "tool_use", "id": item.id, "name": item.name, "input": item.args})
-                else:
-                    blocks.append({"type": "tool_result", "tool_use_id": item.id,
-                                   "content": _result_text(item.content), "is_error": item.error})
-            messages.append({"role": _neutral_role(turn, "anthropic"), "content": blocks})
-        if messages and messages[-1]["role"] == "assistant" and messages[-1]["content"][-1]["type"] == "text":
-            # A final assistant text may not end in whitespace (A10); only the edge goes.
-            last = messages[-1]["content"][-1]
-            last["text"] = last["text"].rstrip()
-        body: dict = {"messages": messages}
-        if system is not None:
-            body = {"system": system, **body}
-        return body
-
-    def render_gemini(self, system: str | None, turns: list[Turn]) -> dict:
-        contents = []
-        for turn in turns:
-            parts: list[dict] = []
-            signed = False
-            for item in turn.items:
-                if isinstance(item, Text):
-                    parts.append({"text": item.text})
-                elif isinstance(item, (Image, File)):
-                    parts.append({"fileData": {"mimeType": item.media_type, "fileUri": item.url}} if item.url else
-                                 {"inlineData": {"mimeType": item.media_type, "data": self.inline_data(item.data)}})
-                elif isinstance(item, Call):
-                    part: dict = {"functionCall": {"id": item.id, "name": item.name, "args": item.args}}
-                    if not signed:
-                        part["thoughtSignature"] = GEMINI_THOUGHT_SIGNATURE_PLACEHOLDER
-                        signed = True
-                    parts.append(part)
-                else:
-                    response = ({"error": item.content} if item.error else
-                                item.content if isinstance(item.content, dict) else {"output": item.content})
-                    parts.append({"functionResponse": {"id": item.id, "name": item.name, "response": response}})
-            contents.append({"role": "model" if turn.role == "assistant" else _neutral_role(turn, "gemini"),
-                             "parts": parts})
-        body: dict = {"contents": contents}
-        if system is not None:
-            body = {"systemInstruction": {"parts": [{"text": system}]}, **body}
-        return body
-
-    def render_bedrock(self, system: str | None, turns: list[Turn]) -> dict:
-        profile = get_provider("bedrock-converse")
-        documents = 0
-        messages = []
-        tools: dict[str, None] = {}
-        for turn in turns:
-            blocks: list[dict] = []
-            for item in turn.items:
-                if isinstance(item, Text):
-                    blocks.append({"text": item.text})
-                elif isinstance(item, Image):
-                    if item.url:
-                        blocks.append({"text": item.url})
-                    else:
-                        fmt = item.media_type.split("/", 1)[1]
-                        blocks.append({"image": {"format": fmt, "source": {"bytes": self.inline_data(item.data)}}})
-                elif isinstance(item, File):
-                    block = self.file_part(item, profile)
-                    if block is None:
-                        blocks.append({"text": item.url})
-                    elif block == "document":
-                        documents += 1
-                        blocks.append({"document": {"format": item.format, "name": f"document-{documents}",
-                                                    "source": {"bytes": self.inline_data(item.data)}}})
-                    else:
-                        source = {"bytes": self.inline_data(item.data)}
-                        blocks.append({block: {"format": item.format, "source": source}})
-                elif isinstance(item, Call):
-                    tools[item.name] = None
-                    blocks.append({"toolUse": {"toolUseId": item.id, "name": item.name, "input": item.args}})
-                else:
-                    tools[item.name] = None
-                    result: dict = {"toolUseId": item.id, "content": [{"text": _result_text(item.content)}]}
-                    if item.error:
-                        result["status"] = "error"
-                    blocks.append({"toolResult": result})
-            if any("document" in block for block in blocks) and not any("text" in block for block in blocks):
-                # A message with a document must hold a text block too (B7): its name, visible.
-                blocks.append({"text": f"(document-{documents})"})
-            messages.append({"role": _neutral_role(turn, "bedrock-converse"), "content": blocks})
-        body: dict = {"messages": messages}
-        if system is not None:
-            body = {"system": [{"text": system}], **body}
-        if tools:
-            body["toolConfig"] = {"tools": [
-                {"toolSpec": {"name": name, "inputSchema": {"json": {"type": "object"}}}} for name in tools
-            ]}
-        return body
-
-
-def _not_a_tool_response(text: str) -> str:
-    """User text that Qwen's chat template would read as a tool result, with its opening
-    ``<`` escaped; any other text unchanged.
-
-    The template takes a user message that is only a ``<tool_response>`` wrapper for a tool
-    result: it is not a user query (a conversation of nothing else is refused with "No user
-    query found in messages.", rule Q2 in docs/provider-rules.md), and a user could forge a
-    tool's answer with it. Escaping keeps every character readable, as pydantic-ai escapes a
-    ``<system>`` tag in user text.
-    """
-    stripped = text.strip()
-    if not (stripped.startswith("<tool_response>") and stripped.endswith("</tool_response>")):
-        return text
-    at = len(text) - len(text.lstrip())
-    return text[:at] + "&lt;" + text[at + 1:]
-
-
-def _neutral_role(turn: Turn, provider: str) -> str:
-    if turn.role == "system":
-        raise ValueError(f"{provider} has no system role inside messages")
-    return "assistant" if turn.role == "assistant" else "user"
+        return get_dialect(profile.dialect).render(self, profile, system, turns)
 
 
 _REFERENCE = PayloadMapper()
@@ -737,10 +448,10 @@ def links_sent_as_text(history: Sequence[ModelMessage], provider: str) -> list[s
                 continue
             for item in part.content:
                 if isinstance(item, pai.ImageUrl):
-                    if profile.dialect == "bedrock":
+                    if not get_dialect(profile.dialect).takes_image_links:
                         found.append(f"image by URL ({item.url})")
-                elif isinstance(item, pai.FileUrl) and item.media_type in _FILE_KINDS:
-                    kind = _FILE_KINDS[item.media_type][0]
+                elif isinstance(item, pai.FileUrl) and item.media_type in FILE_KINDS:
+                    kind = FILE_KINDS[item.media_type][0]
                     if kind not in profile.linked_files:
                         found.append(f"{kind} by URL ({item.url})")
     return found

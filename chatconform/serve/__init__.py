@@ -6,11 +6,10 @@ provider's own status and error body when the provider would reject it, and answ
 otherwise (a short text, a script's reply for the turn, or a drawn one). The verdicts go to
 a JSON-lines report that ``chatconform summary`` and ``diff`` read. docs/serve.md has more.
 
-Modules: ``app`` (the routes and the judging), one per dialect (``openai_chat``,
-``anthropic_messages``, ``gemini_generate``, ``bedrock_converse``), ``replies`` (scripts and
-drawn replies), ``stream`` (bodies, streams, cut connections), ``eventstream`` (AWS's binary
-event stream, for ConverseStream), ``report`` (verdicts and the report), ``server`` (the
-foreground server and the test thread).
+Modules: ``app`` (the routes and the judging; each dialect's routes, replies and error bodies
+are its module's in ``chatconform.dialects``), ``replies`` (scripts and drawn replies),
+``stream`` (a dialect's answer as a response: bodies, streams, cut connections), ``log``
+(verdicts and the report), ``server`` (the foreground server and the test thread).
 """
 
 from __future__ import annotations

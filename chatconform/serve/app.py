@@ -1,12 +1,14 @@
-"""The ASGI app of ``chatconform serve``: a route per provider endpoint, each request judged
+"""The ASGI app of ``chatconform serve``: the routes of every dialect, each request judged
 with ``provider_schemas.validate`` (what ``chatconform validate`` runs), then answered as the
 provider would: its own error status and body for a request it rejects, else the reply.
 
-Routes (POST): ``/v1/chat/completions`` (openai-chat) and ``/<provider>/v1/chat/completions``
-for every OpenAI-style provider (also GLM's own ``/glm/api/paas/v4/chat/completions``);
-``/v1/messages`` (anthropic); ``/v1beta/models/<model>:generateContent`` and
-``:streamGenerateContent`` (gemini); ``/model/<modelId>/converse`` and ``/converse-stream``
-(bedrock-converse).
+Routes (POST), from the dialects (``Dialect.routes``): ``/v1/chat/completions`` (OpenAI Chat),
+``/v1/messages`` (Anthropic Messages), ``/v1beta/models/<model>:generateContent`` and
+``:streamGenerateContent`` (Gemini), ``/model/<modelId>/converse`` and ``/converse-stream``
+(Bedrock Converse), each for the first provider of its dialect in the table (openai-chat,
+anthropic, gemini, bedrock-converse) and under ``/<provider>`` for every provider of it
+(``/mistral/v1/chat/completions``); and a provider's own paths (``Provider.api_paths``: GLM's
+``/glm/api/paas/v4/chat/completions``).
 """
 
 from __future__ import annotations
@@ -14,8 +16,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
-from collections.abc import Callable
-from types import ModuleType
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from starlette.applications import Starlette
@@ -23,19 +24,23 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from chatconform.providers import PROVIDERS, get_provider
-from chatconform.serve import anthropic_messages, bedrock_converse, gemini_generate, openai_chat
+from chatconform.dialects import Dialect, get_dialect
+from chatconform.dialects.http import Answer, Context, Reply, RouteCall
+from chatconform.providers import PROVIDERS, Provider, get_provider
 from chatconform.serve.log import ServeLog, Verdict
-from chatconform.serve.replies import Context, Replies, Reply
+from chatconform.serve.replies import Replies
+from chatconform.serve.stream import respond
 
 if TYPE_CHECKING:
     from chatconform.provider_schemas import Problem
 
-__all__ = ["DIALECTS", "build_app", "conversation_key", "text_key"]
+__all__ = ["build_app", "conversation_key", "home_provider", "text_key"]
 
-#: The module that speaks each dialect.
-DIALECTS: dict[str, ModuleType] = {"openai": openai_chat, "anthropic": anthropic_messages,
-                                   "gemini": gemini_generate, "bedrock": bedrock_converse}
+
+def home_provider(profile: Provider) -> Provider:
+    """The provider the dialect's routes answer for without a ``/<provider>`` prefix: the
+    first in the table that speaks the dialect (openai-chat for OpenAI Chat)."""
+    return next(p for p in PROVIDERS.values() if p.dialect == profile.dialect)
 
 
 def conversation_key(body: Any, provider: str) -> str:
@@ -91,81 +96,69 @@ class _Judge:
     def __init__(self, log: ServeLog, replies: Replies) -> None:
         self.log, self.replies = log, replies
 
-    async def handle(self, request: Request, provider: str, *, model: str | None = None,
-                     stream: bool | None = None, sse: bool = True) -> Response:
-        dialect = DIALECTS[get_provider(provider).dialect]
+    async def handle(self, request: Request, profile: Provider, dialect: Dialect, call: RouteCall) -> Response:
+        provider = profile.id
         raw = await request.body()
-        body, problems = _judged(raw, provider, model)
+        body, problems = _judged(raw, provider, call.model)
         named = body.get("model") if isinstance(body, dict) else None
-        model = model or (named if isinstance(named, str) and named else "chatconform-serve")
-        wants = stream if stream is not None else isinstance(body, dict) and body.get("stream") is True
+        model = call.model or (named if isinstance(named, str) and named else "chatconform-serve")
+        wants = call.stream if call.stream is not None else isinstance(body, dict) and body.get("stream") is True
         conversation = conversation_key(body, provider)
         number, turn = self.log.next_turn(conversation)
         errors = [p for p in problems if p.severity == "error"]
         if errors:
-            response, status, answered = dialect.error(400, errors[0].message, provider), 400, "rejected"
+            answer, status, answered = dialect.error(400, errors[0].message, profile), 400, "rejected"
         else:
             tools = dialect.tool_names(body)
             reply = self.replies.next(conversation, turn, tools)
             if reply.delay:
                 await asyncio.sleep(reply.delay)
-            response, status, answered = self._answer(dialect, reply, Context(
-                provider, model, conversation, turn, bool(wants), max(1, len(raw) // 4),
-                openai_chat.include_usage(body)), sse)
+            answer, status, answered = self._answer(dialect, reply, Context(
+                profile, model, conversation, turn, bool(wants), max(1, len(raw) // 4),
+                dialect.include_usage(body), call.sse))
         self.log.add(Verdict(number, provider, request.url.path, model, bool(wants), conversation, turn,
                              tuple(problems), status, answered, body))
-        return response
+        return respond(answer)
 
-    def _answer(self, dialect: ModuleType, reply: Reply, ctx: Context, sse: bool) -> tuple[Response, int, str]:
+    def _answer(self, dialect: Dialect, reply: Reply, ctx: Context) -> tuple[Answer, int, str]:
         if reply.status is not None:
             message = reply.message or f"chatconform serve: scripted error {reply.status}"
-            return dialect.error(reply.status, message, ctx.provider), reply.status, reply.kind
+            return dialect.error(reply.status, message, ctx.profile), reply.status, reply.kind
         self.replies.remember(ctx.conversation, dialect.call_ids(reply, ctx))
-        response = (gemini_generate.answer(reply, ctx, sse=sse) if dialect is gemini_generate
-                    else dialect.answer(reply, ctx))
-        return response, 200, reply.kind
+        return dialect.answer(reply, ctx), 200, reply.kind
 
+    def endpoint(self, dialect: Dialect, path: str,
+                 profile: Provider | None) -> Callable[[Request], Awaitable[Response]]:
+        """The endpoint of ``path`` for ``profile``; None: for the provider the path's
+        ``{provider}`` names, which must speak ``dialect`` (else 404)."""
 
-def _openai_routes(judge: _Judge) -> list[Route]:
-    def for_provider(provider: str) -> Callable:
         async def endpoint(request: Request) -> Response:
-            return await judge.handle(request, provider)
+            chosen = profile
+            if chosen is None:
+                named = request.path_params["provider"]
+                chosen = PROVIDERS.get(named)
+                if chosen is None or chosen.dialect != dialect.name:
+                    return Response(f"no route for {request.url.path}", status_code=404)
+            call = dialect.route(path, request.path_params, request.query_params)
+            if isinstance(call, Answer):
+                return respond(call)
+            return await self.handle(request, chosen, dialect, call)
+
         return endpoint
-
-    async def prefixed(request: Request) -> Response:
-        provider = request.path_params["provider"]
-        if provider not in PROVIDERS or PROVIDERS[provider].dialect != "openai":
-            return Response(f"no route for {request.url.path}", status_code=404)
-        return await judge.handle(request, provider)
-
-    return [Route("/v1/chat/completions", for_provider("openai-chat"), methods=["POST"]),
-            Route("/glm/api/paas/v4/chat/completions", for_provider("glm"), methods=["POST"]),
-            Route("/{provider}/v1/chat/completions", prefixed, methods=["POST"])]
 
 
 def build_app(log: ServeLog, replies: Replies) -> Starlette:
-    """The app: every route judged by one :class:`_Judge`, its verdicts in ``log``."""
+    """The app: every route judged by one :class:`_Judge`, its verdicts in ``log``. The routes
+    without a prefix come first, then the ``/<provider>`` ones."""
     judge = _Judge(log, replies)
-
-    async def messages(request: Request) -> Response:
-        return await judge.handle(request, "anthropic")
-
-    async def gemini(request: Request) -> Response:
-        model, method = request.path_params["model"], request.path_params["method"]
-        if method not in gemini_generate.METHODS:
-            return gemini_generate.error(404, f"Method {method} is not found for models/{model}.", "gemini")
-        return await judge.handle(request, "gemini", model=model, stream=method == "streamGenerateContent",
-                                  sse=request.query_params.get("alt") == "sse")
-
-    async def converse(request: Request) -> Response:
-        return await judge.handle(request, "bedrock-converse", model=request.path_params["model_id"], stream=False)
-
-    async def converse_stream(request: Request) -> Response:
-        return await judge.handle(request, "bedrock-converse", model=request.path_params["model_id"], stream=True)
-
-    routes = [*_openai_routes(judge),
-              Route("/v1/messages", messages, methods=["POST"]),
-              Route("/{version}/models/{model}:{method}", gemini, methods=["POST"]),
-              Route("/model/{model_id:path}/converse", converse, methods=["POST"]),
-              Route("/model/{model_id:path}/converse-stream", converse_stream, methods=["POST"])]
-    return Starlette(routes=routes)
+    own: list[Route] = []
+    prefixed: list[Route] = []
+    for name in dict.fromkeys(p.dialect for p in PROVIDERS.values()):  # in table order
+        dialect = get_dialect(name)
+        speakers = [p for p in PROVIDERS.values() if p.dialect == name]
+        for path in dialect.routes:
+            own.append(Route(path, judge.endpoint(dialect, path, speakers[0]), methods=["POST"]))
+            prefixed.append(Route("/{provider}" + path, judge.endpoint(dialect, path, None), methods=["POST"]))
+        own += [Route(f"/{profile.id}{path}", judge.endpoint(dialect, path, profile), methods=["POST"])
+                for profile in speakers for path in profile.api_paths]
+    return Starlette(routes=own + prefixed)

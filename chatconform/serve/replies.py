@@ -19,49 +19,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from chatconform.dialects.http import DEFAULT_TEXT, Reply, ToolCall
 from chatconform.errors import ConfigError
 
-__all__ = ["DEFAULT_TEXT", "Context", "Replies", "Reply", "ToolCall", "call_id", "completion_tokens", "load_script",
-           "parse_entries", "tokens"]
-
-#: The default answer: short, so an application's assertions on it are easy to write.
-DEFAULT_TEXT = "OK"
-
-
-@dataclass(frozen=True)
-class ToolCall:
-    name: str
-    arguments: dict
-    #: The id to send; None: one made from the conversation and turn (the same on a rerun).
-    id: str | None = None
-
-
-@dataclass(frozen=True)
-class Reply:
-    """One answer, in no dialect: each dialect module renders it in its own shape."""
-
-    text: str | None = DEFAULT_TEXT
-    thinking: str | None = None
-    tool_calls: tuple[ToolCall, ...] = ()
-    #: An error answer instead (``{"status": 500}``), with the provider's error body shape.
-    status: int | None = None
-    message: str | None = None
-    #: Seconds to wait before answering.
-    delay: float = 0.0
-    #: Close the connection after this many chunks of a stream (or part of a plain body),
-    #: without the final chunk.
-    cut_stream_after: int | None = None
-
-    @property
-    def kind(self) -> str:
-        """What the report says was answered."""
-        if self.status is not None:
-            return f"status {self.status}"
-        parts = [name for name, present in (("thinking", self.thinking), ("text", self.text is not None),
-                                            ("tool_calls", self.tool_calls)) if present]
-        kind = "+".join(parts) or "empty"
-        return kind + (f", cut after {self.cut_stream_after}" if self.cut_stream_after is not None else "")
-
+__all__ = ["DEFAULT_TEXT", "Replies", "Reply", "ToolCall", "load_script", "parse_entries"]
 
 _KEYS = ("text", "thinking", "tool_calls", "status", "message", "delay", "cut_stream_after")
 _CALL_KEYS = ("name", "arguments", "id")
@@ -209,36 +170,3 @@ class Replies:
         if self.generate and ids:
             with self._lock:
                 self._ids.setdefault(conversation, []).extend(ids)
-
-
-def call_id(prefix: str, conversation: str, turn: int, index: int, call: ToolCall) -> str:
-    """The id of a call: the script's, else one made from where it is (stable across reruns)."""
-    if call.id is not None:
-        return call.id
-    digest = hashlib.sha256(f"{conversation}/{turn}/{index}".encode()).hexdigest()
-    return f"{prefix}{digest[:24]}"
-
-
-@dataclass(frozen=True)
-class Context:
-    """The request a reply answers, as the dialect modules need it."""
-
-    provider: str
-    model: str
-    conversation: str
-    turn: int
-    stream: bool
-    #: A rough count of the request's tokens (its JSON's length / 4), for the usage fields.
-    prompt_tokens: int = 1
-    #: OpenAI's ``stream_options.include_usage``: a last chunk with the usage.
-    include_usage: bool = False
-
-
-def tokens(text: str | None) -> int:
-    """A rough token count (4 characters a token), never 0 for text that is there."""
-    return max(1, len(text) // 4) if text else 0
-
-
-def completion_tokens(reply: Reply) -> int:
-    return max(1, tokens(reply.text) + tokens(reply.thinking)
-               + sum(tokens(json.dumps(c.arguments)) + 1 for c in reply.tool_calls))

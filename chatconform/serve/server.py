@@ -44,12 +44,15 @@ def bind(port: int) -> socket.socket:
 
 def base_url(root: str, provider: str) -> str:
     """The base URL a provider's SDK takes to reach this server's route for ``provider``."""
+    from chatconform.dialects import get_dialect
     from chatconform.providers import get_provider
+    from chatconform.serve.app import home_provider
 
     profile = get_provider(provider)
-    if profile.dialect != "openai":
-        return root  # the Anthropic, Google and AWS SDKs add /v1/messages, /v1beta/... and /model/...
-    return f"{root}/v1" if provider == "openai-chat" else f"{root}/{provider}/v1"
+    prefix = "" if home_provider(profile).id == profile.id else f"/{profile.id}"
+    # OpenAI's SDK adds /chat/completions to a base URL ending in /v1; the Anthropic, Google
+    # and AWS SDKs add /v1/messages, /v1beta/... and /model/... to theirs
+    return f"{root}{prefix}{get_dialect(profile.dialect).base_path}"
 
 
 def _warm() -> None:

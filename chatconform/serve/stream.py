@@ -1,5 +1,5 @@
-"""The responses every dialect sends: a JSON body, a stream (SSE, or any chunks), and either one
-cut short.
+"""A dialect's :class:`~chatconform.dialects.http.Answer` as a Starlette response: a JSON body,
+a stream (SSE, or any chunks), and either one cut short.
 
 A cut (``{"cut_stream_after": N}``) is real: the response sends N chunks, then the app returns
 without the last one, and the server closes the connection mid-body. The client sees what a
@@ -8,18 +8,14 @@ dropped connection looks like (an incomplete chunked body), not a polite error.
 
 from __future__ import annotations
 
-import json
-from collections.abc import Iterable, Mapping
-from typing import Any
+from collections.abc import Mapping
 
 from starlette.responses import Response, StreamingResponse
 from starlette.types import Receive, Scope, Send
 
-__all__ = ["json_response", "sse_event", "sse_response", "stream_response"]
+from chatconform.dialects.http import Answer, json_bytes
 
-
-def _dumps(data: Any) -> bytes:
-    return json.dumps(data, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+__all__ = ["respond"]
 
 
 class _Cut(Response):
@@ -41,36 +37,22 @@ class _Cut(Response):
             await send({"type": "http.response.body", "body": chunk, "more_body": True})
 
 
-def json_response(data: Any, *, status: int = 200, headers: Mapping[str, str] | None = None,
-                  cut_after: int | None = None) -> Response:
-    """A JSON body; cut: the first half of it (nothing for ``cut_after=0``), then the drop."""
-    body = _dumps(data)
-    if cut_after is None:
-        return Response(body, status_code=status, media_type="application/json", headers=headers)
-    return _Cut([body[:len(body) // 2]] if cut_after else [], status, "application/json", headers, len(body))
-
-
-def sse_event(data: Any, event: str | None = None) -> bytes:
-    """One server-sent event (``data`` as JSON unless it is already a string)."""
-    payload = data.encode("utf-8") if isinstance(data, str) else _dumps(data)
-    return (f"event: {event}\n".encode() if event else b"") + b"data: " + payload + b"\n\n"
-
-
-def sse_response(events: Iterable[bytes], *, cut_after: int | None = None) -> Response:
-    """An SSE stream of ``events`` (made by :func:`sse_event`)."""
-    return stream_response(events, "text/event-stream", headers={"cache-control": "no-cache"}, cut_after=cut_after)
-
-
-def stream_response(chunks: Iterable[bytes], media_type: str, *, headers: Mapping[str, str] | None = None,
-                    cut_after: int | None = None) -> Response:
-    """A streamed body sent a chunk at a time; cut: the first ``cut_after`` chunks, never the
+def respond(answer: Answer) -> Response:
+    """The response that sends ``answer``. A JSON body cut: the first half of it (nothing for
+    ``cut_after=0``), then the drop; a stream cut: its first ``cut_after`` chunks, never the
     last (a cut stream always lacks its end)."""
-    sent = list(chunks)
-    if cut_after is not None:
-        return _Cut(sent[:min(cut_after, len(sent) - 1)], 200, media_type, headers)
+    if answer.chunks is None:
+        data = json_bytes(answer.body)
+        if answer.cut_after is None:
+            return Response(data, status_code=answer.status, media_type=answer.media_type, headers=answer.headers)
+        return _Cut([data[:len(data) // 2]] if answer.cut_after else [], answer.status, answer.media_type,
+                    answer.headers, len(data))
+    sent = list(answer.chunks)
+    if answer.cut_after is not None:
+        return _Cut(sent[:min(answer.cut_after, len(sent) - 1)], answer.status, answer.media_type, answer.headers)
 
     async def body():
         for chunk in sent:
             yield chunk
 
-    return StreamingResponse(body(), media_type=media_type, headers=headers)
+    return StreamingResponse(body(), status_code=answer.status, media_type=answer.media_type, headers=answer.headers)

@@ -12,7 +12,7 @@ pytest.importorskip("botocore", reason="the decoder to read back with is botocor
 
 from botocore.eventstream import ChecksumMismatch, EventStreamBuffer
 
-from chatconform.serve.eventstream import event, message
+from chatconform.dialects.eventstream import event, message
 
 
 def decoded(data: bytes, step: int | None = None) -> list:

@@ -1,0 +1,309 @@
+"""What every dialect module shares: the neutral turns it renders, the turn view it reads a
+body back into, and :class:`Dialect`, the one protocol each module implements.
+
+A dialect is the shape of a request body and of its answer (OpenAI Chat Completions,
+Anthropic Messages, ...), shared by every provider that speaks it; what one provider adds
+(Mistral's short call ids, Qwen's escaped ``<tool_response>``) is a field of its profile,
+which the dialect reads. The reference decides what is sent (order, pairing, merging, the
+system slot: ``chatconform.reference.payload``); a dialect only writes it in its shape.
+"""
+
+from __future__ import annotations
+
+import json
+from abc import ABC, abstractmethod
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, NamedTuple, Protocol
+
+from chatconform.dialects.http import Answer, Context, Reply, RouteCall
+from chatconform.history import data_url_payload, inline_identity
+
+if TYPE_CHECKING:
+    from chatconform.providers.profile import Provider
+
+__all__ = ["FILE_KINDS", "BodyTurn", "Call", "Dialect", "File", "FileKind", "Image", "RenderHooks", "Result", "Text",
+           "Turn", "neutral_role", "result_text"]
+
+#: The kinds of file besides images: a PDF document, WAV or MP3 audio, MP4 video.
+FileKind = Literal["document", "audio", "video"]
+
+#: The files besides images the reference maps, by media type: kind and format name.
+FILE_KINDS: dict[str, tuple[FileKind, str]] = {
+    "application/pdf": ("document", "pdf"),
+    "audio/wav": ("audio", "wav"), "audio/x-wav": ("audio", "wav"), "audio/wave": ("audio", "wav"),
+    "audio/mpeg": ("audio", "mp3"), "audio/mp3": ("audio", "mp3"),
+    "video/mp4": ("video", "mp4"),
+}
+_FORMATS = {media_type: fmt for media_type, (_, fmt) in FILE_KINDS.items()}
+
+
+# -- the neutral turn list every dialect is rendered from ---------------------------------
+# Items are tuples: the collector stops tracking a tuple of strings, so the items of a long
+# history do not make it scan the heap again and again (a call on 10^5 messages holds
+# some 10^5 of them until it returns).
+class Text(NamedTuple):
+    text: str
+
+
+class Image(NamedTuple):
+    media_type: str
+    data: bytes | None = None
+    url: str | None = None
+
+
+class File(NamedTuple):
+    """A file besides an image: a PDF document, WAV or MP3 audio, MP4 video."""
+
+    kind: FileKind
+    media_type: str
+    data: bytes | None = None
+    url: str | None = None
+
+    @property
+    def format(self) -> str:
+        """The format name the dialects use (``pdf``, ``wav``, ``mp3``, ``mp4``)."""
+        return _FORMATS[self.media_type]
+
+
+class Call(NamedTuple):
+    id: str
+    name: str
+    arguments: str  # the arguments as one JSON string, as the OpenAI-style dialects send them
+
+    @property
+    def args(self) -> dict:
+        """The arguments as a fresh dict, for the dialects that send an object: parsed from
+        :attr:`arguments` when rendered, so the OpenAI-style dialects never build one."""
+        return json.loads(self.arguments)
+
+
+class Result(NamedTuple):
+    id: str
+    name: str
+    content: Any
+    error: bool
+
+
+class Turn(list):
+    """One provider-neutral turn: role ``system``, ``user``, ``assistant`` or ``tool``; the
+    turn is the list of its items (one object per turn, not two)."""
+
+    __slots__ = ("role",)
+
+    def __init__(self, role: str, items: Any = ()) -> None:
+        super().__init__(items)
+        self.role = role
+
+    @property
+    def items(self) -> list:
+        return self
+
+
+def result_text(content: Any) -> str:
+    """A tool result's content as the text the text-only slots carry (JSON unless a string)."""
+    return content if isinstance(content, str) else json.dumps(content, ensure_ascii=False)
+
+
+def neutral_role(turn: Turn, provider: str) -> str:
+    """``user`` or ``assistant``, for the dialects whose messages have only those two roles."""
+    if turn.role == "system":
+        raise ValueError(f"{provider} has no system role inside messages")
+    return "assistant" if turn.role == "assistant" else "user"
+
+
+class RenderHooks(Protocol):
+    """The steps of the mapper a dialect calls while rendering, so a fake that changes one
+    (``chatconform.fakes.payload``) changes it in every dialect."""
+
+    def inline_data(self, data: bytes | None) -> str:
+        """A file's bytes as the base64 text the body carries."""
+        ...
+
+    def file_part(self, item: File, profile: Provider) -> str | None:
+        """The part that carries a file in the provider's body; None: its URL goes as text."""
+        ...
+
+
+# -- the turn view: a body read back --------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class BodyTurn:
+    """One turn of a request body as a dialect reads it back (``provider_schemas.turn_view``)."""
+
+    role: str  # "system" | "user" | "assistant" | "tool"
+    texts: tuple[str, ...]  # text items in order (string content counts as one item)
+    tool_calls: tuple[tuple[str, str], ...]  # (id, tool name) of calls made in this turn
+    tool_results: tuple[tuple[str, str], ...]  # (id, tool name or "") answered in this turn
+    path: str  # e.g. "$.messages[2]", "$.system", "$.systemInstruction"
+    #: Files in order: each its URL (or file id, storage location), or, for bytes sent inline,
+    #: the standard base64 of the bytes the body's text decodes to (``history.inline_identity``:
+    #: one spelling for the same bytes, whatever the alphabet or padding; text that is no
+    #: base64 kept as it is).
+    media: tuple[str, ...] = ()
+    #: Positions in ``tool_results`` of the results marked as errors, in the dialect's way:
+    #: Anthropic ``is_error``, Bedrock ``status: "error"``, an ``{"error": ...}`` content
+    #: (the OpenAI-style tool message as JSON text, the Gemini ``response``).
+    error_results: tuple[int, ...] = ()
+    #: Positions in ``media`` of the files sent inline, as bytes (the others are links).
+    inline: tuple[int, ...] = ()
+
+
+# The readers are forgiving: they read what they can and skip what they cannot (the schema
+# reports malformed bodies, not this). These helpers take any JSON value.
+
+
+def list_of(value: Any) -> list:
+    return value if isinstance(value, list) else []
+
+
+def dicts(value: Any) -> Iterator[dict]:
+    return (item for item in list_of(value) if isinstance(item, dict))
+
+
+def str_of(value: Any) -> str:
+    return value if isinstance(value, str) else ""
+
+
+def text_blocks(value: Any, *, typed: bool) -> list[str]:
+    """Strings of a content value: a string, or text blocks (``{"type":"text"}`` when typed)."""
+    if isinstance(value, str):
+        return [value]
+    return [
+        block["text"]
+        for block in dicts(value)
+        if isinstance(block.get("text"), str) and (not typed or block.get("type") == "text")
+    ]
+
+
+#: A file as the body sends it: its identity, and whether it travels as bytes (inline).
+SentFile = tuple[str, bool]
+
+
+def inline_bytes(data: Any) -> SentFile | None:
+    """Inline bytes given as base64 text (Gemini's JSON takes either alphabet, google-genai
+    sends the URL-safe one): the identity of the bytes it decodes to."""
+    if not isinstance(data, str) or not data:
+        return None
+    return inline_identity(data) or data, True
+
+
+def link(url: Any) -> SentFile | None:
+    """A URL: a ``data:`` URL is its bytes, any other URL (or id) is a link."""
+    if not isinstance(url, str) or not url:
+        return None
+    inline = data_url_payload(url)
+    return inline_bytes(inline) if inline is not None else (url, False)
+
+
+def source_file(source: Any) -> SentFile | None:
+    """Anthropic and Bedrock file sources: inline bytes, a URL or a storage location."""
+    if not isinstance(source, dict):
+        return None
+    for key in ("data", "bytes"):
+        if isinstance(source.get(key), str):
+            return inline_bytes(source[key])
+    location = source.get("s3Location")
+    return link(source.get("url") or source.get("file_id") or
+                (location.get("uri") if isinstance(location, dict) else None))
+
+
+_NO_FILES: dict[str, tuple] = {}
+
+
+def files(found: list[SentFile]) -> dict[str, tuple]:
+    """A turn's ``media`` and ``inline`` fields from its files in order."""
+    if not found:  # most turns: the fields' defaults
+        return _NO_FILES
+    return {"media": tuple(identity for identity, _ in found),
+            "inline": tuple(i for i, (_, inline) in enumerate(found) if inline)}
+
+
+class CallNames:
+    """Tool name by call id, so a result that does not repeat the name still gets it: the
+    name of the latest call with that id (an id may be reused in a later round)."""
+
+    def __init__(self) -> None:
+        self.by_id: dict[str, str] = {}
+
+    def call(self, call_id: str, name: str) -> tuple[str, str]:
+        if call_id and name:
+            self.by_id[call_id] = name
+        return call_id, name
+
+    def result(self, call_id: str, name: str = "") -> tuple[str, str]:
+        return call_id, name or self.by_id.get(call_id, "")
+
+
+def system_slot(texts: tuple[str, ...], path: str) -> Iterator[BodyTurn]:
+    """The provider's system slot as a turn; an empty slot (``""``, ``[]``, no parts) sends
+    no system text, so it is no turn at all."""
+    if any(texts):
+        yield BodyTurn("system", texts, (), (), path)
+
+
+# -- the protocol ------------------------------------------------------------------------------
+
+
+class Dialect(ABC):
+    """One request dialect, all of it: rendering the reference's turns into a body, reading a
+    body back into turns, and answering over HTTP as the provider does (``chatconform
+    serve``). Each module of ``chatconform.dialects`` but the shared ones holds one instance,
+    ``DIALECT``, named as its module; a provider names it as its ``dialect``.
+
+    An abstract base class rather than a structural protocol: a module that leaves a part
+    out fails when it is imported, naming the part, not when a request first needs it.
+    The HTTP side takes and returns plain data (:mod:`chatconform.dialects.http`); ``serve``
+    turns it into responses, so no web framework is imported here.
+    """
+
+    #: The dialect's name, which a provider's profile gives as its ``dialect``: the module's name.
+    name: ClassVar[str]
+    #: The paths it answers at, in Starlette's pattern syntax (``/v1/messages``,
+    #: ``/model/{model_id:path}/converse``). ``serve`` answers each for the first provider of
+    #: the dialect in the table, and under ``/<provider id>`` for every provider of it.
+    routes: ClassVar[tuple[str, ...]]
+    #: What a client's base URL adds before the paths of :attr:`routes` (``/v1`` for OpenAI's
+    #: SDK, whose base URL ends in ``/v1``); empty where the SDK adds the whole path.
+    base_path: ClassVar[str] = ""
+    #: An image can be sent by URL (Bedrock Converse takes none: its URL goes as text).
+    takes_image_links: ClassVar[bool] = True
+
+    # -- a body from the reference's turns
+    @abstractmethod
+    def render(self, hooks: RenderHooks, profile: Provider, system: str | None, turns: list[Turn]) -> dict:
+        """The request body of ``turns`` for ``profile``, with ``system`` (all system text, or
+        None) in the dialect's system slot. Bytes and files go through ``hooks``."""
+
+    # -- the turns of a body
+    @abstractmethod
+    def read(self, body: dict) -> Iterator[BodyTurn]:
+        """The body's turns in order, the system slot first; what cannot be read is skipped."""
+
+    # -- answering over HTTP
+    def route(self, path: str, params: Mapping[str, str], query: Mapping[str, str]) -> RouteCall | Answer:
+        """What a request to ``path`` (one of :attr:`routes`, or a provider's own path) with
+        these path and query parameters asks for; an :class:`~chatconform.dialects.http.Answer`
+        to answer at once instead (a method the API does not have)."""
+        return RouteCall()
+
+    @abstractmethod
+    def tool_names(self, body: dict) -> list[str]:
+        """The names of the tools a request declares (a drawn reply calls only those)."""
+
+    @abstractmethod
+    def call_ids(self, reply: Reply, ctx: Context) -> list[str]:
+        """The id of each tool call of ``reply``, as the provider makes them (none: Gemini)."""
+
+    @abstractmethod
+    def answer(self, reply: Reply, ctx: Context) -> Answer:
+        """``reply`` as the provider sends it: one body, or the stream ``ctx`` asks for."""
+
+    @abstractmethod
+    def error(self, status: int, message: str, profile: Provider) -> Answer:
+        """The provider's error body for ``status`` with ``message``."""
+
+    def include_usage(self, body: dict) -> bool:
+        """Whether a stream ends with the usage (OpenAI's ``stream_options.include_usage``)."""
+        return False
