@@ -5,12 +5,11 @@ travels over ``exec:`` and has every part, with nothing else edited (docs/archit
 from __future__ import annotations
 
 import json
-import os
-import shutil
-import subprocess
 import sys
 import textwrap
 from pathlib import Path
+
+from tests.scratch import copy_project, run_in
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -159,16 +158,11 @@ def _after(text: str, anchor: str, row: str) -> str:
 
 
 def _copy_with_scratch(tmp: Path) -> None:
-    shutil.copytree(ROOT / "chatconform", tmp / "chatconform", ignore=shutil.ignore_patterns("__pycache__"))
-    for name in ("pyproject.toml", "tests/conftest.py", "tests/contracts/test_contract_parts.py"):
-        (tmp / name).parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy(ROOT / name, tmp / name)
-    added = {"chatconform/contracts/scratch.py": CONTRACT_MODULE,
-             "chatconform/reference/scratch.py": REFERENCE_MODULE,
-             "chatconform/fakes/scratch.py": FAKES_MODULE,
-             "tests/contracts/test_scratch.py": TESTS_MODULE}
-    for name, source in added.items():
-        (tmp / name).write_text(textwrap.dedent(source).lstrip())
+    copy_project(tmp, ("pyproject.toml", "tests/conftest.py", "tests/contracts/test_contract_parts.py"),
+                 {"chatconform/contracts/scratch.py": CONTRACT_MODULE,
+                  "chatconform/reference/scratch.py": REFERENCE_MODULE,
+                  "chatconform/fakes/scratch.py": FAKES_MODULE,
+                  "tests/contracts/test_scratch.py": TESTS_MODULE})
     readme = (ROOT / "README.md").read_text("utf-8")
     (tmp / "README.md").write_text(_after(readme, "| contract | method | checks |", README_ROW), "utf-8")
     protocol = (ROOT / "docs" / "protocol.md").read_text("utf-8")
@@ -178,21 +172,16 @@ def _copy_with_scratch(tmp: Path) -> None:
     (tmp / "docs" / "contracts" / "scratch.md").write_text(PAGE, "utf-8")
 
 
-def _run(tmp: Path, *argv: str) -> subprocess.CompletedProcess:
-    env = {**os.environ, "PYTHONPATH": str(tmp)}
-    return subprocess.run(argv, cwd=tmp, env=env, capture_output=True, text=True, timeout=120)
-
-
 def test_a_ninth_contract_is_its_own_files(tmp_path):
     _copy_with_scratch(tmp_path)
     (tmp_path / "program.py").write_text(textwrap.dedent(PROGRAM))
     cli = [sys.executable, "-c", "import sys; from chatconform.cli import main; sys.exit(main(sys.argv[1:]))"]
 
-    listed = _run(tmp_path, *cli, "list")
+    listed = run_in(tmp_path, *cli, "list")
     assert listed.returncode == 0, listed.stderr
     assert "scratch.keeps_length" in listed.stdout and "fake-echo-drops-last" in listed.stdout
 
-    ran = _run(tmp_path, *cli, "run", "--impl", "reference", "--impl", f"exec:{sys.executable} program.py",
+    ran = run_in(tmp_path, *cli, "run", "--impl", "reference", "--impl", f"exec:{sys.executable} program.py",
                "--contract", "scratch", "--examples", "5", "--report", "r.jsonl")
     assert ran.returncode == 0, ran.stdout[-2000:] + ran.stderr[-2000:]
     verdicts = {(r["implementation"], r["check"]): r["status"]
@@ -202,7 +191,7 @@ def test_a_ninth_contract_is_its_own_files(tmp_path):
     assert verdicts == {(impl, check): "pass" for impl in ("reference", "echo-program") for check in checks}
 
     # The copy holds only the new contract's tests, so only its parts are checked there.
-    parts = _run(tmp_path, sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+    parts = run_in(tmp_path, sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
                  "tests/contracts/test_contract_parts.py::test_every_contract_has_its_parts[scratch]",
                  "tests/contracts/test_scratch.py")
     assert parts.returncode == 0, parts.stdout[-3000:]
