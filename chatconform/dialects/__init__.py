@@ -32,8 +32,10 @@ def _dialects() -> dict[str, Dialect]:
         if module.name in _SHARED:
             continue
         dialect = importlib.import_module(f"{__name__}.{module.name}").DIALECT
-        if not isinstance(dialect, Dialect) or dialect.name != module.name:
+        if not isinstance(dialect, Dialect) or getattr(dialect, "name", None) != module.name:
             raise ImportError(f"{__name__}.{module.name}.DIALECT must be a Dialect named {module.name!r}")
+        if not getattr(dialect, "routes", None):
+            raise ImportError(f"{__name__}.{module.name}: the dialect lists no routes for serve to answer at")
         found[module.name] = dialect
     return found
 

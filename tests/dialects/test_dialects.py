@@ -62,6 +62,25 @@ def test_a_profile_naming_an_unknown_dialect_fails_its_import(tmp_path):
         spec.loader.exec_module(importlib.util.module_from_spec(spec))
 
 
+@pytest.mark.parametrize(("source", "error", "message"), [
+    ("class Half(Dialect):\n    name, routes = 'half_talk', ('/half',)\n", TypeError, "abstract"),
+    ("class Half(OpenAIChat):\n    name, routes = 'half_talk', ()\n", ImportError, "lists no routes"),
+    ("class Half(OpenAIChat):\n    name = 'other'\n", ImportError, "must be a Dialect named 'half_talk'"),
+], ids=["a method left out", "no routes", "misnamed"])
+def test_a_dialect_module_that_leaves_a_part_out_fails_the_import(tmp_path, monkeypatch, source, error, message):
+    import chatconform.dialects as package
+
+    (tmp_path / "half_talk.py").write_text("from chatconform.dialects.base import Dialect\n"
+                                           "from chatconform.dialects.openai_chat import OpenAIChat\n"
+                                           f"{source}DIALECT = Half()\n")
+    monkeypatch.setattr(package, "__path__", [*package.__path__, str(tmp_path)])
+    try:
+        with pytest.raises(error, match=message):
+            package._dialects()
+    finally:
+        sys.modules.pop("chatconform.dialects.half_talk", None)
+
+
 # -- rendering and reading back: the same turns ------------------------------------------------
 
 #: One turn of each kind, with a file, a call and a failed result: what every dialect renders.
