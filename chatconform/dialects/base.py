@@ -22,8 +22,9 @@ from chatconform.history import data_url_payload, inline_identity
 if TYPE_CHECKING:
     from chatconform.providers.profile import Provider
 
-__all__ = ["FILE_KINDS", "BodyTurn", "Call", "Dialect", "File", "FileKind", "Image", "RenderHooks", "Result", "Text",
-           "Turn", "neutral_role", "result_text"]
+__all__ = ["FILE_KINDS", "BodyTurn", "Call", "CallNames", "Dialect", "File", "FileKind", "Image", "RenderHooks",
+           "Result", "SentFile", "Text", "Turn", "dicts", "files", "inline_bytes", "link", "list_of", "neutral_role",
+           "result_text", "source_file", "str_of", "system_slot", "text_blocks"]
 
 #: The kinds of file besides images: a PDF document, WAV or MP3 audio, MP4 video.
 FileKind = Literal["document", "audio", "video"]
