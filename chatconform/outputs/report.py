@@ -169,7 +169,7 @@ def _failure_json(failure: Failure) -> dict:
 
     return {"check": failure.check, "message": failure.message, "case": failure.case, "variant": failure.variant,
             "expected": value(failure.expected), "actual": value(failure.actual), "shrunk": failure.shrunk,
-            "shrink_note": failure.shrink_note, "level": failure.level}
+            "shrink_note": failure.shrink_note, "level": failure.level, "why": failure.why}
 
 
 def _failure(data: dict) -> Failure:

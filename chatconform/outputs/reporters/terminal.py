@@ -14,6 +14,7 @@ import textwrap
 import time
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from rich.console import Console
 from rich.table import Table
@@ -35,7 +36,7 @@ from chatconform.engine import (
 from chatconform.errors import ERROR
 from chatconform.frame.status import Status
 from chatconform.outputs import report
-from chatconform.outputs.present import TEST_BANNER, describe, indent
+from chatconform.outputs.present import TEST_BANNER, describe, failure_record, indent, regression_test
 from chatconform.outputs.repro import replay_command
 from chatconform.version import __version__
 
@@ -286,9 +287,17 @@ def print_failure(out: Console, verdict, failure, shown_report, shown: dict, ver
     if len(lines) > MAX_INPUT_LINES and not verbose:
         out.print(f"  {shown_report.input_label} ({len(lines)} lines, the first {MAX_INPUT_LINES // 2}):")
         out.print(indent("\n".join(lines[:MAX_INPUT_LINES // 2])), soft_wrap=True)
-        out.print(f"    … {len(lines) - MAX_INPUT_LINES // 2} more lines (the whole case is saved; "
+        saved = failure.saved or ""
+        if not saved or saved.startswith("not saved"):
+            out.print(f"    … {len(lines) - MAX_INPUT_LINES // 2} more lines (--verbose prints them)")
+            out.print("  regression test: not printed for a case this long that could not be saved "
+                      "(--verbose prints it)")
+            return True
+        out.print(f"    … {len(lines) - MAX_INPUT_LINES // 2} more lines (the whole case is saved in {saved}; "
                   "--verbose prints it)")
-        out.print("  regression test: not printed for a case this long (--verbose prints it)")
+        out.print(TEST_BANNER)
+        test = regression_test(failure_record(verdict, failure), failure.level, case_file=Path(saved).name)
+        out.print(test.rstrip("\n"), soft_wrap=True)
         return True
     out.print(f"  {shown_report.input_label}:")
     out.print(indent(shown_report.input_json), soft_wrap=True)  # never broken: it is pasted
