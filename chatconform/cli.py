@@ -67,7 +67,10 @@ def console(stream, *, stderr: bool = False) -> Console:
 
 
 class _Parser(argparse.ArgumentParser):
-    """Usage errors in one line, exit 2."""
+    """Usage errors in one line, exit 2; an option is spelt whole (``--imp`` is no ``--impl``)."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **{"allow_abbrev": False, **kwargs})
 
     def error(self, message: str):
         self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")

@@ -1170,7 +1170,7 @@ def _interrupted(signum, frame) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], allow_abbrev=False)
     parser.add_argument("--module", action="append",
                         help="module to mutate (repeatable; default: every reference module with guard tests)")
     parser.add_argument("--list", action="store_true", help="print the mutants without running anything")
