@@ -16,7 +16,9 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import shutil
 import sys
+import textwrap
 import warnings
 from pathlib import Path
 
@@ -315,28 +317,40 @@ def cmd_list(args, out: Console, err: Console) -> int:
                            "fakes": fake_rows}, indent=2, ensure_ascii=False) + "\n")
         return 0
 
-    table = Table(title="implementations", title_justify="left")
-    for column in ("name", "version", "loads from", "contracts"):
-        table.add_column(column)
+    if not sys.stdout.isatty():  # a pipe or a file: the tables' width, not one line per row
+        out.width = _listing_width()
+    table = _table("implementations", "name", "version", "loads from", "contracts")
     for impl in impls:
         if impl["error"]:
             table.add_row(impl["name"], "?", impl["loads_from"], Text(impl["error"], style="red"))
         else:
             table.add_row(impl["name"], impl["version"], impl["loads_from"], ", ".join(impl["contracts"]))
     out.print(table)
-    table = Table(title="checks", title_justify="left")
-    for column in ("id", "title", "level", "guards", "fakes that violate it"):
-        table.add_column(column)
+    table = _table("checks", "id", "what it checks, its level, the bug it guards, the fakes that violate it")
     for check in checks:
-        table.add_row(check["id"], check["title"], check["level"], check["guards"], ", ".join(check["violated_by"]))
+        table.add_row(check["id"], "\n".join([check["title"], f"level: {check['level']}", f"guards: {check['guards']}",
+                                              "violated by: " + (", ".join(check["violated_by"]) or "-")]))
     out.print(table)
-    table = Table(title="fakes (use with --impl)", title_justify="left")
-    for column in ("spec", "reproduces"):
-        table.add_column(column)
+    table = _table("fakes (use with --impl)", "spec", "reproduces")
     for fake in fake_rows:
         table.add_row(fake["spec"], fake["reproduces"])
     out.print(table)
     return 0
+
+
+def _listing_width() -> int:
+    """The width ``list`` lays out to: ``COLUMNS`` when set, else the terminal's, else 100."""
+    return shutil.get_terminal_size((100, 24)).columns
+
+
+def _table(title: str, name: str, *columns: str) -> Table:
+    """A table of ``list``: its first column, a name to search for or paste, stays whole on
+    one line; a long value in the others wraps, or folds onto the next line, never cut short."""
+    table = Table(title=title, title_justify="left")
+    table.add_column(name, no_wrap=True)
+    for column in columns:
+        table.add_column(column, overflow="fold")
+    return table
 
 
 def _list_levels(form: str) -> int:
@@ -355,8 +369,11 @@ def _list_levels(form: str) -> int:
         _write("\n".join(lines) + "\n")
         return 0
     widths = [max(len(getattr(r, f)) for r in rows) for f in ("check", "provider")]
-    _write("".join(f"{r.check:<{widths[0]}}  {r.provider:<{widths[1]}}  {r.level:<7}  "
-                   f"{','.join(r.rules) or '-'}  ({r.basis}) {r.why}\n" for r in rows))
+    width = _listing_width()
+    hang = " " * (widths[0] + widths[1] + 4 if width - widths[0] - widths[1] >= 34 else 4)  # under the level
+    _write("".join(textwrap.fill(f"{r.check:<{widths[0]}}  {r.provider:<{widths[1]}}  {r.level:<7}  "
+                                 f"{','.join(r.rules) or '-'}  ({r.basis}) {r.why}", width,
+                                 subsequent_indent=hang, break_on_hyphens=False) + "\n" for r in rows))
     return 0
 
 
