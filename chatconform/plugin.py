@@ -103,17 +103,35 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
             selection = engine.select(None)
         except ConfigError as exc:
             raise pytest.UsageError(f"chatconform: {exc}") from None
+    loaded = config.stash[_LOADED][1] if _LOADED in config.stash else {}
+    provided = {spec: _provided(loaded.get(spec, spec)) for spec in specs}
     params = [
         pytest.param(spec, check.id, id=f"{spec}::{check.id}",
                      marks=pytest.mark.xdist_group(f"chatconform:{spec}:{contract.name}"))
         for spec in specs
         for contract in selection.contracts
+        if provided[spec] is None or contract.name in provided[spec]
         for check in contract.ordered_checks()
         if selection.checks is None or check.id in selection.checks
     ]
     if not params:
         raise pytest.UsageError("chatconform: nothing selected to run")
     metafunc.parametrize(("chatconform_impl", "chatconform_check"), params)
+
+
+def _provided(impl) -> list[str] | None:
+    """The contracts an implementation has methods for (a loaded one, or a registered name
+    loaded here only to read what it declares: nothing runs or warms up), so that no item
+    is collected for a contract it lacks; None, every contract, where it does not load (its
+    items then say why)."""
+    if not isinstance(impl, str):
+        return impl.contracts()
+    from chatconform.runner import discovery
+
+    try:
+        return discovery.load(impl, in_process=True, warm=False).contracts()
+    except Exception:  # a missing extra or a broken entry point: its items skip or fail saying why
+        return None
 
 
 class _Session:
