@@ -8,15 +8,24 @@ import math
 from pathlib import Path
 
 
-def positive_int(text: str) -> int:
-    """A whole number of at least 1 (``--examples``)."""
+def _whole_number(text: str, least: int) -> int:
     try:
         value = int(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number of at least 1, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+        raise argparse.ArgumentTypeError(f"expected a whole number of at least {least}, got {text!r}") from None
+    if value < least:
+        raise argparse.ArgumentTypeError(f"must be at least {least}, got {value}")
     return value
+
+
+def positive_int(text: str) -> int:
+    """A whole number of at least 1 (``--examples``)."""
+    return _whole_number(text, 1)
+
+
+def non_negative_int(text: str) -> int:
+    """A whole number of at least 0 (``--memory-limit``, where 0 means no cap)."""
+    return _whole_number(text, 0)
 
 
 def port(text: str) -> int:
