@@ -36,9 +36,9 @@ from chatconform.contracts import get_contract
 from chatconform.engine import Failure, SearchResult, Selection, Unit, Verdict, fold_units
 from chatconform.errors import ConfigError, EngineCaseError
 from chatconform.frame import shapes
-from chatconform.frame.argtypes import read_input
 from chatconform.frame.profiles import get_profile
 from chatconform.frame.status import STATUSES, Status
+from chatconform.inputs import read_input
 from chatconform.outputs.present import short
 from chatconform.runner.discovery import Implementation
 

@@ -10,6 +10,7 @@ cannot be read or parsed, or a usage error (unknown provider or format).
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import re
@@ -17,6 +18,9 @@ import sys
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import IO, Any
+
+from chatconform.errors import ConfigError
+from chatconform.inputs import open_bounded
 
 from . import validate
 from .problems import MESSAGES_KEY, PROVIDER_IDS, Problem, UnknownProvider, check_provider
@@ -229,10 +233,13 @@ def run_validate(
                     tally.broken.add(name)
                 continue
             try:
-                with open(path, encoding="utf-8", newline=None) as stream:
+                with io.TextIOWrapper(open_bounded(path, "request bodies"), encoding="utf-8", newline=None) as stream:
                     _lint_stream(path, stream, provider, fmt, out, err, tally)
             except BrokenPipeError:
                 raise
+            except ConfigError as exc:  # not a regular file, or past the size limit
+                err.write(f"{exc}\n")
+                tally.broken.add(path)
             except OSError as exc:
                 err.write(f"{path}: cannot read: {exc.strerror or exc}\n")
                 tally.broken.add(path)
