@@ -132,6 +132,8 @@ DAMAGED_REPORTS = {
     "a huge integer": (['{"type": "result", "examples": ' + HUGE + "}"], 2, "digits"),
     "not JSON": (['{"type": "result", "check": '], 2, "not JSON"),
     "a lone surrogate": ([result(check="\ud800")], 2, "check"),
+    "a result given twice": ([result(), result("thread.no_crash"), result(status="fail")], 4,
+                             "a second result for thread.reaches_root of reference (the first is on line 2)"),
 }
 
 
@@ -215,6 +217,22 @@ def test_validate_on_absurd_json_is_one_line(text, message, tmp_path, capsys):
     (tmp_path / "body.json").write_text(text)
     assert run("validate", "body.json", "--provider", "openai-chat") == 2
     one_line_error(capsys, "body.json:", message)
+
+
+@pytest.mark.parametrize("number, path, said", [
+    ("NaN", "$.temperature", "NaN is not JSON"), ("Infinity", "$.temperature", "Infinity"),
+    ("-Infinity", "$.temperature", "Infinity"), ("1e999999", "$.temperature", "past a double's range"),
+])
+def test_validate_calls_nan_and_infinity_the_schema_error_a_provider_answers(number, path, said, tmp_path, capsys):
+    body = '{"model": "m", "messages": [{"role": "user", "content": "hi"}], "temperature": ' + number + "}\n"
+    (tmp_path / "body.json").write_text(body)
+    assert run("validate", "body.json", "--provider", "openai-chat", "--format", "json") == 1
+    problems = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    number_problems = [p for p in problems if p["rule"] == "json-number"]
+    assert len(number_problems) == 1, problems
+    assert number_problems[0]["path"] == path and number_problems[0]["severity"] == "error"
+    assert said in number_problems[0]["message"] and "RFC 8259" in number_problems[0]["message"]
+    assert "could not parse the JSON body" in number_problems[0]["message"]
 
 
 def test_the_re_run_hint_names_the_impl_replay_will_not_load_by_itself():
