@@ -277,3 +277,14 @@ class JsonNestedAMillionDeep(_Thread):
 
         host._Host.send = send
         return extract_thread(rows)
+
+
+class HostileName(_Thread):
+    """A name holding what each output format must not take raw: terminal escapes (an OSC
+    that retitles the window, a screen clear), NUL and VT (no XML 1.0 character), a newline,
+    a pipe and a backtick (a markdown table's row and cell ends); it answers wrongly."""
+
+    name = "evil\x1b]0;pwned\x07\x1b[2J|name`\nsecond line\x00\x0b\x9b"
+
+    def attack(self, rows):
+        return rows[1:]

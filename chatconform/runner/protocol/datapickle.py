@@ -142,8 +142,7 @@ def loads(text: str) -> Any:
 def dumps(value: Any) -> str | None:
     """``value`` as a data pickle (base64 text), or None where it holds anything else."""
     try:
-        data = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
-        _scan(data)
+        data = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)  # opcodes :func:`_scan` passes
         with collector.paused():
             _DataUnpickler(io.BytesIO(data)).load()
     except Exception:
