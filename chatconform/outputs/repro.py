@@ -19,9 +19,9 @@ from chatconform.contracts import get_check, get_contract
 from chatconform.engine import Verdict, evaluate_case
 from chatconform.errors import ERROR, ConfigError, ConformanceWarning, EngineCaseError
 from chatconform.frame import shapes
-from chatconform.frame.argtypes import read_input
 from chatconform.frame.guard import DEFAULT_TIMEOUT
 from chatconform.frame.status import Status
+from chatconform.inputs import read_input
 from chatconform.outputs import files as outputs
 from chatconform.outputs.present import describe, failure_record, regression_test
 from chatconform.runner import discovery

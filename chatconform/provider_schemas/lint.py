@@ -10,7 +10,9 @@ cannot be read or parsed, or a usage error (unknown provider or format).
 
 from __future__ import annotations
 
+import io
 import json
+import math
 import os
 import re
 import sys
@@ -18,8 +20,11 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import IO, Any
 
+from chatconform.errors import ConfigError
+from chatconform.inputs import open_bounded
+
 from . import validate
-from .problems import MESSAGES_KEY, PROVIDER_IDS, Problem, UnknownProvider, check_provider
+from .problems import MESSAGES_KEY, PROVIDER_IDS, Problem, UnknownProvider, check_provider, json_path
 
 FORMATS = ("pretty", "json")
 
@@ -29,6 +34,7 @@ class _Body:
     line: int | None  # the line of a JSON-lines body; None for a whole-file document
     index: int
     value: Any
+    non_json: bool = False  # it holds NaN, Infinity or a number past a double (read as a float)
 
 
 @dataclass
@@ -49,8 +55,20 @@ class _Tally:
 
 def _parse(text: str, line: int) -> _Body | _BadJSON:
     """Parse ``text`` that starts at file line ``line``; errors carry the file's line and column."""
+    non_json: list[str] = []
+
+    def constant(name: str) -> float:
+        non_json.append(name)
+        return float(name)
+
+    def number(digits: str) -> float:
+        value = float(digits)
+        if not math.isfinite(value):
+            non_json.append(digits)
+        return value
+
     try:
-        return _Body(line, 0, json.loads(text))
+        return _Body(line, 0, json.loads(text, parse_constant=constant, parse_float=number), bool(non_json))
     except json.JSONDecodeError as exc:
         return _BadJSON(line + exc.lineno - 1, exc.colno, exc.msg)
     except RecursionError:
@@ -155,7 +173,8 @@ def _lint_stream(
             continue
         tally.bodies += 1
         try:
-            problems = validate(item.value, provider)
+            problems = _non_json(item.value, provider) if item.non_json else []
+            problems += validate(item.value, provider)
         except Exception as exc:  # a bug here must not hide the other bodies' results
             where = f"{name}:{item.line}" if item.line is not None else name
             err.write(f"{where}: internal error while validating: {exc!r}\n")
@@ -168,6 +187,37 @@ def _lint_stream(
                 tally.warnings += 1
             out.write(_problem_line(name, item.line, problem) if fmt == "pretty" else
                       _problem_json(name, item, problem))
+
+
+#: Why NaN, Infinity and a number past a double's range are rejected: the rule, in its words,
+#: and what a provider's strict parser answers.
+_NOT_JSON = {
+    "nan": ("NaN is not JSON: RFC 8259 section 6 says \"Numeric values that cannot be represented in the "
+            "grammar below (such as Infinity and NaN) are not permitted\""),
+    "inf": ("Infinity, or a number past a double's range, is not a number a provider reads: RFC 8259 section 6 "
+            "says \"Numeric values that cannot be represented in the grammar below (such as Infinity and NaN) "
+            "are not permitted\" and \"This specification allows implementations to set limits on the range "
+            "and precision of numbers accepted\""),
+}
+_PARSE_ERROR = ("; a provider's strict parser answers 400 "
+                "(OpenAI: \"We could not parse the JSON body of your request.\")")
+
+
+def _non_json(value: Any, provider: str) -> list[Problem]:
+    """An error for each NaN, Infinity or overflowing number in a body (each read as a
+    float that is not finite), at its path."""
+    found: list[Problem] = []
+    stack: list[tuple[Any, tuple[Any, ...]]] = [(value, ())]
+    while stack:
+        item, path = stack.pop()
+        if isinstance(item, float) and not math.isfinite(item):
+            why = _NOT_JSON["nan" if math.isnan(item) else "inf"]
+            found.append(Problem("json-number", json_path(path), why + _PARSE_ERROR, provider, source="schema"))
+        elif isinstance(item, dict):
+            stack.extend((v, (*path, k)) for k, v in reversed(item.items()))
+        elif isinstance(item, list):
+            stack.extend((v, (*path, i)) for i, v in reversed(list(enumerate(item))))
+    return found
 
 
 def _console(stream: IO[str]) -> IO[str]:
@@ -229,10 +279,13 @@ def run_validate(
                     tally.broken.add(name)
                 continue
             try:
-                with open(path, encoding="utf-8", newline=None) as stream:
+                with io.TextIOWrapper(open_bounded(path, "request bodies"), encoding="utf-8", newline=None) as stream:
                     _lint_stream(path, stream, provider, fmt, out, err, tally)
             except BrokenPipeError:
                 raise
+            except ConfigError as exc:  # not a regular file, or past the size limit
+                err.write(f"{exc}\n")
+                tally.broken.add(path)
             except OSError as exc:
                 err.write(f"{path}: cannot read: {exc.strerror or exc}\n")
                 tally.broken.add(path)
