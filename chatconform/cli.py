@@ -18,7 +18,6 @@ import contextlib
 import json
 import shutil
 import sys
-import textwrap
 import warnings
 from pathlib import Path
 
@@ -368,12 +367,11 @@ def _list_levels(form: str) -> int:
                   f"{r.why.replace('|', '/')} |" for r in rows]
         _write("\n".join(lines) + "\n")
         return 0
+    # One line a row, whatever the width, so the table greps (a row is a check, a provider
+    # and one short reason: never the thousands of characters a wide table's line reaches).
     widths = [max(len(getattr(r, f)) for r in rows) for f in ("check", "provider")]
-    width = _listing_width()
-    hang = " " * (widths[0] + widths[1] + 4 if width - widths[0] - widths[1] >= 34 else 4)  # under the level
-    _write("".join(textwrap.fill(f"{r.check:<{widths[0]}}  {r.provider:<{widths[1]}}  {r.level:<7}  "
-                                 f"{','.join(r.rules) or '-'}  ({r.basis}) {r.why}", width,
-                                 subsequent_indent=hang, break_on_hyphens=False) + "\n" for r in rows))
+    _write("".join(f"{r.check:<{widths[0]}}  {r.provider:<{widths[1]}}  {r.level:<7}  "
+                   f"{','.join(r.rules) or '-'}  ({r.basis}) {r.why}\n" for r in rows))
     return 0
 
 

@@ -268,19 +268,15 @@ def test_list_shows_implementations_checks_and_fakes(capsys):
     assert "reference" in out and "thread.ancestors_only" in out and "fake-dify-39031" in out
 
 
-@pytest.mark.parametrize("argv", [["list"], ["list", "--levels"]], ids=" ".join)
+@pytest.mark.parametrize("argv", [["list"]], ids=" ".join)
 def test_list_to_a_pipe_keeps_to_columns_and_every_name_whole(argv, capsys, monkeypatch):
     from chatconform.fakes import all_fakes
-    from chatconform.provider_schemas.levels import level_table
 
     monkeypatch.setenv("COLUMNS", "90")
     assert run(*argv) == 0
     lines = capsys.readouterr().out.splitlines()
     assert max(len(line) for line in lines) <= 90
-    if argv == ["list"]:
-        names = [check.id for contract in all_contracts().values() for check in contract.checks] + list(all_fakes())
-    else:
-        names = [row.check for row in level_table()]
+    names = [check.id for contract in all_contracts().values() for check in contract.checks] + list(all_fakes())
     assert all(re.search(rf"(^|[^\w.]){re.escape(name)}([^\w.]|$)", "\n".join(lines), re.MULTILINE) for name in names)
 
 
