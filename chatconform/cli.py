@@ -480,9 +480,15 @@ def cmd_diff(args, out: Console, err: Console) -> int:
 
 
 def cmd_validate(args, out: Console, err: Console) -> int:
+    import io
+
+    from chatconform.inputs import bounded_stream
     from chatconform.provider_schemas.lint import run_validate
 
-    return run_validate(args.files, args.provider, args.format)
+    # Standard input up to the size limit files have; past it, one line and exit 2.
+    stdin = (io.TextIOWrapper(bounded_stream(sys.stdin.buffer, "<stdin>", "request bodies"), encoding="utf-8")
+             if "-" in args.files else None)
+    return run_validate(args.files, args.provider, args.format, stdin=stdin)
 
 
 def cmd_serve(args, out: Console, err: Console) -> int:

@@ -1,9 +1,9 @@
 """Reading the files the suite is given (reports, saved failures, request bodies, serve
 scripts) with bounds: a file is read only if it is a regular file once links are resolved,
 up to a size limit per kind of file, without ever waiting on a FIFO or reading a device
-forever; each refusal is a one-line :class:`~chatconform.errors.ConfigError`. Every layer
-reads its inputs through here (``validate`` in :mod:`chatconform.provider_schemas` too), so
-it is a leaf."""
+forever; standard input (``validate -``) up to the same limit; each refusal is a one-line
+:class:`~chatconform.errors.ConfigError`. Every layer reads its inputs through here
+(``validate`` in :mod:`chatconform.provider_schemas` too), so it is a leaf."""
 
 from __future__ import annotations
 
@@ -63,7 +63,15 @@ def open_bounded(path: str | Path, what: str, limit: int | None = None) -> Binar
     except BaseException:
         os.close(fd)
         raise
-    return io.BufferedReader(_Capped(fd, path, what, limit), buffer_size=1 << 20)
+    return io.BufferedReader(_Capped(io.FileIO(fd, "rb", closefd=True), path, what, limit), buffer_size=1 << 20)
+
+
+def bounded_stream(stream: BinaryIO, name: str, what: str, limit: int | None = None) -> BinaryIO:
+    """``stream``, open already (standard input), read to at most ``limit`` bytes (default
+    :func:`size_limit` of ``what``): more is a one-line ConfigError naming ``name``, the limit
+    and :data:`MAX_FILE_VARIABLE`. Closing it leaves ``stream`` open."""
+    limit = size_limit(what) if limit is None else limit
+    return io.BufferedReader(_Capped(stream, name, what, limit, owned=False), buffer_size=1 << 20)
 
 
 def _refuse_unless_regular(info: os.stat_result, path: str | Path, what: str, limit: int) -> None:
@@ -83,10 +91,11 @@ def _too_large(path: str | Path, what: str, limit: int, size: int | None = None)
 
 
 class _Capped(io.RawIOBase):
-    """A file descriptor read to at most ``limit`` bytes: more is a ConfigError."""
+    """A binary stream read to at most ``limit`` bytes: more is a ConfigError. ``owned``: it
+    is closed with this one."""
 
-    def __init__(self, fd: int, path: str | Path, what: str, limit: int) -> None:
-        self._file = io.FileIO(fd, "rb", closefd=True)
+    def __init__(self, source: Any, path: str | Path, what: str, limit: int, *, owned: bool = True) -> None:
+        self._file, self._owned = source, owned
         self._path, self._what, self._limit, self._read = path, what, limit, 0
 
     def readable(self) -> bool:
@@ -103,7 +112,8 @@ class _Capped(io.RawIOBase):
         return count
 
     def close(self) -> None:
-        self._file.close()
+        if self._owned:
+            self._file.close()
         super().close()
 
 

@@ -319,3 +319,40 @@ def test_validate_past_the_size_limit_is_one_line(tmp_path, capsys, monkeypatch)
     assert run("validate", "body.json", "--provider", "openai-chat") == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "body.json" in err and inputs.MAX_FILE_VARIABLE in err, err
+
+
+def test_validate_of_stdin_past_the_size_limit_is_one_line(capsys, monkeypatch):
+    """Standard input has the limit a file of bodies has: past it, one line naming it, exit 2."""
+    import io
+    import sys
+
+    from chatconform import inputs
+
+    monkeypatch.setitem(inputs.LIMITS_MIB, "request bodies", 0.0001)  # 104 bytes
+    body = json.dumps({"model": "m", "messages": [{"role": "user", "content": "x"}]}) + "\n"
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(body.encode() * 3)))
+    assert run("validate", "-", "--provider", "openai-chat") == 2
+    err = one_line_error(capsys, "<stdin>", inputs.MAX_FILE_VARIABLE, "104 bytes")
+    assert "request bodies" in err
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(body.encode())))  # within it: read and judged
+    assert run("validate", "-", "--provider", "openai-chat") == 0
+
+
+def test_validate_of_an_endless_stdin_stops_at_the_limit(tmp_path):
+    """``validate - < /dev/zero`` read zeros until MemoryError; now it stops at the limit. In
+    a process of its own, with a memory cap and a timeout."""
+    import os
+    import resource
+    import subprocess
+    import sys
+
+    def capped() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (3 * 2**30, 3 * 2**30))
+
+    with open("/dev/zero", "rb") as zeros:
+        done = subprocess.run([sys.executable, "-m", "chatconform", "validate", "-", "--provider", "openai-chat"],
+                              stdin=zeros, cwd=tmp_path, capture_output=True, text=True, timeout=120,
+                              preexec_fn=capped, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert done.returncode == 2, done.stderr
+    lines = [line for line in done.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and "<stdin>" in lines[0] and "256.0 MiB" in lines[0], done.stderr
