@@ -288,3 +288,19 @@ class HostileName(_Thread):
 
     def attack(self, rows):
         return rows[1:]
+
+
+# -- processes that leave the process group ----------------------------------------------------------
+
+class LeaveTheGroup(_Thread):
+    """Each call starts two processes outside its process group, noting their pids in the file
+    ``HOSTILE_PIDS`` names: a ``sleep`` in a session of its own, and a daemon (forked twice,
+    in a new session, its parent gone); then answers correctly."""
+
+    name = "leave-the-group"
+
+    def attack(self, rows):
+        from tests.processes import leave_the_group
+
+        leave_the_group(os.environ["HOSTILE_PIDS"])
+        return extract_thread(rows)

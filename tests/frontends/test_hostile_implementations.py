@@ -175,3 +175,42 @@ def test_a_reply_that_would_amplify_is_a_crash_read_in_bounded_memory_and_time(t
     assert seconds < BOUND, f"{name} took {seconds:.0f}s"
     crash = _results(tmp_path / "out" / "report.jsonl")["thread.no_crash"]
     assert crash["status"] == "fail" and AMPLIFIERS[name] in crash["message"], crash
+
+
+# -- processes an implementation starts end with the run ----------------------------------------------
+
+from chatconform.runner.protocol import reaper  # noqa: E402
+from tests.processes import gone_within, living  # noqa: E402
+
+needs_subreapers = pytest.mark.skipif(not reaper.available(),
+                                      reason="no child subreapers here: docs/running.md says what is left")
+
+
+@needs_subreapers
+@pytest.mark.slow
+@pytest.mark.parametrize("ending", ["normal", "SIGKILL"])
+def test_processes_it_starts_outside_its_group_end_with_the_run(tmp_path, ending):
+    """A session of its own and a daemon, started at every call: gone once the run has
+    ended, or once the run's process was killed (its fork server sees its socket close)."""
+    import signal
+
+    noted = tmp_path / "pids"
+    command = [sys.executable, "-m", "chatconform", "run", "--impl", f"{HOSTILE}:LeaveTheGroup", "--contract",
+               "thread", "--examples", "5" if ending == "normal" else "400", "--timeout", "5"]
+    process = subprocess.Popen(command, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                               start_new_session=True,
+                               env={**os.environ, "PYTHONPATH": str(ROOT), "HOSTILE_PIDS": str(noted)})
+    if ending == "SIGKILL":
+        deadline = time.monotonic() + BOUND
+        while len(_pids(noted)) < 4 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        process.send_signal(signal.SIGKILL)  # the run's process alone: nothing of it can act
+    out, err = process.communicate(timeout=BOUND * 3)
+    assert process.returncode == (0 if ending == "normal" else -signal.SIGKILL), out + err
+    started = _pids(noted)
+    assert len(started) >= 4
+    assert gone_within(lambda: living(started), seconds=5) == []
+
+
+def _pids(path: Path) -> list[int]:
+    return [int(line) for line in path.read_text().split()] if path.exists() else []

@@ -46,7 +46,7 @@ from chatconform.frame.guard import DEFAULT_TIMEOUT, time_left
 from chatconform.frame.snapshot import snapshot
 from chatconform.frame.wire import WireMethod
 from chatconform.runner.protocol import datapickle, kept, messages
-from chatconform.runner.protocol.channel import Channel, Fault
+from chatconform.runner.protocol.channel import Channel, Fault, exit_text
 from chatconform.runner.protocol.forked import HostProcess
 from chatconform.runner.protocol.host_codes import LOAD_ERROR, MISSING_LIBRARY
 
@@ -211,7 +211,7 @@ class Session:
             spare = max(0.0, hard - time.monotonic()) / 3
             status = channel.exit_status(min(0.5, spare)) if fault.kind == "exited" else None
             if status is not None:
-                what += f"; it exited with {_status(status)}"
+                what += f"; it exited with {exit_text(status)}"
             channel.kill()
             tail = channel.stderr.lines(wait=min(0.5, spare))
             self.ended = (status, channel.stderr.lines(count=4, width=4000))
@@ -245,10 +245,6 @@ def _conform(reply: Any, schema: str, label: str) -> None:
 def _quote(data: bytes, limit: int = 160) -> str:
     text = data.decode("utf-8", "replace")
     return repr(text if len(text) <= limit else text[:limit] + " …")
-
-
-def _status(code: int) -> str:
-    return f"signal {-code}" if code < 0 else f"status {code}"
 
 
 # -- the implementation object ----------------------------------------------------------------
