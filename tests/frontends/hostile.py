@@ -260,6 +260,43 @@ class ReplyNestedAMillionDeep(_Thread):
         return extract_thread(rows)
 
 
+class ReplyHashingSharedTuples(_Thread):
+    """A 400-byte reply of a frozenset holding t_100, where t_k = (t_k-1, t_k-1): loading it
+    would hash 2**100 tuples, in C, holding the run's GIL."""
+
+    name = "reply-hashing-shared-tuples"
+
+    def attack(self, rows):
+        body = b"))\x86\x94" + b"".join(b"h" + bytes([level]) + b"\x86\x94" for level in range(100))
+        _send_instead(_raw_pickle(b"\x80\x05(" + body + b"\x91."))
+        return extract_thread(rows)
+
+
+class ReplySharingAList(_Thread):
+    """A 200 kB reply of 100,000 references to one list of 1,000 items: 10**8 objects to any
+    walk of it (a check comparing it, printing it, or writing it as JSON)."""
+
+    name = "reply-sharing-a-list"
+
+    def attack(self, rows):
+        import pickle
+
+        _send_instead(_raw_pickle(pickle.dumps([[0] * 1000] * 100_000, protocol=5)))
+        return extract_thread(rows)
+
+
+class ReplyRewiringAClass(_Thread):
+    """A reply whose loading would set ``ModelRequest.__eq__`` to ``slice`` in the run's own
+    process (BUILD's slot state applied to the class): every request equal to anything."""
+
+    name = "reply-rewiring-a-class"
+
+    def attack(self, rows):
+        global_ = b"\x8c\x14pydantic_ai.messages\x8c\x0cModelRequest\x93"
+        _send_instead(_raw_pickle(b"\x80\x05" + global_ + b"N}\x8c\x06__eq__\x8c\x08builtins\x8c\x05slice\x93s\x86b."))
+        return extract_thread(rows)
+
+
 class JsonNestedAMillionDeep(_Thread):
     """A reply line of JSON nested a million deep."""
 

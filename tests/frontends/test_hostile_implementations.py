@@ -142,12 +142,17 @@ def test_a_rewired_detector_or_clock_in_its_own_process_forges_no_verdict(tmp_pa
 
 # -- replies whose reading would cost more than they weigh ---------------------------------------------
 
-AMPLIFIERS = {  # name: what the no_crash failure says
+AMPLIFIERS = {  # name: what the no_crash failure says (None: the result was read as JSON instead)
     "ReplyAllocatingGigabytes": "builtins.bytearray is not a data class",
     "ReplyExpandingARange": "builtins.range is not a data class",
     "ReplyStoringAtAFarMemoIndex": "opcode LONG_BINPUT",
     "ReplyNestedAMillionDeep": "",
     "JsonNestedAMillionDeep": "nested too deeply",
+    "ReplyRewiringAClass": "adds to what is not being built (an atom or a class)",
+    # What a pickler writes for a value that shares much: the run asks for it as JSON
+    # (the host answers with the implementation's correct result, so no_crash holds).
+    "ReplyHashingSharedTuples": None,
+    "ReplySharingAList": None,
 }
 #: The most memory the run's processes may reach reading such replies (the run itself takes
 #: about 200 MiB; any of these read naively takes gigabytes).
@@ -169,12 +174,13 @@ def test_a_reply_that_would_amplify_is_a_crash_read_in_bounded_memory_and_time(t
     done = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, timeout=BOUND * 3,
                           env={**os.environ, "PYTHONPATH": str(ROOT)})
     seconds = time.monotonic() - started
-    assert done.returncode == 1, done.stdout + done.stderr
+    said = AMPLIFIERS[name]
+    assert done.returncode == (0 if said is None else 1), done.stdout + done.stderr
     peak_mib = int(done.stderr.strip().splitlines()[-1])
     assert peak_mib < MEMORY_BOUND_MIB, f"{name}: {peak_mib} MiB"
     assert seconds < BOUND, f"{name} took {seconds:.0f}s"
     crash = _results(tmp_path / "out" / "report.jsonl")["thread.no_crash"]
-    assert crash["status"] == "fail" and AMPLIFIERS[name] in crash["message"], crash
+    assert crash["status"] == ("pass" if said is None else "fail") and (said or "") in crash["message"], crash
 
 
 # -- processes an implementation starts end with the run ----------------------------------------------

@@ -20,10 +20,12 @@ bytes differ from what was sent (``input_copy``): the parent decides whether the
 changed (:func:`~chatconform.runner.protocol.program.input_change`). The host does not time
 its calls: the parent measures each from its side of the pipe. A result comes
 back as a data pickle (:mod:`~chatconform.runner.protocol.datapickle`) where it holds
-only data classes, else as the contract's JSON; one that is not the contract's kind is an
-error of type ``MalformedResult`` with the contract's own words. The protocol's stdin and
-stdout are moved to private file descriptors before the implementation loads: what it
-prints goes to stderr, and closing or reading fd 0 and 1 cannot cut the session.
+only data classes, else as the contract's JSON (and as JSON when the parent asks for a kept
+result again, ``"resend"``: a pickle it would not read, shared past its bound); one that
+is not the contract's kind is an error of type ``MalformedResult`` with the contract's own
+words. The protocol's stdin and stdout are moved to private file descriptors before the
+implementation loads: what it prints goes to stderr, and closing or reading fd 0 and 1
+cannot cut the session.
 
 Loading fails with exit status 2 (3: a library is not installed) and the reason as the
 last line of stderr, which the parent turns into its one-line error.
@@ -127,6 +129,11 @@ class _Host:
         returned: dict[str, str] = {}  # the input as it is after the call, for the parent to judge
         if call.get("fresh"):
             self.kept.clear()
+        if "resend" in call:  # a result the run would not read as a data pickle, as JSON
+            try:
+                return self._json_reply(call["id"], wire, self.kept.get(call["resend"]))
+            except KeptMissing as exc:
+                return {"id": call["id"], "error": {"type": "KeptMissing", "message": str(exc)}}
         try:
             if "arguments" in call:  # the parent's own objects (the built-in host's calls)
                 blob = base64.b64decode(call["arguments"])
@@ -164,16 +171,24 @@ class _Host:
             if "keep" in call:  # the checks may give them back (protocol.kept)
                 self.kept.keep(call["keep"], output)
         else:
-            try:
-                reply["result"] = wire.result_json(output)
-                json.dumps(reply["result"])  # fails here, as the implementation's, not in send
-            except Exception as exc:
-                return {"id": call["id"], "error": {
-                    "type": "MalformedResult",
-                    "message": f"the result cannot be sent as JSON ({type(exc).__name__}: {exc})"}}
+            answered = self._json_reply(call["id"], wire, output)
+            if "error" in answered:
+                return answered
+            reply["result"] = answered["result"]
         if changed is not None:
             reply["input_changed"] = changed
         return reply
+
+    @staticmethod
+    def _json_reply(number: int, wire: Any, output: Any) -> dict[str, Any]:
+        """The reply carrying ``output`` as the contract's JSON, or the error saying it cannot."""
+        try:
+            result = wire.result_json(output)
+            json.dumps(result)  # fails here, as the implementation's, not in send
+        except Exception as exc:
+            why = f"the result cannot be sent as JSON ({type(exc).__name__}: {exc})"
+            return {"id": number, "error": {"type": "MalformedResult", "message": why}}
+        return {"id": number, "result": result}
 
 
 def _returned_input(blob: bytes, working: Any) -> dict[str, str]:

@@ -100,7 +100,7 @@ class _ByKey(pickle.Pickler):
 
 
 class KeptMissing(Exception):
-    """Arguments named a result the host does not hold: the two tables went out of step."""
+    """The run named a result the host does not hold: the two tables went out of step."""
 
 
 class Kept:
@@ -115,19 +115,21 @@ class Kept:
     def keep(self, prefix: str, value: Any) -> None:
         self._objects.update(handles(prefix, value))
 
+    def get(self, key: Any) -> Any:
+        """The result kept under ``key`` (named by arguments, or asked for again as JSON);
+        KeptMissing where none is."""
+        try:
+            return self._objects[key]
+        except (KeyError, TypeError):
+            raise KeptMissing(f"no kept result {key!r} in this process") from None
+
     def loads(self, blob: bytes) -> Any:
         """Arguments as pickled by :meth:`Sent.dumps`, each key replaced by the kept object."""
         with collector.paused():
-            return _Resolving(io.BytesIO(blob), self._objects).load()
+            return _Resolving(io.BytesIO(blob), self).load()
 
 
 class _Resolving(pickle.Unpickler):
-    def __init__(self, file: io.BytesIO, objects: dict[str, Any]):
+    def __init__(self, file: io.BytesIO, kept: Kept):
         super().__init__(file)
-        self._objects = objects
-
-    def persistent_load(self, pid: Any) -> Any:
-        try:
-            return self._objects[pid]
-        except (KeyError, TypeError):
-            raise KeptMissing(f"the arguments name a kept result {pid!r} this process does not hold") from None
+        self.persistent_load = kept.get  # type: ignore[method-assign]

@@ -386,11 +386,26 @@ class Program:
         if "pickled" in reply:
             try:
                 result = datapickle.loads(reply["pickled"])
+            except datapickle.Shared as exc:
+                if keep is None:
+                    raise MalformedResult(f"not a {kind} result: {exc}") from None
+                # What a pickler writes of a value that shares much or holds itself: the
+                # same result as JSON, which holds each object as many times as it is met.
+                again = self._session.call({"contract": name, "method": method, "resend": keep})
+                if "result" not in again:
+                    why = _error_text(again["error"]) if "error" in again else "sent again not as JSON"
+                    raise MalformedResult(f"not a {kind} result: {exc}; {why}") from None
+                result = self._decoded(wire, again, kind)
             except ValueError as exc:
                 raise MalformedResult(f"not a {kind} result: {exc}") from None
             if keep is not None:
                 self._sent.remember(keep, result)
             return result
+        return self._decoded(wire, reply, kind)
+
+    @staticmethod
+    def _decoded(wire: WireMethod, reply: dict, kind: str) -> Any:
+        """The result of a reply carrying JSON, as the contract's checks read it."""
         # The result's schema: the contract's own method's, or "<contract>.<method>".
         problem = messages.problem(reply["result"], "call-reply", kind)
         if problem is not None:
