@@ -8,8 +8,8 @@ from hypothesis.errors import InvalidArgument
 from pydantic_ai.messages import ModelRequest, ModelResponse, SystemPromptPart, ToolCallPart, ToolReturnPart
 
 from chatconform import run_conformance
-from chatconform.contracts import get_contract
-from chatconform.contracts.lifecycle.play import Composition, Ledger, play
+from chatconform.contracts import all_contracts, get_contract
+from chatconform.contracts.lifecycle.play import Composition, Ledger, composed_methods, play, step_kinds
 from chatconform.errors import ConfigError
 from chatconform.fakes.lifecycle import DropsFramedSummary, GuardsOtherConversation, RefusesToShrink
 from chatconform.reference import ReferenceImplementation
@@ -31,8 +31,11 @@ def _start():
             ModelRequest([ToolReturnPart("lookup", "found", "c1")]), answer("Done. (a6)")]
 
 
+KINDS = tuple(step_kinds().values())
+
+
 @settings(max_examples=15, deadline=None, suppress_health_check=list(HealthCheck))
-@given(lifecycles())
+@given(lifecycles(KINDS))
 def test_a_program_comes_back_from_its_json(program):
     data = json.loads(json.dumps(CONTRACT.case_to_json(program)))
     assert CONTRACT.case_from_json(data) == program
@@ -58,7 +61,9 @@ def test_a_bad_program_is_refused_with_where(data, says):
 
 def test_the_strategy_refuses_bad_knobs():
     with pytest.raises(InvalidArgument):
-        lifecycles(max_steps=0).example()
+        lifecycles(KINDS, max_steps=0).example()
+    with pytest.raises(InvalidArgument):
+        lifecycles(()).example()
 
 
 def test_a_composition_calls_its_own_methods_and_the_reference_the_rest():
@@ -88,6 +93,67 @@ def test_the_reference_keeps_every_invariant_on_a_hand_written_program():
     assert trace.records[-1].thread is not None or "extract_thread" in trace.own
     request = next(r for r in trace.records if r.step.kind == "request")
     assert {p for p, _ in request.payloads} == set(Composition(ReferenceImplementation()).providers)
+
+
+def test_every_kind_of_step_a_contract_declares_is_played_by_its_declaration():
+    """The player names no step: each kind is its contract's declaration (Contract.lifecycle_steps),
+    played on the reference's store and recorded with its description and methods."""
+    declared = {kind.name: contract.name for contract in all_contracts().values() for kind in contract.lifecycle_steps}
+    assert declared == {"turn": "persist", "branch": "thread", "restart": "serde", "client": "sanitize",
+                        "compact": "compaction", "trim": "trim", "repair": "repair", "request": "payload"}
+    assert list(step_kinds()) == ["turn", "branch", "restart", "client", "compact", "trim", "repair", "request"]
+    for name, kind in step_kinds().items():
+        step = Step(name, Scenario([]) if kind.runs else None, pick=1,
+                    summary="The story so far." if kind.compacts else "")
+        (record,) = play(Lifecycle(_start(), [step]), Composition(ReferenceImplementation())).records
+        assert (record.step.kind, record.methods, record.description) == (name, kind.methods, kind.describe(step))
+    with pytest.raises(ValueError, match="no contract declares a lifecycle step 'dance'"):
+        play(Lifecycle(_start(), [Step("dance")]), Composition(ReferenceImplementation()))
+
+
+def test_the_lifecycle_composes_the_methods_of_the_contracts_that_declare_steps():
+    assert set(composed_methods()) == {"persist_run", "extract_thread", "dump", "load", "sanitize", "compact", "trim",
+                                       "repair", "to_payload"}
+    joined = [c for c in all_contracts().values() if c.lifecycle_steps]
+    assert CONTRACT.signature == "; ".join(c.signature for c in joined)
+    assert [call.method for call in CONTRACT.calls()] == list(composed_methods())
+
+
+def test_a_result_is_checked_as_its_contracts_signature_says():
+    from chatconform.errors import MalformedResult
+
+    class Odd:
+        def trim(self, history, *, max_messages):
+            return {"messages": history}
+
+        def dump(self, history):
+            return 7
+
+        def load(self, data):
+            return []
+
+        def to_payload(self, history, *, provider, instructions=None):
+            return ["not", "a", "dict"]  # a body is read as it comes: payload_accepted judges it
+
+    with pytest.raises(MalformedResult, match=r"step 1 \(trim\), trim\(\): returned dict"):
+        play(Lifecycle(_start(), [Step("trim")]), Composition(Odd()))
+    with pytest.raises(MalformedResult, match=r"step 1 \(restart\), dump\(\): returned int, not bytes or str"):
+        play(Lifecycle(_start(), [Step("restart")]), Composition(Odd()))
+    (record,) = play(Lifecycle(_start(), [Step("request")]), Composition(Odd())).records
+    assert record.payloads and record.payloads[0][1] == ["not", "a", "dict"]
+
+
+def test_two_contracts_cannot_declare_one_kind_of_step(monkeypatch):
+    import importlib
+
+    from chatconform.errors import ContractLoadError
+
+    player = importlib.import_module("chatconform.contracts.lifecycle.play")
+
+    persist = get_contract("persist")
+    monkeypatch.setattr(player, "joined", lambda: (persist, persist))
+    with pytest.raises(ContractLoadError, match="two contracts declare the lifecycle step 'turn'"):
+        player.step_kinds.__wrapped__()
 
 
 def test_the_ledger_lets_go_only_what_the_reference_drops():

@@ -19,17 +19,20 @@ pairs with one result; a restart changes nothing; a branch's thread holds its an
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from typing import Any
 
 from chatconform.contracts.lifecycle.play import (
-    METHODS,
     Composition,
     Record,
     Trace,
     bound,
+    composed_methods,
+    joined,
     play,
     refusal,
     standing_count,
+    step_kinds,
 )
 from chatconform.contracts.lifecycle.play import occurrences as _occurrences
 from chatconform.errors import WARNING, ConfigError, NotApplicable, Violation
@@ -37,7 +40,7 @@ from chatconform.frame.contract import Contract, Example, Option
 from chatconform.history import history_from_json, history_to_json, list_difference, message_text, tool_pairing_problems
 from chatconform.provider_schemas import validate
 from chatconform.reference import ReferenceImplementation
-from chatconform.strategies.lifecycles import STEP_KINDS, TURN_ENDINGS, Lifecycle, Step, lifecycles
+from chatconform.strategies.lifecycles import TURN_ENDINGS, Lifecycle, Step, lifecycles
 from chatconform.strategies.runs import Scenario
 
 _SCENARIO_FIELDS = [f for f in dataclasses.fields(Scenario) if f.name != "previous"]
@@ -53,13 +56,7 @@ def _parse_lifecycle(value: Any, label: str) -> bool:
 class LifecycleContract(Contract):
     name = "lifecycle"
     method = "lifecycle"
-    composes = METHODS
-    signature = "; ".join(("persist_run(previous, captured, outcome) -> history",
-                           "extract_thread(rows_newest_first) -> list[Row]",
-                           "dump(history) -> bytes | str", "load(data) -> history", "sanitize(history) -> history",
-                           "compact(history, *, cut, summary) -> history", "trim(history, *, max_messages) -> history",
-                           "repair(history) -> history",
-                           "to_payload(history, *, provider, instructions=None) -> dict"))
+    composes = True
     crash_rationale = ("an application calls these methods one after another on every turn; one that raises "
                        "at any step of a conversation stops that conversation (the cases of each contract "
                        "are in that contract's no_crash)")
@@ -73,6 +70,11 @@ class LifecycleContract(Contract):
     guard_tests = ("tests/contracts/test_lifecycle.py",)
     no_large_case = "a lifecycle's cost is its steps, not one input's size: `chatconform bench` times each method"
 
+    @property
+    def signature(self) -> str:  # type: ignore[override]  # read from the contracts it composes
+        """The calls of every contract that declares lifecycle steps (``Contract.lifecycle_steps``)."""
+        return "; ".join(contract.signature for contract in joined())
+
     def bind(self, impl: Any) -> Any:
         if impl.options.get("lifecycle") is False:
             return None
@@ -82,11 +84,11 @@ class LifecycleContract(Contract):
     def missing(self, impl: Any) -> str:
         if impl.options.get("lifecycle") is False:
             return f"{impl.name} is judged method by method (its lifecycle option is False)"
-        return f"{impl.name} has none of {', '.join(METHODS)}"
+        return f"{impl.name} has none of {', '.join(composed_methods())}"
 
     def cases(self, variant):
         if "_cases" not in vars(self):
-            self._cases = lifecycles()
+            self._cases = lifecycles(tuple(step_kinds().values()))
         return self._cases
 
     def call(self, fn, case, variant):
@@ -143,8 +145,9 @@ class LifecycleContract(Contract):
 
 def _step_from_json(item: Any, index: int) -> Step:
     where = f"step {index}"
-    if not isinstance(item, dict) or item.get("step") not in STEP_KINDS:
-        raise ValueError(f"{where}: a step is an object whose 'step' is one of {', '.join(STEP_KINDS)}")
+    kinds = step_kinds()
+    if not isinstance(item, dict) or item.get("step") not in kinds:
+        raise ValueError(f"{where}: a step is an object whose 'step' is one of {', '.join(kinds)}")
     unknown = sorted(set(item) - {"step", "scenario", *_STEP_DEFAULTS})
     if unknown:
         raise ValueError(f"{where}: unknown key(s) {', '.join(unknown)}")
@@ -163,9 +166,13 @@ def _step_from_json(item: Any, index: int) -> Step:
         except (TypeError, ValueError) as exc:
             raise ValueError(f"{where}: {exc}") from None
     try:
-        return Step(item["step"], scenario, **{k: item[k] for k in _STEP_DEFAULTS if k in item})
+        step = Step(item["step"], scenario, **{k: item[k] for k in _STEP_DEFAULTS if k in item})
     except (TypeError, ValueError) as exc:
         raise ValueError(f"{where}: {exc}") from None
+    problem = kinds[step.kind].problem(step)
+    if problem is not None:
+        raise ValueError(f"{where}: {problem}")
+    return step
 
 
 CONTRACT = LifecycleContract()
@@ -182,10 +189,11 @@ def _fail(ex: Example, record: Record, what: str, **kw: Any) -> Violation:
     return Violation(f"after {record.title()}: {what}; the steps: {_trace(ex).program(record.number)}", **kw)
 
 
-def _records(ex: Example, *kinds: str) -> list[Record]:
-    found = [r for r in _trace(ex).records if not kinds or r.step.kind in kinds]
+def _records(ex: Example, which: Callable[[Record], bool], what: str) -> list[Record]:
+    """The records ``which`` picks; NotApplicable naming ``what`` where there is none."""
+    found = [r for r in _trace(ex).records if which(r)]
     if not found:
-        raise NotApplicable(f"no {' or '.join(kinds)} step")
+        raise NotApplicable(f"no {what}")
     return found
 
 
@@ -223,7 +231,7 @@ def continuable(ex: Example) -> None:
               "Anthropic 'tool_use ids were found without tool_result blocks': docs/provider-rules.md)",
 )
 def payload_accepted(ex: Example) -> None:
-    for record in _records(ex, "request"):
+    for record in _records(ex, lambda r: bool(r.payloads), "request step"):
         for provider, body in record.payloads:
             problems = [p for p in validate(body, provider) if p.severity == "error"]
             if problems:
@@ -262,7 +270,7 @@ def user_texts_kept(ex: Example) -> None:
 )
 def summary_once(ex: Example) -> None:
     for record in _trace(ex).records:
-        new = record.step.summary if record.step.kind == "compact" or record.step.compact_in_run else ""
+        new = record.step.summary  # a step that compacts carries its summary
         for summary in sorted(record.ledger.summaries):
             count = _occurrences(record.after, summary)
             if count == 1:
@@ -307,7 +315,7 @@ def system_prompt_once(ex: Example) -> None:
               "repair runs on whatever the steps before it left",
 )
 def pairs_intact(ex: Example) -> None:
-    for record in _records(ex, "repair", "request"):
+    for record in _records(ex, lambda r: "repair" in r.methods, "repair or request step"):
         repaired = record.after if record.sent is None else record.sent
         problems = tool_pairing_problems(repaired)
         if problems:
@@ -323,7 +331,7 @@ def pairs_intact(ex: Example) -> None:
               "a response's state: https://github.com/pydantic/pydantic-ai/issues/1859)",
 )
 def restart_unchanged(ex: Example) -> None:
-    for record in _records(ex, "restart"):
+    for record in _records(ex, lambda r: r.reloaded is not None, "restart step"):
         if record.reloaded != record.before:
             raise _fail(ex, record, "the history comes back different: "
                         + list_difference(record.before, record.reloaded or [], "message", show=message_text),
@@ -341,7 +349,8 @@ def restart_unchanged(ex: Example) -> None:
 def thread_ancestors(ex: Example) -> None:
     if "extract_thread" not in _trace(ex).own:
         raise NotApplicable("the implementation has no extract_thread: its threads are the reference's")
-    walked = [r for r in _records(ex, "turn", "branch") if r.thread is not None]
+    walked = [r for r in _records(ex, lambda r: r.step.scenario is not None, "turn or branch step")
+              if r.thread is not None]
     for record in walked:
         found, expected = record.thread  # type: ignore[misc]
         if found != expected:
@@ -358,7 +367,7 @@ def thread_ancestors(ex: Example) -> None:
               "run's own requests are no longer where the stored history ended",
 )
 def no_instructions(ex: Example) -> None:
-    for record in _records(ex, "turn", "branch"):
+    for record in _records(ex, lambda r: r.step.scenario is not None, "turn or branch step"):
         for index, message in enumerate(record.after):
             if getattr(message, "instructions", None) is not None and message.kind == "request":
                 raise _fail(ex, record, f"stored request {index} carries instructions", expected=None,
@@ -388,7 +397,7 @@ def lifecycle_machine(implementation: Any, *, providers: frozenset[str] | None =
             self.player = Player(Lifecycle(history, []), Composition(implementation, providers))
 
         @precondition(lambda self: self.player is not None and not self.stuck)
-        @rule(step=steps())
+        @rule(step=steps(tuple(step_kinds().values())))
         def take(self, step):
             player = self.player
             assert player is not None

@@ -39,6 +39,7 @@ from chatconform.errors import (
     RejectedInput,
     UnsendableCase,
 )
+from chatconform.frame.calls import ImplementationProcess
 from chatconform.frame.contract import Contract
 from chatconform.frame.guard import DEFAULT_TIMEOUT, time_left
 from chatconform.frame.wire import WireMethod
@@ -243,7 +244,7 @@ def _status(code: int) -> str:
 
 # -- the implementation object ----------------------------------------------------------------
 
-class Program:
+class Program(ImplementationProcess):
     """An implementation answered by a program: name, version and settings from its
     hello-reply; one method per contract it declared (added by :func:`start`)."""
 
@@ -291,8 +292,10 @@ class Program:
         host measured, so that moving a long history through the pipe is not held
         against it). ``shared``: where that call's arguments, pickled, are kept for the calls
         of other programs on the same objects (a case judged for several implementations is
-        pickled once)."""
+        pickled once). What an earlier call reported is forgotten: a composed call (the
+        lifecycle's) that makes no call of a contract's own method reports nothing."""
         self._watch, self._deadline, self._shared = True, timeout, shared
+        self._input_change = None
 
     def took(self) -> float | None:
         """The seconds the last call of a contract's own method took in the implementation's
