@@ -75,7 +75,7 @@ class PersistContract(HistoryContract):
                           "histories.")
     reference_module = "chatconform.reference.persist"
     guard_tests = ("tests/contracts/test_persist.py",)
-    lifecycle_steps = (LifecycleStep("turn", "a user turn", weight=3, order=0, runs=True, picks=True,
+    lifecycle_steps = (LifecycleStep("turn", "a user turn", weight=2, order=0, runs=True, picks=True,
                                      compacts_in_run=True, methods=("compact", "persist_run", "extract_thread"),
                                      play=_turn),)
 

@@ -17,6 +17,7 @@ from chatconform.engine.results import Evaluation, Failure
 from chatconform.errors import (
     ERROR,
     WARNING,
+    DriverError,
     EngineCaseError,
     MalformedResult,
     NotApplicable,
@@ -116,6 +117,8 @@ def _evaluate(impl: Implementation, contract: Contract, case: Any, variant: str 
                          check=lambda output: contract.output_problem(output, case))
     if isinstance(called.error, UnsendableCase):
         raise EngineCaseError("send", called.error, case)  # to the implementation's process
+    if isinstance(called.error, DriverError):  # the agent runs a program plays are ours
+        raise EngineCaseError("play the agent runs of", called.error, case)
     result = Evaluation()
     as_json: list[Any] = []  # the case as JSON, made only when something fails
 

@@ -402,6 +402,16 @@ class Contract(ABC):
         """How big a case is; the deep profile steers toward large ones."""
         return 0
 
+    def reached(self, case: Any) -> dict[str, frozenset[str]]:
+        """What ``case`` reaches, by measure (the lifecycle: the ending-then-step pairs and the
+        pairs of step kinds of its program): a search counts the distinct ones its cases reach,
+        and ``--verbose`` prints them against :meth:`reachable`. Empty: nothing counted."""
+        return {}
+
+    def reachable(self) -> dict[str, int]:
+        """How many there are to reach, by the measures of :meth:`reached`."""
+        return {}
+
     def wire(self) -> tuple[WireMethod, ...]:
         """How the contract's calls travel over the ``exec:`` protocol: its own method
         first, then each further method its checks call on the same implementation.

@@ -134,7 +134,11 @@ def _summary(index: int) -> str:
 
 @st.composite
 def _step(draw, drawn: tuple[StepKind, ...], runs) -> Step:
-    kind = draw(st.sampled_from(drawn))
+    return draw(_step_of(draw(st.sampled_from(drawn)), runs))
+
+
+@st.composite
+def _step_of(draw, kind: StepKind, runs) -> Step:
     scenario = draw(runs) if kind.runs else None
     pick = draw(st.integers(0, 40)) if kind.picks else 0
     in_run = kind.compacts_in_run and draw(st.booleans())
@@ -148,10 +152,17 @@ def steps(kinds: Sequence[StepKind]):
     a state the next step must handle (cut off after calls, in a tool, mid-stream)."""
     if not kinds:
         raise InvalidArgument("steps() needs at least one kind of step")
-    drawn = tuple(kind for kind in kinds for _ in range(kind.weight))
-    runs = st.sampled_from(TURN_ENDINGS).flatmap(lambda ending: _scenarios(
-        endings=(ending,), stream=None, max_rounds=2, max_calls=3, previous=st.just([])))
-    return _step(drawn, runs)
+    return _step(_weighted(kinds), _RUNS)
+
+
+def _weighted(kinds: Sequence[StepKind]) -> tuple[StepKind, ...]:
+    """Each kind as many times as its weight."""
+    return tuple(kind for kind in kinds for _ in range(kind.weight))
+
+
+#: A step's agent run: its ending first, each as likely as any other, on the stored history.
+_RUNS = st.sampled_from(TURN_ENDINGS).flatmap(lambda ending: _scenarios(
+    endings=(ending,), stream=None, max_rounds=2, max_calls=3, previous=st.just([])))
 
 
 def numbered(step: Step, index: int) -> Step:
@@ -175,16 +186,24 @@ def starts(*, max_turns: int = 2):
 @st.composite
 def _lifecycles(draw, kinds: Sequence[StepKind], *, max_steps: int, max_turns: int) -> Lifecycle:
     start = draw(starts(max_turns=max_turns))
-    step = steps(kinds)
-    # The length first, then each step: drawn as a list, most programs would be one step
-    # long (each step is a large draw), and a bug needs steps in the right order to show.
-    drawn = [draw(step) for _ in range(draw(st.integers(1, max_steps)))]
+    # The length first, at least three steps where allowed (a bug lives between steps: drawn
+    # from one, a third of the programs were one step long), then each step. The
+    # step after a run (a turn, a branch) is drawn from every kind alike: what a run leaves
+    # (cut off after its calls, in a tool, mid-stream) is met by each kind of step, not mostly
+    # by another turn.
+    weighted, alike = st.sampled_from(_weighted(kinds)), st.sampled_from(tuple(kinds))
+    drawn: list[Step] = []
+    for _ in range(draw(st.integers(min(3, max_steps), max_steps))):
+        after_run = bool(drawn) and drawn[-1].scenario is not None
+        drawn.append(draw(_step_of(draw(alike if after_run else weighted), _RUNS)))
     return Lifecycle(start, [numbered(s, index) for index, s in enumerate(drawn, 1)])
 
 
 def lifecycles(kinds: Sequence[StepKind], *, max_steps: int = 12, max_turns: int = 2):
     """A strategy for :class:`Lifecycle`: a stored conversation of 1 to ``max_turns`` user
-    turns led by a standing system prompt, then 1 to ``max_steps`` steps of ``kinds`` in any order."""
+    turns led by a standing system prompt, then 3 to ``max_steps`` steps (fewer where that is
+    the most) of ``kinds`` in any order, each as likely as its weight says but for the step
+    after an agent run, drawn from every kind alike. Shrinks toward three successful turns."""
     check_int("max_steps", max_steps, 1)
     check_int("max_turns", max_turns, 1)
     if not kinds:

@@ -175,6 +175,12 @@ def user_texts(history: Sequence[ModelMessage]) -> Counter:
     return found
 
 
+def answers(history: Sequence[ModelMessage]) -> Counter:
+    """Every text the model answered in a history, counted."""
+    return Counter(part.content for message in history if isinstance(message, pai.ModelResponse)
+                   for part in message.parts if isinstance(part, pai.TextPart))
+
+
 def occurrences(history: Sequence[ModelMessage], text: str) -> int:
     """In how many parts ``text`` appears (a summary is framed by its compaction)."""
     return sum(1 for message in history for part in message.parts
@@ -188,14 +194,23 @@ def standing_count(history: Sequence[ModelMessage], prompt: str) -> int:
 
 @dataclass(frozen=True)
 class Ledger:
-    """The user texts that must be in the stored history, and the summaries that must be there once."""
+    """The user texts that must be in the stored history, the summaries that must be there once,
+    and how often each user text and answer was said on the branch (stored more often, it is
+    stored twice)."""
 
     texts: Counter = field(default_factory=Counter)
     summaries: frozenset[str] = frozenset()
+    #: Each user text and each answer of the model, as often as the branch said it: what a
+    #: step drops is still counted (an implementation may keep what the reference drops).
+    said: Counter = field(default_factory=Counter)
+    answered: Counter = field(default_factory=Counter)
+    #: Every summary a compaction of the branch wrote.
+    written: frozenset[str] = frozenset()
 
     @classmethod
     def of(cls, history: Sequence[ModelMessage]) -> Ledger:
-        return cls(user_texts(history))
+        texts = user_texts(history)
+        return cls(texts, said=texts, answered=answers(history))
 
     def carried(self, before: Sequence[ModelMessage], kept: Sequence[ModelMessage], summary: str = "") -> Ledger:
         """After a step whose reference answer on ``before`` is ``kept``: what it dropped may
@@ -203,10 +218,31 @@ class Ledger:
         old, new = user_texts(before), user_texts(kept)
         texts = (self.texts - (old - new)) + (new - old)
         summaries = {s for s in (*self.summaries, *([summary] if summary else ())) if occurrences(kept, s)}
-        return Ledger(texts, frozenset(summaries))
+        return Ledger(texts, frozenset(summaries), self.said + (new - old),
+                      self.answered + (answers(kept) - answers(before)),
+                      self.written | ({summary} if summary else set()))
 
     def missing(self, history: Sequence[ModelMessage]) -> list[str]:
         return list((self.texts - user_texts(history)).elements())
+
+    def doubled(self, history: Sequence[ModelMessage]) -> list[tuple[str, str, int, int]]:
+        """(``user text`` or ``answer``, the text, times stored, times said) for each text the
+        branch said that ``history`` stores more often than it was said."""
+        found = []
+        for what, said, stored in (("user text", self.said, user_texts(history)),
+                                   ("answer", self.answered, answers(history))):
+            found += [(what, text, count, said[text]) for text, count in stored.items()
+                      if text in said and count > said[text]]
+        return found
+
+    def nested(self, history: Sequence[ModelMessage]) -> list[tuple[str, ...]]:
+        """The summaries of the branch that one part of ``history`` holds together, for each part
+        that holds more than one (a summary pasted into a later one)."""
+        if len(self.written) < 2:
+            return []
+        return [held for message in history for part in message.parts
+                if isinstance(content := getattr(part, "content", None), str)
+                and len(held := tuple(s for s in sorted(self.written) if s in content)) > 1]
 
 
 # -- the records ----------------------------------------------------------------------------------
@@ -283,9 +319,15 @@ def next_agent() -> Agent:
 
 
 def refusal(history: list[ModelMessage], prompt: str = "Next question (u-next)") -> str | None:
-    """Why a real Agent refuses the next prompt on ``history``, or None when it takes it."""
+    """Why a real Agent refuses the next prompt on ``history``, or None when it takes it: the
+    run goes as far as taking the history and the prompt, where pydantic-ai refuses them, and
+    stops before asking its model (a whole run costs twice as much, and is asked after every step)."""
+    async def take() -> None:
+        async with next_agent().iter(prompt, message_history=list(history)) as run:
+            await run.next(run.next_node)
+
     try:
-        asyncio.run(next_agent().run(prompt, message_history=list(history)))
+        asyncio.run(take())
     except Exception as exc:
         return f"{type(exc).__name__}: {str(exc)[:300]}"
     return None

@@ -19,6 +19,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from chatconform.contracts import get_contract
 from chatconform.engine import (
     BenchInput,
     BenchRound,
@@ -72,6 +73,13 @@ def failures_note(failing: Mapping[str, str], expected: Collection[str]) -> tupl
     if declared:
         parts.append(f"{declared} expected failure{'s' * (declared > 1)}, as declared")
     return ", ".join(parts) or "ok", "red" if errors else "yellow" if parts else "green"
+
+
+def reached_text(contract: str, reached: dict[str, set[str]]) -> str:
+    """What a search's cases reached, measure by measure, of how many there are."""
+    totals = get_contract(contract).reachable()
+    return "; ".join(f"{len(found)}" + (f" of {totals[measure]}" if measure in totals else "") + f" {measure}"
+                     for measure, found in reached.items())
 
 
 class TerminalReporter:
@@ -136,6 +144,8 @@ class TerminalReporter:
         if result.aborted:
             note = ("stopped", "magenta")
         self.err.print(Text.assemble(f"  {event.label}: {result.examples} examples, {event.seconds:.1f}s, ", note))
+        if self.verbose and result.reached:
+            self.err.print("    reached: " + reached_text(event.contract, result.reached))
         self._show()
 
     def _log_progress(self) -> None:
