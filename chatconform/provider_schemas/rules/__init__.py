@@ -9,7 +9,8 @@ blocks first). The shared machinery is in :mod:`.common`.
 A provider's rules module is named as its profile module (``Provider.module_name``) and holds
 ``check(body, report)`` (its sequence rules), ``CATALOG`` (every rule id it reports, schema
 rules included, with evidence), ``LEFT_OUT`` (rules known and not checked, and why) and, where
-a rule's verdict depends on the model, ``MODEL_DEPENDENT``.
+a rule's verdict depends on the model, ``MODEL_DEPENDENT``; where a schema finding's level
+depends on context the schema cannot see, ``refine(body, problems)``.
 """
 
 from __future__ import annotations
@@ -53,3 +54,10 @@ def sequence_problems(body: dict, provider: str) -> list[Problem]:
     report = Report(provider)
     _MODULES[provider].check(body, report)
     return report.problems
+
+
+def refine(body: dict, provider: str, problems: list[Problem]) -> list[Problem]:
+    """``problems`` as the provider's rules module re-levels them in context (most have no
+    ``refine``: the problems unchanged)."""
+    hook = getattr(_MODULES[provider], "refine", None)
+    return problems if hook is None else hook(body, problems)
