@@ -67,7 +67,7 @@ OTHER_REJECTION = "rejected for another reason"
 _ABOUT_MESSAGES = re.compile(
     r"messages|contents|\brole|tool_call|tool_use|tool_result|toolResult|toolUse|function (?:call|response)|"
     r"conversation|content block|\bparts?\b|Extra inputs|thought_signature|\btools?\b|schema for function|"
-    r"function_declarations|function\.name",
+    r"function_declarations|function\.name|function name|alternate|text parameter|Additional input|content type",
     re.IGNORECASE,
 )
 
@@ -102,6 +102,8 @@ class Judged:
     recorded: bool = False
     status: int | None = None
     answer: str | None = None
+    #: Whether the recorded answer names the conversation's parts (its message or its ``param``).
+    names_messages: bool = False
 
     @property
     def errors(self) -> int:
@@ -113,8 +115,8 @@ class Judged:
 
     @property
     def about_messages(self) -> bool:
-        """A rejection whose message is about the conversation (400 or 422, naming its parts)."""
-        return self.status in (400, 422) and bool(self.answer and _ABOUT_MESSAGES.search(self.answer))
+        """A rejection about the conversation (400 or 422, its message or ``param`` naming its parts)."""
+        return self.status in (400, 422) and self.names_messages
 
     @property
     def verdict(self) -> str | None:
@@ -260,7 +262,8 @@ def _judge_exchange(name: str, exchange: Exchange, provider: str | None, line: i
         return None
     problems = validate(exchange.body, chosen, model=found.model)
     return Judged(name, exchange.index, line, chosen, found.model, tuple(problems), recorded=True,
-                  status=exchange.status, answer=answer_message(exchange.answer) if exchange.status else None)
+                  status=exchange.status, answer=answer_message(exchange.answer) if exchange.status else None,
+                  names_messages=bool(exchange.answer and _ABOUT_MESSAGES.search(exchange.answer)))
 
 
 def _judge_values(name: str, items: Iterable[_Body | _BadJSON], provider: str | None, tally: _Tally,

@@ -20,15 +20,20 @@ import base64
 import binascii
 import json
 import os
+import re
 import stat
 import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
+from email.utils import parsedate_to_datetime
 from typing import Any
 
 import yaml
 
 from chatconform.errors import ConfigError
+
+__all__ = ["MAX_BYTES", "NOT_JSON", "TRAFFIC_SUFFIXES", "Exchange", "TrafficError", "answer_message",
+           "exchanges", "file_kind", "gunzip", "is_traffic", "is_yaml_name", "load_yaml", "read_bytes"]
 
 #: The most bytes one file (or its decompressed text, or one line of JSON lines) may hold.
 MAX_BYTES = 256 * 2**20
@@ -59,6 +64,9 @@ class Exchange:
     status: int | None = None
     #: The answer's text (decompressed, at most a few thousand characters), None when unknown.
     answer: str | None = None
+    #: The day it was recorded (``YYYY-MM-DD``, from the answer's ``Date`` header or the HAR
+    #: entry's start), None when the recording does not say.
+    date: str | None = None
 
 
 class _NotJSON:
@@ -304,15 +312,25 @@ def _vcr_exchange(request: dict, answer: Any, index: int) -> Exchange:
     url = _text(request.get("uri")) or _text(request.get("url"))
     status: int | None = None
     text: str | None = None
+    day: str | None = None
     if isinstance(answer, dict):
         status = _status(answer.get("status", answer.get("status_code")))
         answer_headers = _headers(answer.get("headers"))
+        day = _day(answer_headers.get("date"))
         if "parsed_body" in answer:
             text = _answer_text(json.dumps(answer["parsed_body"], default=str).encode())
         else:
             raw = _raw_bytes(answer.get("body", answer.get("content")))
             text = _answer_text(_decoded(raw, answer_headers) if raw else None)
-    return Exchange(index, _text(request.get("method")), url, body, status, text)
+    return Exchange(index, _text(request.get("method")), url, body, status, text, day)
+
+
+def _day(header: str | None) -> str | None:
+    """``YYYY-MM-DD`` of an HTTP ``Date`` header, None when there is none to read."""
+    try:
+        return parsedate_to_datetime(header).date().isoformat() if header else None
+    except (TypeError, ValueError, IndexError):
+        return None
 
 
 def _har_content(content: dict) -> bytes | None:
@@ -330,8 +348,10 @@ def _har_entry(entry: Any, index: int) -> Exchange:
     body = _as_json(_har_content(post))
     status = _status(answer.get("status"))
     text = _answer_text(_har_content(_dict(answer.get("content"))))
+    started = _text(_dict(entry).get("startedDateTime"))
+    day = started[:10] if started and re.match(r"^\d{4}-\d{2}-\d{2}", started) else None
     return Exchange(index, _text(request.get("method")), _text(request.get("url")), body,
-                    status if status else None, text)
+                    status if status else None, text, day)
 
 
 def answer_message(text: str | None) -> str | None:
@@ -352,7 +372,3 @@ def answer_message(text: str | None) -> str | None:
         if isinstance(found, list) and found:  # a list of validation errors
             return " ".join(json.dumps(found, default=str).split())[:300]
     return " ".join(text.split())[:300]
-
-
-__all__ = ["MAX_BYTES", "NOT_JSON", "TRAFFIC_SUFFIXES", "Exchange", "TrafficError", "answer_message",
-           "exchanges", "file_kind", "gunzip", "is_traffic", "is_yaml_name", "load_yaml", "read_bytes"]
