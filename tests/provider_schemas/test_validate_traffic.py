@@ -209,3 +209,17 @@ def test_bare_bodies_still_need_a_provider(tmp_path):
     code, _, err = run([path])
     assert code == 2 and "no --provider to judge it as request bodies" in err
     assert run([path], "openai-chat")[0] == 0
+
+
+def test_the_pytest_fixture_fails_a_test_on_a_request_the_provider_would_reject(tmp_path, chatconform_cassettes):
+    folder = tmp_path / "cassettes"
+    folder.mkdir()
+    rejected = interaction(OPENAI, ORPHAN, 400, error_answer(ORPHAN_TEXT))
+    cassette(folder, "ok.yaml", [interaction(OPENAI, GOOD), rejected])
+    assert [j.verdict for j in chatconform_cassettes(folder)] == [None, lint.AGREES]
+    cassette(folder, "bad.yaml.gz", [interaction(OPENAI, ORPHAN)], compress=True)
+    with pytest.raises(pytest.fail.Exception, match=r"bad\.yaml\.gz #0 O7 \$\.messages\[1\]\.role"):
+        chatconform_cassettes(folder)
+    (folder / "notes.yaml").write_text("just: notes\n")
+    with pytest.raises(pytest.fail.Exception, match="not recorded traffic"):
+        chatconform_cassettes(folder / "notes.yaml")
