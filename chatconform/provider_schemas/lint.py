@@ -38,6 +38,7 @@ from chatconform.providers import get_provider
 from . import validate
 from .endpoints import endpoint
 from .problems import MESSAGES_KEY, PROVIDER_IDS, Problem, UnknownProvider, check_provider
+from .rules import replay_problems
 from .traffic import (
     MAX_BYTES,
     NOT_JSON,
@@ -254,13 +255,19 @@ class _NoProvider(Exception):
 
 
 def _judge_exchange(name: str, exchange: Exchange, provider: str | None, line: int | None,
-                    tally: _Tally) -> Judged | None:
+                    tally: _Tally, earlier: dict[str, list[str]]) -> Judged | None:
+    """The verdict on one recorded request, held against the answers before it in its file
+    (``earlier``, by provider: one file is one conversation, judged in order)."""
     found = endpoint(exchange.method, exchange.url, exchange.body)
     chosen = provider if provider and found.dialect == get_provider(provider).dialect else found.provider
     if chosen is None or exchange.body is NOT_JSON:
         tally.skipped[found.skipped or "a chat request without a JSON body"] += 1
         return None
     problems = validate(exchange.body, chosen, model=found.model)
+    if isinstance(exchange.body, dict):
+        problems += replay_problems(exchange.body, chosen, found.model, earlier.get(chosen, []))
+    if exchange.answer and exchange.status is not None and 200 <= exchange.status < 300:
+        earlier.setdefault(chosen, []).append(exchange.answer)
     return Judged(name, exchange.index, line, chosen, found.model, tuple(problems), recorded=True,
                   status=exchange.status, answer=answer_message(exchange.answer) if exchange.status else None,
                   names_messages=bool(exchange.answer and _ABOUT_MESSAGES.search(exchange.answer)))
@@ -270,13 +277,14 @@ def _judge_values(name: str, items: Iterable[_Body | _BadJSON], provider: str | 
                   notes: list[str], bad: list[_BadJSON]) -> Iterator[Judged]:
     """The verdicts on the bodies and recorded exchanges of one file, in file order."""
     start = 0
+    earlier: dict[str, list[str]] = {}
     for item in _spread(name, items, provider, notes):
         if isinstance(item, _BadJSON):
             bad.append(item)
             continue
         if is_traffic(item.value):
             for exchange in exchanges(item.value, start):
-                judged = _judge_exchange(name, exchange, provider, item.line, tally)
+                judged = _judge_exchange(name, exchange, provider, item.line, tally, earlier)
                 if judged is not None:
                     yield judged
                 start = exchange.index + 1
@@ -495,8 +503,8 @@ class _Writer:
             text += f"; {_plural(skipped, 'other request', 'other requests')} skipped ({kinds})"
         if tally.broken:
             text += f"; {_plural(len(tally.broken), 'file', 'files')} could not be read or parsed"
-        shown = self.provider or ", ".join(f"{p} {n}" for p, n in sorted(tally.providers.items())) or "no provider"
-        text += f" ({shown})\n"
+        shown = self.provider or ", ".join(f"{p} {n}" for p, n in sorted(tally.providers.items()))
+        text += f" ({shown})\n" if shown else "\n"
         recorded = tally.recorded
         if recorded["accepted"] or recorded["rejected"] or recorded["other"]:
             text += (f"recorded: {recorded['accepted']} accepted, {recorded['rejected']} rejected "

@@ -42,8 +42,9 @@ _KINDS = ((stat.S_ISDIR, "a folder"), (stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, 
           (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
 #: The file names a folder is searched for.
 TRAFFIC_SUFFIXES = (".yaml", ".yml", ".yaml.gz", ".yml.gz", ".json", ".json.gz", ".jsonl", ".har")
-#: How much of an answer's text is kept (enough for any error message).
-_ANSWER_CHARS = 4000
+#: How much of an answer's text is kept: enough for any error message, and for the calls of a
+#: streamed answer a later request replays.
+_ANSWER_CHARS = 2**20
 
 
 class TrafficError(ConfigError):
@@ -62,7 +63,7 @@ class Exchange:
     body: Any
     #: The recorded HTTP status, None when no answer was recorded.
     status: int | None = None
-    #: The answer's text (decompressed, at most a few thousand characters), None when unknown.
+    #: The answer's text (decompressed, at most a MiB), None when unknown.
     answer: str | None = None
     #: The day it was recorded (``YYYY-MM-DD``, from the answer's ``Date`` header or the HAR
     #: entry's start), None when the recording does not say.

@@ -223,3 +223,27 @@ def test_the_pytest_fixture_fails_a_test_on_a_request_the_provider_would_reject(
     (folder / "notes.yaml").write_text("just: notes\n")
     with pytest.raises(pytest.fail.Exception, match="not recorded traffic"):
         chatconform_cassettes(folder / "notes.yaml")
+
+
+def test_a_cassette_is_one_conversation_judged_in_order(tmp_path):
+    """G9: gemini-3 wants a call of the current turn sent back with the thoughtSignature its
+    answer gave it, which only the answer before the request can tell."""
+    url = "https://generativelanguage.googleapis.com/v1beta/models/gemini-3-flash-preview:streamGenerateContent"
+    ask = [{"role": "user", "parts": [{"text": "weather in Paris?"}]}]
+    call = {"name": "get_weather", "args": {"city": "Paris"}}
+    answer = "data: " + json.dumps({"candidates": [{"content": {"role": "model", "parts": [
+        {"functionCall": call, "thoughtSignature": "c2lnbmF0dXJl"}]}}]}) + "\n\n"
+    result = {"role": "user", "parts": [{"functionResponse": {"name": "get_weather", "response": {"t": "21C"}}}]}
+    unsigned = {"contents": [*ask, {"role": "model", "parts": [{"functionCall": call}]}, result]}
+    signed = {"contents": [*ask, {"role": "model", "parts": [{"functionCall": call, "thoughtSignature": "c2ln"}]},
+                           result]}
+    path = cassette(tmp_path, "g.yaml", [interaction(url, {"contents": ask}, answer=answer),
+                                         interaction(url, unsigned), interaction(url, signed)])
+    first, dropped, kept = judge_paths([str(path)])
+    assert first.problems == () and kept.problems == ()
+    (problem,) = dropped.problems
+    assert (problem.rule, problem.path) == ("G9", "$.contents[1].parts[0]")
+    assert problem.message.startswith("Function call is missing a thought_signature in functionCall parts.")
+    # Alone, without the answer before it, the same request is not judged by G9.
+    alone = cassette(tmp_path, "alone.yaml", [interaction(url, unsigned)])
+    assert [j.problems for j in judge_paths([str(alone)])] == [()]

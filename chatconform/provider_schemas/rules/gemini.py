@@ -3,6 +3,7 @@ function declarations (G14, G15)."""
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any
 
@@ -42,6 +43,10 @@ G14_LIST = ("Invalid JSON payload received. Unknown name \"type\" at '{where}': 
 #: JSON Schema keywords a function declaration's ``parameters`` (an OpenAPI Schema object) has
 #: no field for, each seen rejected (``parametersJsonSchema`` takes them).
 _NOT_IN_SCHEMA = ("additionalProperties", "$schema", "const", "propertyNames")
+G9 = ("Function call is missing a thought_signature in functionCall parts. This is required for tools to work "
+      "correctly, and missing thought_signature may lead to degraded model performance. Additional data, function "
+      "call `{name}` , position {position}. Please refer to https://ai.google.dev/gemini-api/docs/thought-signatures "
+      "for more details.")
 G15 = ("* GenerateContentRequest.tools[{i}].function_declarations[{j}].name: Invalid function name. Must start with a "
        "letter or an underscore. Must be alphameric (a-z, A-Z, 0-9), underscores (_), dots (.) or dashes (-), with a "
        "maximum length of 64.")
@@ -122,6 +127,55 @@ def _declarations(body: dict, report: Report) -> None:
                 for parts, message in _schema_faults(declaration["parameters"], where,
                                                      ["tools", i, key, j, "parameters"]):
                     report.error("G14", parts, message)
+
+
+def _answer_parts(text: str) -> list[dict]:
+    """The parts of a recorded generateContent answer: one JSON object, a JSON array of them,
+    or a server-sent-event stream of them."""
+    chunks: list[Any] = []
+    try:
+        value = json.loads(text)
+        chunks = value if isinstance(value, list) else [value]
+    except (ValueError, RecursionError):
+        for line in text.splitlines():
+            if line.startswith("data:"):
+                try:
+                    chunks.append(json.loads(line[5:]))
+                except (ValueError, RecursionError):
+                    continue
+    return [part for chunk in chunks for candidate in as_list(as_dict(chunk).get("candidates"))
+            for part in as_list(as_dict(as_dict(candidate).get("content")).get("parts")) if isinstance(part, dict)]
+
+
+def _call_key(call: dict) -> str:
+    return json.dumps([call.get("name"), call.get("args")], sort_keys=True, default=str)
+
+
+def replayed(body: dict, model: str | None, earlier: list[str], report: Report) -> None:
+    """G9: Gemini 3 wants each function call of the current turn sent back with the
+    thoughtSignature its answer gave it. The current turn is every content after the last
+    user content that holds text; a call is known by its name and arguments."""
+    if not model or not re.search(r"(^|/)gemini-[3-9]", model):
+        return
+    signed = {_call_key(call): True for text in earlier for part in _answer_parts(text)
+              if isinstance(call := alias(part, "functionCall", "function_call"), dict)
+              and alias(part, "thoughtSignature", "thought_signature")}
+    contents = as_list(body.get("contents"))
+    start = max((i for i, content in enumerate(contents)
+                 if as_dict(content).get("role", "user") == "user"
+                 and any("text" in as_dict(part) for part in as_list(as_dict(content).get("parts")))), default=-1)
+    position = 0
+    for i in range(start + 1, len(contents)):
+        if as_dict(contents[i]).get("role") != "model":
+            continue
+        for j, part in enumerate(as_list(as_dict(contents[i]).get("parts"))):
+            call = alias(as_dict(part), "functionCall", "function_call")
+            if not isinstance(call, dict):
+                continue
+            position += 1
+            if _call_key(call) in signed and not alias(as_dict(part), "thoughtSignature", "thought_signature"):
+                report.error("G9", ["contents", i, "parts", j],
+                             G9.format(name=as_str(call.get("name")) or "", position=position))
 
 
 def check(body: dict, report: Report) -> None:
@@ -206,6 +260,11 @@ CATALOG = rules(
         "https://github.com/google-gemini/gemini-cli/issues/4217",
     ),
     RuleInfo(
+        "G9", "gemini-3: a function call of the current turn carries the thoughtSignature its answer gave it "
+        "(recorded traffic: the answers before the request)", SEQUENCE,
+        G9, "https://github.com/langgenius/dify-official-plugins/issues/2088", text="adapted",
+    ),
+    RuleInfo(
         "G10", "the request ends with a user turn", SEQUENCE,
         "Please ensure that multiturn requests ends with a user role or a function response.",
         "https://github.com/songquanpeng/one-api/issues/836", severity="warning",
@@ -239,9 +298,7 @@ CATALOG = rules(
     ),
 )
 
-LEFT_OUT: dict[str, str] = {
-    "G9": "Gemini 3 thought signatures: needs to know which turns the current model produced",
-}
+LEFT_OUT: dict[str, str] = {}
 
 MODEL_DEPENDENT: dict[str, ModelDependence] = {
     # An empty text part: rejected from 2024-11 to 2025-03 (gemini-2.0-flash-exp and older,
