@@ -869,6 +869,26 @@ CASES = [
         [bu({"document": {"format": "pdf", "name": "report", "source": {"bytes": "AAAA"}}}, {"text": "summarize"})],
     ),
     ("bedrock-converse", "B8", [bu(), ba()], "A conversation must end with a user message.", [bu(), ba(), bu()]),
+    (
+        "bedrock-converse",
+        "B9",
+        {"messages": [bu()], "toolConfig": {"tools": [{"toolSpec": {"name": "Complete Session",
+                                                                     "inputSchema": {"json": {"type": "object"}}}}]}},
+        "1 validation error detected: Value 'Complete Session' at 'toolConfig.tools.0.member.toolSpec.name' failed to "
+        "satisfy constraint: Member must satisfy regular expression pattern: [a-zA-Z0-9_-]+",
+        {"messages": [bu()], "toolConfig": {"tools": [{"toolSpec": {"name": "completeSession",
+                                                                     "inputSchema": {"json": {"type": "object"}}}}]}},
+    ),
+    (
+        "bedrock-converse",
+        "B9",
+        {"messages": [bu(), ba({"toolUse": {"toolUseId": "t1", "name": "fs.read", "input": {}}}), bu(bres("t1"))]}
+        | {"toolConfig": {"tools": [{"toolSpec": {"name": "fs_read", "inputSchema": {"json": {}}}}]}},
+        "1 validation error detected: Value at 'messages.1.member.content.0.member.toolUse.name' failed to satisfy "
+        "constraint: Member must satisfy regular expression pattern: [a-zA-Z0-9_-]+",
+        {"messages": [bu(), ba({"toolUse": {"toolUseId": "t1", "name": "fs_read", "input": {}}}), bu(bres("t1"))]}
+        | {"toolConfig": {"tools": [{"toolSpec": {"name": "fs_read", "inputSchema": {"json": {}}}}]}},
+    ),
 ]
 
 

@@ -142,6 +142,14 @@ CATALOG = rules(
         more=("https://github.com/BerriAI/litellm/pull/36499", "https://github.com/archestra-ai/archestra/pull/4220"),
     ),
     RuleInfo(
+        "B9", "a tool's name, declared or called, matches [a-zA-Z0-9_-]+, at most 64 characters", SCHEMA,
+        "1 validation error detected: Value '{value}' at 'toolConfig.tools.{i}.member.toolSpec.name' failed to "
+        "satisfy constraint: Member must satisfy regular expression pattern: [a-zA-Z0-9_-]+",
+        "https://github.com/aws-samples/remote-swe-agents/pull/457",
+        # A name replayed in a toolUse block is held to the same pattern:
+        more=("https://github.com/openclaw/openclaw/pull/12949",),
+    ),
+    RuleInfo(
         "B8", "the conversation ends with a user message", SEQUENCE,
         "A conversation must end with a user message.",
         "https://github.com/microsoft/semantic-kernel/issues/10281", severity="warning", text="synthesized",
