@@ -44,6 +44,8 @@ IDS = {"id", "tool_use_id", "tool_call_id", "toolUseId", "call_id"}
 DATA = {"data", "bytes", "file_data", "signature", "thoughtSignature", "thought_signature", "encrypted_content"}
 #: Keys of a JSON Schema whose values are the schema's structure.
 SCHEMA_KEYS = {"properties", "required", "enum", "$defs", "definitions", "propertyOrdering"}
+#: Keys whose values are a tool's data (a call's arguments, a result): every string in them is text.
+FREE = {"arguments", "input", "args", "response", "output", "result", "partial_json"}
 HELD_OUT = re.compile(r"pydantic[_-]ai", re.IGNORECASE)
 ALNUM = string.ascii_letters + string.digits
 
@@ -79,7 +81,11 @@ class Rewriter:
                 core = f"<{wrapper}>{core}</{wrapper}>"
         return lead + core + trail
 
-    def value(self, value: Any, key: str | None = None, in_schema: bool = False) -> Any:
+    def value(self, value: Any, key: str | None = None, in_schema: bool = False, free: bool = False) -> Any:
+        if free:
+            return self.free(value)
+        if key in FREE and not isinstance(value, str):
+            return self.free(value)
         if isinstance(value, dict):
             schema = in_schema or key in ("parameters", "input_schema", "inputSchema", "json", "parameters_json_schema",
                                           "parametersJsonSchema", "response_schema", "schema")
@@ -95,12 +101,20 @@ class Rewriter:
             return "AAAA" if value else value
         if key == "arguments":
             try:
-                return json.dumps(self.value(json.loads(value)))
+                return json.dumps(self.free(json.loads(value)))
             except ValueError:
                 return self.text(value)
         if key in KEEP or (in_schema and key not in ("description", "title", "default", "examples")):
             return value
         return self.text(value)
+
+    def free(self, value: Any) -> Any:
+        """A tool's data: its keys kept, every string a placeholder."""
+        if isinstance(value, dict):
+            return {k: self.free(v) for k, v in value.items()}
+        if isinstance(value, list):
+            return [self.free(item) for item in value]
+        return self.text(value) if isinstance(value, str) else value
 
     def schema_part(self, key: str, value: Any) -> Any:
         if key in ("properties", "$defs", "definitions") and isinstance(value, dict):

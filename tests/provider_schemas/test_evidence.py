@@ -43,14 +43,22 @@ def test_every_record_says_where_its_fact_comes_from():
         assert "pydantic-ai" not in held_out and "pydantic_ai" not in held_out, where
 
 
-def _texts(value, key=None):
-    if isinstance(value, dict):
+#: Keys whose strings are text (a message, a description) and keys holding a tool's data.
+TEXT_KEYS = {"text", "thinking", "content", "description", "system"}
+DATA_KEYS = {"arguments", "input", "args", "response", "output", "result"}
+
+
+def _texts(value, key=None, data=False):
+    """The strings of a body that are text: under a text key, or anywhere in a tool's data."""
+    if key == "arguments" and isinstance(value, str):
+        yield from _texts(json.loads(value), None, True)
+    elif isinstance(value, dict):
         for k, v in value.items():
-            yield from _texts(v, k)
+            yield from _texts(v, k, data or k in DATA_KEYS)
     elif isinstance(value, list):
         for item in value:
-            yield from _texts(item, key)
-    elif isinstance(value, str) and key in ("text", "thinking"):
+            yield from _texts(item, key, data)
+    elif isinstance(value, str) and (data or key in TEXT_KEYS) and not value.startswith(("data:", "https://")):
         yield value
 
 
