@@ -158,7 +158,7 @@ def features(provider: str, body: Any) -> set[tuple]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0], allow_abbrev=False)
     parser.add_argument("checkout", help="a checkout (or an extracted archive) of the repository")
     parser.add_argument("--repo", required=True, help="owner/name, as GitHub spells it")
     parser.add_argument("--commit", required=True, help="the commit the checkout is of")

@@ -598,7 +598,12 @@ def run_validate(
                     err.write(f"<stdin>: cannot read: {exc}\n")
                     tally.broken.add("<stdin>")
                 continue
-            for name in _files(path):
+            names = list(_files(path))
+            if not names:  # a folder holding no file of a kind validate reads
+                err.write(f"{path}: no recorded traffic or request bodies in this folder (files named "
+                          f"{', '.join('*' + s for s in TRAFFIC_SUFFIXES)})\n")
+                tally.broken.add(path)
+            for name in names:
                 tally.files += 1
                 try:
                     writer.lint(name, _values_of(name))
