@@ -67,11 +67,12 @@ class Violation(ChatconformError):
     """Raised by a check: what was wrong, with expected vs actual where they exist.
 
     ``level`` overrides the check's own level for this one failure (``provider_rules``
-    fails at the level of the worst rule broken).
+    fails at the level of the worst rule broken); ``why`` its rationale, where a check that
+    guards several bugs can tell from the failure's shape which one this is.
     """
 
     def __init__(self, message: str, *, expected: Any = None, actual: Any = None,
-                 level: str | None = None):
+                 level: str | None = None, why: str | None = None):
         super().__init__(message)
         self.message = message
         self.expected = expected
@@ -79,6 +80,7 @@ class Violation(ChatconformError):
         if level is not None and level not in LEVELS:
             raise ValueError(f"unknown level {level!r}; one of {', '.join(LEVELS)}")
         self.level = level
+        self.why = why
 
 
 class NotApplicable(ChatconformError):

@@ -42,6 +42,11 @@ class _FrozenRows:
         return self._record(working) != self.record
 
 
+#: Why a thread that holds a row twice is wrong, whichever check meets it first.
+_REPEATED = ("a row returned twice: the model reads the same message twice (a walk with no cycle guard, "
+             "or one that appends a row it already holds)")
+
+
 def _ids(rows) -> list[str]:
     return [row.id for row in rows]
 
@@ -251,8 +256,10 @@ def parent_chain(ex: Example) -> None:
         if parent == UUID_NIL:
             continue  # legacy rows are judged by thread.legacy_linear
         if following.id != parent:
-            raise Violation(f"row {row.id} has parent {parent} but is followed by {following.id}",
-                            expected=parent, actual=following.id)
+            repeated = following.id in {r.id for r in out[:index + 1]}
+            raise Violation(f"row {row.id} has parent {parent} but is followed by {following.id}"
+                            + (", a row already in the thread" if repeated else ""),
+                            expected=parent, actual=following.id, why=_REPEATED if repeated else None)
 
 
 

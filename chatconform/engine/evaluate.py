@@ -136,8 +136,8 @@ def _evaluate(impl: Implementation, contract: Contract, case: Any, variant: str 
     result.case_json = case_json
 
     def fail(check_id: str, message: str, expected: Any = None, actual: Any = None,
-             level: str = ERROR) -> None:
-        result.failures.append(Failure(check_id, message, None, variant, expected, actual, level=level))
+             level: str = ERROR, why: str | None = None) -> None:
+        result.failures.append(Failure(check_id, message, None, variant, expected, actual, level=level, why=why))
 
     crash, untouched = contract.check_id("no_crash"), contract.check_id("input_untouched")
     result.evaluated.add(crash)
@@ -201,7 +201,7 @@ def _evaluate(impl: Implementation, contract: Contract, case: Any, variant: str 
             continue
         except Violation as violation:
             fail(check.id, violation.message, violation.expected, violation.actual,
-                 violation.level or check.level_for(variant))
+                 violation.level or check.level_for(variant), violation.why)
         except Exception as exc:
             result.broken[check.id] = f"the check itself raised {type(exc).__name__}: {exc}"
         result.evaluated.add(check.id)

@@ -248,7 +248,7 @@ RESULT = Record({"implementation": STR, "check": STR, "status": STATUS}, {
 
 FAILURE = Record({"check": STR, "message": STR, "case": ANY}, {
     "variant": Nullable(STR), "expected": ANY, "actual": ANY, "shrunk": BOOL, "shrink_note": Nullable(STR),
-    "level": STR,
+    "level": STR, "why": Nullable(STR),
 })
 
 SEARCH = Record({"implementation": STR, "contract": STR}, {

@@ -36,9 +36,9 @@ from chatconform.contracts import get_contract
 from chatconform.engine import Failure, SearchResult, Selection, Unit, Verdict, fold_units
 from chatconform.errors import ConfigError, EngineCaseError
 from chatconform.frame import shapes
-from chatconform.frame.argtypes import read_input
 from chatconform.frame.profiles import get_profile
 from chatconform.frame.status import STATUSES, Status
+from chatconform.inputs import read_input
 from chatconform.outputs.present import short
 from chatconform.runner.discovery import Implementation
 
@@ -169,7 +169,7 @@ def _failure_json(failure: Failure) -> dict:
 
     return {"check": failure.check, "message": failure.message, "case": failure.case, "variant": failure.variant,
             "expected": value(failure.expected), "actual": value(failure.actual), "shrunk": failure.shrunk,
-            "shrink_note": failure.shrink_note, "level": failure.level}
+            "shrink_note": failure.shrink_note, "level": failure.level, "why": failure.why}
 
 
 def _failure(data: dict) -> Failure:
@@ -227,6 +227,15 @@ def read(path: str | Path) -> Report:
     if records[-1]["type"] != "footer":
         raise ConfigError(f"{path}:{numbers[-1]}: no footer line after it: the report is truncated")
     results = [r for r in records[1:-1] if r["type"] == "result"]
+    first_line: dict[tuple[str, str], int] = {}
+    for record, number in zip(records[1:-1], numbers[1:-1], strict=True):
+        if record["type"] != "result":
+            continue
+        key = (record["implementation"], record["check"])
+        if key in first_line:  # the matrix would show one line and the counts both
+            raise ConfigError(f"{path}:{number}: a second result for {key[1]} of {key[0]} (the first is on "
+                              f"line {first_line[key]}); the report is damaged")
+        first_line[key] = number
     searches = [r for r in records[1:-1] if r["type"] == "search"]
     return Report(records[0], results, records[-1], searches, str(path))
 

@@ -1,6 +1,6 @@
 """A ninth contract is its own files: added to a copy of the project, it is listed, runs,
-travels over ``exec:``, has every part and takes part in the lifecycle, with nothing else
-edited (docs/architecture.md, "Adding a contract")."""
+travels over ``exec:``, gets its rows in the docs from their generator, has every part and
+takes part in the lifecycle, with nothing else edited (docs/architecture.md, "Adding a contract")."""
 
 from __future__ import annotations
 
@@ -136,11 +136,16 @@ TESTS_MODULE = '''
         assert echo_history([1, 2]) == [1, 2]
 '''
 
+PAGE = "# The `scratch` contract\n\nMethod: `echo_history(history) -> history`, the history unchanged.\n"
+
+#: The rows the docs' generator writes for it (tools/generate_docs.py), as they read.
 README_ROW = ("| [`scratch`](docs/contracts/scratch.md) | `echo_history(history) -> history` | `keeps_length`, "
               "`matches_reference` |\n")
-PAGE = "# The `scratch` contract\n\nMethod: `echo_history(history) -> history`, the history unchanged.\n"
 INPUT_ROW = '| `scratch` | `echo_history` | `{"history": [...]}` |\n'
-RESULT_ROW = "| `scratch` | the history, in the same JSON as the input history |\n"
+RESULT_ROW = "| `scratch` | `echo_history` | the history, in the same JSON as the input history. |\n"
+#: What the generator reads and writes, copied as they are.
+DOCS = ("README.md", "docs/protocol.md", "docs/mutation.md", "docs/provider-rules.md", "tools/generate_docs.py",
+        "tools/mutate.py", "tools/mutation-scores.json")
 
 #: An implementation of the scratch contract over the protocol, in no package.
 PROGRAM = '''
@@ -160,18 +165,9 @@ PROGRAM = '''
 '''
 
 
-def _after(text: str, anchor: str, row: str) -> str:
-    """``text`` with ``row`` added as the last row of the table that opens with ``anchor``."""
-    lines = text.splitlines(keepends=True)
-    at = next(i for i, line in enumerate(lines) if line.startswith(anchor)) + 2
-    while at < len(lines) and lines[at].startswith("|"):
-        at += 1
-    return "".join([*lines[:at], row, *lines[at:]])
-
-
 def _copy_with_scratch(tmp: Path) -> None:
     shutil.copytree(ROOT / "chatconform", tmp / "chatconform", ignore=shutil.ignore_patterns("__pycache__"))
-    for name in ("pyproject.toml", "tests/conftest.py", "tests/contracts/test_contract_parts.py"):
+    for name in ("pyproject.toml", "tests/conftest.py", "tests/contracts/test_contract_parts.py", *DOCS):
         (tmp / name).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy(ROOT / name, tmp / name)
     added = {"chatconform/contracts/scratch.py": CONTRACT_MODULE,
@@ -180,12 +176,7 @@ def _copy_with_scratch(tmp: Path) -> None:
              "tests/contracts/test_scratch.py": TESTS_MODULE}
     for name, source in added.items():
         (tmp / name).write_text(textwrap.dedent(source).lstrip())
-    readme = (ROOT / "README.md").read_text("utf-8")
-    (tmp / "README.md").write_text(_after(readme, "| contract | method | checks |", README_ROW), "utf-8")
-    protocol = (ROOT / "docs" / "protocol.md").read_text("utf-8")
-    protocol = _after(_after(protocol, "| contract | method | input |", INPUT_ROW), "| contract | result |", RESULT_ROW)
     (tmp / "docs" / "contracts").mkdir(parents=True)
-    (tmp / "docs" / "protocol.md").write_text(protocol, "utf-8")
     (tmp / "docs" / "contracts" / "scratch.md").write_text(PAGE, "utf-8")
 
 
@@ -199,9 +190,10 @@ def test_a_ninth_contract_is_its_own_files(tmp_path):
     (tmp_path / "program.py").write_text(textwrap.dedent(PROGRAM))
     cli = [sys.executable, "-c", "import sys; from chatconform.cli import main; sys.exit(main(sys.argv[1:]))"]
 
-    listed = _run(tmp_path, *cli, "list")
+    listed = _run(tmp_path, *cli, "list", "--format", "json")
     assert listed.returncode == 0, listed.stderr
-    assert "scratch.keeps_length" in listed.stdout and "fake-echo-drops-last" in listed.stdout
+    checks = {check["id"]: check for check in json.loads(listed.stdout)["checks"]}
+    assert "fake-echo-drops-last" in checks["scratch.keeps_length"]["violated_by"]
 
     ran = _run(tmp_path, *cli, "run", "--impl", "reference", "--impl", f"exec:{sys.executable} program.py",
                "--contract", "scratch", "--examples", "5", "--report", "r.jsonl")
@@ -211,6 +203,14 @@ def test_a_ninth_contract_is_its_own_files(tmp_path):
     checks = {"scratch.no_crash", "scratch.input_untouched", "scratch.slow", "scratch.keeps_length",
               "scratch.matches_reference"}
     assert verdicts == {(impl, check): "pass" for impl in ("reference", "echo-program") for check in checks}
+
+    # Its rows in the docs come from the generator, with no edit by hand.
+    docs = _run(tmp_path, sys.executable, "tools/generate_docs.py")
+    assert docs.returncode == 0, docs.stderr
+    assert README_ROW in (tmp_path / "README.md").read_text("utf-8")
+    protocol = (tmp_path / "docs" / "protocol.md").read_text("utf-8")
+    assert INPUT_ROW in protocol and RESULT_ROW in protocol
+    assert "| `reference/scratch.py` | not measured" in (tmp_path / "docs" / "mutation.md").read_text("utf-8")
 
     # The copy holds only the new contract's tests, so only its parts are checked there.
     parts = _run(tmp_path, sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",

@@ -202,10 +202,14 @@ def _finding(ident: str, impl: str, check_id: str, status: Status, line: dict, s
     text, finding.cut = case_text(case)
     finding.case = highlight(text)
     record = {"implementation": specs.get(impl, impl), "check": check_id, "variant": finding.variant, "case": case}
+    level = str(line.get("level") or ERROR)
     if not finding.cut:
-        finding.test = regression_test(record, str(line.get("level") or ERROR))
+        finding.test = regression_test(record, level)
     if status == Status.FAIL:  # a run saves its failures only, under this name
-        finding.replay = replay_command(saved_path(record, FAILURES_DIR), record["implementation"])
+        saved = saved_path(record, FAILURES_DIR)
+        finding.replay = replay_command(saved, record["implementation"])
+        if finding.cut:  # too long to hold: the test loads the saved case
+            finding.test = regression_test(record, level, case_file=saved.name)
     return finding
 
 

@@ -17,9 +17,11 @@ which refuses persistent ids).
 
 from __future__ import annotations
 
+import hashlib
 import io
 import itertools
 import pickle
+import sys
 from typing import Any
 
 from chatconform.frame import collector
@@ -28,6 +30,21 @@ from chatconform.frame import collector
 _ATOMS = (str, bytes, int, float, bool, complex, type(None))
 #: Kept objects after which this side starts a fresh table (runs that never say a case began).
 LIMIT = 10_000
+
+
+def named(kwargs: dict) -> dict:
+    """Keyword arguments by their names as the interpreter interns them, as they were in the
+    run's process. There a keyword and an attribute of the same name in the input
+    (``instructions``) are one string, pickled once; loaded, the attribute's name is interned
+    again and the keyword's is not, so an untouched copy would pickle differently from the
+    bytes it was loaded from, and telling it untouched would cost another load and pickle."""
+    return {sys.intern(key) if type(key) is str else key: value for key, value in kwargs.items()}
+
+
+def digest(data: bytes) -> str:
+    """The digest both sides compare a pickled input by (the host's copy after a call, the
+    run's bytes as sent)."""
+    return hashlib.blake2b(data, digest_size=16).hexdigest()
 
 
 def handles(prefix: str, value: Any) -> list[tuple[str, Any]]:

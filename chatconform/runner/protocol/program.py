@@ -20,6 +20,7 @@ from __future__ import annotations
 import base64
 import itertools
 import json
+import pickle
 import shlex
 import threading
 import time
@@ -39,9 +40,11 @@ from chatconform.errors import (
     RejectedInput,
     UnsendableCase,
 )
+from chatconform.frame import collector
 from chatconform.frame.calls import ImplementationProcess
 from chatconform.frame.contract import Contract
 from chatconform.frame.guard import DEFAULT_TIMEOUT, time_left
+from chatconform.frame.snapshot import snapshot
 from chatconform.frame.wire import WireMethod
 from chatconform.runner.protocol import datapickle, kept, messages
 from chatconform.runner.protocol.channel import Channel, Fault
@@ -93,6 +96,9 @@ class Session:
         self._ids = itertools.count(1)
         self._answered = 0  # the id of the last call answered
         self._answered_here = 0  # calls answered since the program last started
+        #: What the last call took as this process saw it: from its last byte sent to the
+        #: reply's line read (the program's own clock is never asked).
+        self.seconds: float | None = None
         self._lock = threading.Lock()
 
     def open(self) -> dict:
@@ -124,7 +130,11 @@ class Session:
                     self._restart(deadline)
                 self._quiet(f"after answering call {self._answered}, before call {number}")
                 self._channel.send({"type": "call", "id": number, **request}, deadline)
-                reply = self._read(deadline, "call-reply", f"call {number}")
+                sent = time.perf_counter()
+                line = self._channel.receive(deadline, MAX_LINE_BYTES)
+                self.seconds = time.perf_counter() - sent
+                reply = _parse(line, f"call {number}")
+                _conform(reply, "call-reply", f"call {number}")
                 if isinstance(reply["id"], int) and reply["id"] < number:
                     # A second answer to an earlier call, come after the check for stray output.
                     raise Fault("out-of-turn", f"wrote to stdout out of turn (an answer to call {reply['id']}, "
@@ -182,11 +192,6 @@ class Session:
             raise Fault("changed", "declared something else when it was started again: "
                                    f"{_quote(json.dumps(declared).encode())}")
 
-    def _read(self, deadline: float, schema: str, label: str) -> dict:
-        reply = _parse(self._channel.receive(deadline, MAX_LINE_BYTES), label)
-        _conform(reply, schema, label)
-        return reply
-
     def _quiet(self, when: str) -> None:
         stray, closed = self._channel.stray()
         if stray:
@@ -222,13 +227,18 @@ class Session:
 def _parse(line: bytes, label: str) -> Any:
     try:
         return json.loads(line)
+    except RecursionError:
+        raise Fault("not-json", f"answered {label} with JSON nested too deeply to read") from None
     except ValueError:
         raise Fault("not-json", f"answered {label} with a line that is not JSON: {_quote(line)} "
                                 "(logs belong on stderr)") from None
 
 
 def _conform(reply: Any, schema: str, label: str) -> None:
-    problem = messages.problem(reply, schema)
+    try:
+        problem = messages.problem(reply, schema)
+    except RecursionError:
+        problem = "$: nested too deeply to check"
     if problem is not None:
         raise Fault("invalid", f"answered {label} with a reply that breaks the protocol ({schema}): {problem}")
 
@@ -261,7 +271,7 @@ class Program(ImplementationProcess):
         self._watch = False
         self._deadline: float | None = None
         self._shared: dict | None = None  # see watch_input
-        self._took: float | None = None  # what the last own call took, as its process measured it
+        self._took: float | None = None  # what the last own call took, as this process measured it
         self._sent = kept.Sent()  # what the built-in host keeps of this case's results
         self._closer = weakref.finalize(self, session.close)  # also at exit
 
@@ -287,10 +297,9 @@ class Program(ImplementationProcess):
     def watch_input(self, timeout: float | None = None, shared: dict | None = None) -> None:
         """Ask the next call of a contract's own method to report what became of its input
         (the engine's call of each case; the checks' further calls are not watched, which
-        spares the snapshot of a long history each time), and to count as hung when the
-        implementation itself took more than ``timeout`` seconds (the time the built-in
-        host measured, so that moving a long history through the pipe is not held
-        against it). ``shared``: where that call's arguments, pickled, are kept for the calls
+        spares the snapshot of a long history each time), and to count as hung when it
+        took more than ``timeout`` seconds, as this process measures it (from the call's
+        last byte sent to its reply read). ``shared``: where that call's arguments, pickled, are kept for the calls
         of other programs on the same objects (a case judged for several implementations is
         pickled once). What an earlier call reported is forgotten: a composed call (the
         lifecycle's) that makes no call of a contract's own method reports nothing."""
@@ -298,13 +307,14 @@ class Program(ImplementationProcess):
         self._input_change = None
 
     def took(self) -> float | None:
-        """The seconds the last call of a contract's own method took in the implementation's
-        process (the built-in host measures it), or None: not measured there."""
+        """The seconds the last call of a contract's own method took, measured in this
+        process (see :attr:`Session.seconds`), or None: it was not answered."""
         return self._took
 
     def input_change(self) -> str | None:
-        """What the program said it did to the input of the last call of a contract's own
-        method (the reply's ``input_changed``), or None: it said nothing."""
+        """How the last call of a contract's own method changed its input, or None. For a
+        watched call of the built-in host this process decides it (:func:`input_change`);
+        a program in another language says it (the reply's ``input_changed``)."""
         return self._input_change
 
     def _pickled(self, args: tuple, kwargs: dict, shared: dict | None = None) -> str | None:
@@ -363,10 +373,10 @@ class Program(ImplementationProcess):
         if own:
             self._took = None
         reply = self._session.call(request)
-        took = reply.get("seconds")
-        if own and isinstance(took, (int, float)):
-            self._took = float(took)
-        if deadline is not None and isinstance(took, (int, float)) and took > deadline:
+        took = self._session.seconds
+        if own:
+            self._took = took
+        if deadline is not None and took is not None and took > deadline:
             raise ProgramHung(f"the implementation took {took:.1f}s")
         if "error" in reply:
             if reply["error"].get("type") == "KeptMissing":  # the host and this side out of step
@@ -377,7 +387,8 @@ class Program(ImplementationProcess):
             error = RejectedInput if reply["error"].get("invalid_input") else ProgramError
             raise error(_error_text(reply["error"]))
         if own:
-            self._input_change = reply.get("input_changed")
+            self._input_change = (input_change(pickled, reply) if pickled is not None and "watch" in request
+                                  else reply.get("input_changed"))
         kind = name if own else f"{name}.{method}"
         if "pickled" in reply:
             try:
@@ -395,6 +406,38 @@ class Program(ImplementationProcess):
             return wire.decode(reply["result"])
         except ValueError as exc:
             raise MalformedResult(f"not a {kind} result: {exc}") from None
+
+
+def input_change(sent: str, reply: dict) -> str | None:
+    """How a watched call of the built-in host changed its input, decided here from the bytes
+    this process sent (``sent``, base64) and what the host sent back: the digest of its copy
+    pickled again after the call (``input_digest``), and the copy where its bytes differ
+    (``input_copy``). Equal digests: untouched. Else the copy is compared with the input: as
+    bytes with an untouched copy's pickle (a copy may share equal strings differently), then
+    by value (:func:`~chatconform.frame.snapshot.snapshot`) once read back as data only."""
+    if "input_digest" not in reply:
+        return reply.get("input_changed") or "its process gave no account of the input after the call"
+    data = base64.b64decode(sent)
+    if reply["input_digest"] == kept.digest(data):
+        return None
+    copy = reply.get("input_copy")
+    if copy is None:
+        return "the implementation changed its input"
+    try:
+        returned = base64.b64decode(copy, validate=True)
+    except ValueError:
+        return "the implementation changed its input (its copy came back as no base64)"
+    if kept.digest(returned) != reply["input_digest"]:
+        return "the implementation changed its input (its copy came back unlike its digest)"
+    with collector.paused():
+        args, kwargs = pickle.loads(data)  # this process's own bytes
+        if returned == pickle.dumps((args, kept.named(kwargs)), protocol=pickle.HIGHEST_PROTOCOL):
+            return None
+        try:
+            after = datapickle.loads(copy)
+        except ValueError as exc:
+            return f"the implementation changed its input (it now holds what is not data: {exc})"
+    return None if snapshot((args, kwargs)) == snapshot(after) else "the implementation changed its input"
 
 
 #: The key of a call's pickled arguments in a ``shared`` dict (see :meth:`Program.watch_input`).
