@@ -147,15 +147,19 @@ def _parser() -> argparse.ArgumentParser:
                            "regression, as when checks or implementations were removed on purpose")
     diff.set_defaults(handler=cmd_diff)
 
-    validate = sub.add_parser("validate", help="lint recorded provider request bodies",
-                              description="Lint recorded request bodies against a provider's schema and "
-                                          "sequence rules; exit 1 for any error.")
-    validate.add_argument("files", nargs="+", metavar="FILE",
-                          help="a JSON body, a JSON array of bodies, JSON lines of bodies, or - for stdin")
-    validate.add_argument("--provider", required=True, metavar="ID",
-                          help="the provider the bodies were sent to: " + ", ".join(PROVIDER_IDS))
+    validate = sub.add_parser("validate", help="judge recorded request bodies and cassettes by the providers' rules",
+                              description="Judge recorded request bodies, VCR cassettes and HAR files by the "
+                                          "providers' schema and sequence rules, beside the status each request "
+                                          "was answered with; exit 1 for an error on a request not recorded "
+                                          "as rejected.")
+    validate.add_argument("files", nargs="+", metavar="PATH",
+                          help="a VCR cassette (.yaml, .yaml.gz), a HAR file, JSON lines of bodies or of "
+                               "interactions, a JSON body or array of bodies, a folder of them, or - for stdin")
+    validate.add_argument("--provider", metavar="ID",
+                          help="the provider the requests went to (default: read off each request's URL; "
+                               "required for bare bodies): " + ", ".join(PROVIDER_IDS))
     validate.add_argument("--format", default="pretty", choices=["pretty", "json"],
-                          help="pretty (default) or one JSON object per problem")
+                          help="pretty (default) or one JSON object per problem and per recorded verdict")
     validate.set_defaults(handler=cmd_validate)
 
     serve = sub.add_parser("serve", help="a local provider endpoint that judges every request an app sends",

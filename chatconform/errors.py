@@ -115,6 +115,13 @@ class UnsendableCase(ChatconformError):
     pickle nor as JSON): the engine's failure, raised as an :class:`EngineCaseError`."""
 
 
+class DriverError(ChatconformError):
+    """pydantic-ai refused a call the run driver (``chatconform.strategies.runs``) made of its
+    own accord (its ``run_id``, its arguments), not the history it was given: chatconform's
+    bug, never the run's failure nor the implementation's (the engine reports it as an
+    :class:`EngineCaseError`)."""
+
+
 class EngineCaseError(ChatconformError):
     """chatconform itself could not copy, fingerprint or serialise a case: our bug, not the
     implementation's. Carries a readable (possibly shortened) form of the case."""

@@ -1,5 +1,6 @@
-"""The pytest plugin: one test item per (implementation, check), and the
-``chatconform_endpoint`` fixture (a ``chatconform serve`` endpoint for one test).
+"""The pytest plugin: one test item per (implementation, check), the ``chatconform_endpoint``
+fixture (a ``chatconform serve`` endpoint for one test) and the ``chatconform_cassettes``
+fixture (a test suite's recorded traffic judged by the providers' rules).
 
 Loaded in every pytest session of anyone who installed chatconform, so it imports
 nothing heavy until a conformance test is collected. Use it with
@@ -226,3 +227,30 @@ def chatconform_endpoint():
         yield endpoint
     finally:
         endpoint.stop()
+
+
+@pytest.fixture
+def chatconform_cassettes():
+    """A function that judges a test suite's recorded traffic by the providers' rules.
+
+    ``chatconform_cassettes("tests/cassettes")`` reads every VCR cassette, HAR file and JSON
+    lines of interactions under the folders or files it is given (as ``chatconform
+    validate`` does: the provider from each URL, ``provider=`` for the chat requests of
+    that provider's dialect) and fails the test, listing each problem with its file and
+    interaction, on an error-level problem in a request the provider was not recorded
+    rejecting. It returns every verdict (:class:`~chatconform.provider_schemas.lint.Judged`)."""
+    from chatconform.errors import ConfigError
+    from chatconform.provider_schemas.lint import judge_paths
+
+    def judge(*paths: str, provider: str | None = None) -> list:
+        try:
+            judged = list(judge_paths([str(path) for path in paths], provider))
+        except ConfigError as exc:
+            pytest.fail(f"chatconform: {exc}", pytrace=False)
+        failing = [f"{j.file} #{j.index} {p.rule} {p.path}  {p.message}"
+                   for j in judged if j.counts_against for p in j.problems if p.severity == "error"]
+        if failing:
+            pytest.fail("requests the provider would reject:\n" + "\n".join(failing), pytrace=False)
+        return judged
+
+    return judge

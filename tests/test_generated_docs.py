@@ -157,3 +157,64 @@ def test_mutate_keeps_a_score_with_its_first_measurement(docs, tmp_path):
     assert json.loads(path.read_text("utf-8")) == {
         "a.py": {**figures, "seconds": 12, "jobs": 1, "before": [1, 3]},
         "b.py": {**figures, "seconds": 61, "jobs": 2}}
+
+
+def _region(page: str, name: str) -> str:
+    text = (ROOT / page).read_text("utf-8")
+    start = f"<!-- generated: {name}; regenerate with: python tools/generate_docs.py -->"
+    return text.partition(start)[2].partition(f"<!-- end generated: {name} -->")[0]
+
+
+def test_every_kind_and_message_field_the_history_json_can_hold_is_on_the_protocol_page():
+    """Read from pydantic-ai's own schema of a history: a kind a new release adds fails here
+    until the page (regenerated, with a note for it) describes it."""
+    from pydantic_ai.messages import ModelMessagesTypeAdapter
+
+    defs = ModelMessagesTypeAdapter.json_schema(mode="serialization")["$defs"]
+    tags = {definition["properties"][key]["const"] for definition in defs.values()
+            for key in ("kind", "part_kind") if "const" in definition.get("properties", {}).get(key, {})}
+    assert {"thinking", "retry-prompt", "retry-feedback", "document-url", "audio-url", "video-url"} <= tags
+    region = _region("docs/protocol.md", "history")
+    rows = {line.split(" | ")[0].strip("| `") for line in region.splitlines() if line.startswith("| `")}
+    assert tags - {"request", "response"} - rows == set()
+    fields = {(tag, field) for tag, name in (("request", "ModelRequest"), ("response", "ModelResponse"))
+              for field in defs[name]["properties"] if field != "kind"}
+    shown = {tuple(cell.strip(" `") for cell in line.split(" | ")[:2]) for line in region.splitlines()
+             if line.startswith(("| `request` |", "| `response` |"))}
+    assert {(tag.strip("| `"), field) for tag, field in shown} >= fields
+
+
+def test_a_kind_without_a_note_stops_the_generator(docs, monkeypatch):
+    monkeypatch.setattr(docs, "KIND_NOTES", {k: v for k, v in docs.KIND_NOTES.items() if k != "thinking"})
+    with pytest.raises(ValueError, match=re.escape("a kind 'thinking' that tools/generate_docs.py does not describe")):
+        docs.history_tables()
+    monkeypatch.setattr(docs, "KIND_NOTES", {**docs.KIND_NOTES, "thinking": "x", "hologram": "gone"})
+    with pytest.raises(ValueError, match="no longer has: hologram"):
+        docs.history_tables()
+
+
+def test_the_files_table_agrees_with_each_providers_profile(docs):
+    """The table is what the reference does; the profiles declare which kinds each provider
+    takes as bytes and by link: the two must say the same."""
+    rows = _rows(docs.files_table())
+    assert [row[0] for row in rows] == [f"`{provider}`" for provider in PROVIDERS]
+    for row, info in zip(rows, PROVIDERS.values(), strict=True):
+        assert row[1] == "yes" and row[2] == ("URL as text" if info.dialect == "bedrock" else "yes")
+        for index, kind in enumerate(("document", "audio", "video")):
+            inline, link = row[3 + 2 * index], row[4 + 2 * index]
+            assert inline == (f"`{info.inline_files[kind]}`" if kind in info.inline_files else "declined")
+            assert link == (f"`{info.linked_files[kind]}`" if kind in info.linked_files else "URL as text")
+
+
+def test_a_blank_system_block_is_the_anthropic_rejection_the_page_cites():
+    from chatconform.provider_schemas import validate
+    from chatconform.reference.payload import to_payload
+
+    history = [{"kind": "request", "parts": [{"part_kind": "user-prompt", "content": "Hi"}]}]
+    case = all_contracts()["payload"].case_from_json({"history": history, "instructions": ""})
+    body = to_payload(case.history, provider="anthropic", instructions=case.instructions)
+    assert "system" not in body  # the reference leaves blank instructions out
+    problems = validate({**body, "system": [{"type": "text", "text": ""}]}, "anthropic")
+    assert [(p.rule, p.severity) for p in problems] == [("A7", "error")]
+    assert "A7: `system: text content blocks must contain non-whitespace text`" in \
+        (ROOT / "docs" / "protocol.md").read_text("utf-8")

@@ -29,6 +29,7 @@ from what this script writes.
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import re
 import sys
@@ -258,6 +259,311 @@ def session_example() -> str:
     return "```\n" + "\n".join(lines) + "\n```"
 
 
+# --- docs/protocol.md: the history JSON ----------------------------------------------------
+
+#: What a program does with each kind of part or item the history JSON can hold, by its tag
+#: (``part_kind`` or ``kind``); what the kind *is* comes from pydantic-ai's own docstring. A
+#: kind pydantic-ai adds without a note here stops the generator, naming it.
+KIND_NOTES: dict[str, str] = {
+    # request parts
+    "system-prompt": "`payload`: every one, in history order, then the call's `instructions`, make the one "
+                     "system message (or slot) at the start; a blank one is left out.",
+    "user-prompt": "Sent in the user's voice.",
+    "speech": "Not sent by the reference.",
+    "tool-return": "Answers the earlier `tool-call` with its `tool_call_id`. `outcome` `failed` and `retried` "
+                   "are errors the provider is told of (`payload.error_flag_kept`); `denied` and `interrupted` "
+                   "(pydantic-ai's repair writes it for a call a cancel cut off) are sent as plain results.",
+    "retry-prompt": "Never in a history chatconform sends: pydantic-ai reads a stored `retry-prompt` as what "
+                    "it meant, a `tool-return` with `outcome: \"retried\"` when it names a `tool_name`, "
+                    "else a `retry-feedback`, and writes it so; a `retry-prompt` in a program's result is "
+                    "read the same way.",
+    "retry-feedback": "Answers no tool call (`retry.cause`: `validation_error`, `no_output`, `model_retry`). "
+                      "`payload`: sent as user text.",
+    "tool-availability-delta": "A record, not content: not sent.",
+    "model-settings-delta": "A record, not content: not sent.",
+    "instruction-delta": "A record, not content: not sent. Written by a client, it speaks in the system "
+                         "voice: `sanitize` drops it.",
+    "instruction-baseline": "A record, not content: not sent; `sanitize` drops it, as `instruction-delta`.",
+    "compaction": "In a request: the application's summary (pydantic-ai-harness marks it in `metadata`), "
+                  "sent as user text, never as system. In a response: the provider's own item (`content` "
+                  "null, its data in `provider_details`), which only that provider takes back: the reference "
+                  "does not send it.",
+    # response parts
+    "text": "A blank one is left out (no provider takes it).",
+    "tool-call": "`args`: an object, a JSON string, or left out for none. Each call needs one result in a "
+                 "later request; one without (a run cut off while its tools ran) is closed by the reference "
+                 "with a result holding pydantic-ai's interrupted text, as pydantic-ai's repair does.",
+    "builtin-tool-call": "Run by the provider itself (web search, code execution): only that provider takes "
+                         "it back; the reference does not send it.",
+    "builtin-tool-return": "Not sent by the reference, as its call.",
+    "thinking": "`signature` is the provider's proof that it wrote the block (Anthropic's thinking "
+                "signature, Gemini's thought signature): only that provider takes thinking back, and only "
+                "with it. chatconform's histories hold thinking without one, and the reference sends no "
+                "thinking: Anthropic rejects a replayed block whose signature is missing or altered, the "
+                "others have no slot for it. `payload` does not count it lost.",
+    "file": "Not sent by the reference.",
+    "instruction": "Held by an `instruction-baseline` only.",
+    "instruction-digest": "Held by an `instruction-baseline` only.",
+    # items
+    "structured-content": "Sent as its `content` (the text of `value`).",
+    "text-content": "Sent as its `content`; `metadata` is the application's, not sent.",
+    "image-url": "Every provider takes an image by link, Bedrock as the URL in text.",
+    "audio-url": "Sent in the provider's part for a link of the kind, else as the URL in text (*Files, by "
+                 "provider*).",
+    "document-url": "As `audio-url`.",
+    "video-url": "As `audio-url`.",
+    "binary": "`data` is base64 in the URL-safe alphabet (`-`, `_`), as pydantic writes bytes; a data URL "
+              "wants the standard one. Bytes of a kind the provider takes in no form are declined (*Files, "
+              "by provider*).",
+    "uploaded-file": "Only the store of `provider_name` can read it; `payload` histories hold none.",
+    "cache-point": "A hint, no content: nothing to send.",
+    "web": "In a `text` part's `citations`. Not sent.",
+    "document": "In a `text` part's `citations`. Not sent.",
+    "content": "In a `text` part's `citations`. Not sent.",
+    "marker": "In a `text` part's `citations`. Not sent.",
+}
+
+#: Notes on message fields, by ``<message kind>.<field>``.
+FIELD_NOTES: dict[str, str] = {
+    "request.timestamp": "left out: the previous message's (the first's: `2026-01-05T09:00:00Z`); `null`: none",
+    "response.timestamp": "left out: the previous message's",
+    "request.instructions": "the instructions a past run used, a record: not sent (the call's `instructions` "
+                            "are the current ones)",
+    "request.state": "`interrupted`: a cancel cut the tools of its round off; it holds the results that "
+                     "finished, maybe none",
+    "response.state": "`interrupted`: the run was cancelled while this response streamed: its text may stop "
+                      "mid-word, and its calls may have no result, or results pydantic-ai's repair wrote "
+                      "(`outcome: \"interrupted\"`). Sent as a complete one is",
+    "response.finish_reason": "as the provider reported it; not sent",
+    "response.model_name": "the model that answered; not sent",
+}
+
+
+@functools.cache
+def _message_schema() -> dict[str, Any]:
+    """pydantic-ai's JSON Schema of a history as written (serialization mode: computed fields
+    such as an item's ``media_type`` too)."""
+    from pydantic_ai.messages import ModelMessagesTypeAdapter
+
+    return ModelMessagesTypeAdapter.json_schema(mode="serialization")
+
+
+def _tag(definition: dict[str, Any]) -> str | None:
+    """The ``kind`` or ``part_kind`` a definition is tagged with, or None."""
+    for key in ("kind", "part_kind"):
+        const = definition.get("properties", {}).get(key, {}).get("const")
+        if isinstance(const, str):
+            return const
+    return None
+
+
+def history_kinds() -> dict[str, list[str]]:
+    """Every tag the history JSON can hold, with the schema definitions that carry it (a tag
+    pydantic-ai gives a subclass too, ``tool-call`` for ``ToolSearchCallPart``, has several),
+    in the order a reader meets them: the messages, their parts, then what parts hold."""
+    defs = _message_schema()["$defs"]
+    found: dict[str, list[str]] = {}
+    queue, seen = ["ModelRequest", "ModelResponse"], {"ModelRequest", "ModelResponse"}
+    while queue:
+        name = queue.pop(0)
+        if (tag := _tag(defs[name])) is not None:
+            found.setdefault(tag, []).append(name)
+        for child in _refs(defs[name]):
+            if child not in seen:
+                seen.add(child)
+                queue.append(child)
+    return found
+
+
+def _refs(node: Any) -> list[str]:
+    """The definitions ``node`` refers to, in the order it names them."""
+    found: list[str] = []
+    stack = [node]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            if "$ref" in item:
+                found.append(item["$ref"].rsplit("/", 1)[-1])
+            stack.extend(reversed([v for k, v in item.items() if k != "$ref"]))
+        elif isinstance(item, list):
+            stack.extend(reversed(item))
+    return list(dict.fromkeys(found))
+
+
+def _holders() -> dict[str, list[str]]:
+    """For each tagged definition, the tags of the tagged definitions that hold it, looking
+    through untagged ones (``ToolReturnContent``, ``Citation``)."""
+    defs = _message_schema()["$defs"]
+    held: dict[str, set[str]] = {}
+    for definition in defs.values():
+        tag = _tag(definition)
+        if tag is None:
+            continue
+        seen: set[str] = set()
+        todo = set(_refs(definition))
+        while todo:
+            child = todo.pop()
+            if child in seen:
+                continue
+            seen.add(child)
+            if _tag(defs[child]) is None:
+                todo.update(_refs(defs[child]))
+            else:
+                held.setdefault(child, set()).add(tag)
+    return {name: sorted(tags) for name, tags in held.items()}
+
+
+def _type_text(node: dict[str, Any], stack: tuple[str, ...] = ()) -> str:
+    """A schema node as the tables say it: ``string``, ``time``, an item's tag, ``one of ...``."""
+    defs = _message_schema()["$defs"]
+    if "$ref" in node:
+        name = node["$ref"].rsplit("/", 1)[-1]
+        definition = defs[name]
+        if (tag := _tag(definition)) is not None:
+            return f"`{tag}`"
+        if name in stack:
+            return "the same"
+        if "properties" in definition:
+            fields = list(definition["properties"])
+            return "object (" + ", ".join(f"`{f}`" for f in fields[:5]) + (", ..." if len(fields) > 5 else "") + ")"
+        return _type_text(definition, (*stack, name))
+    if "const" in node:
+        return f"`{json.dumps(node['const'])}`"
+    if "enum" in node:
+        return "one of " + ", ".join(f"`{value}`" for value in node["enum"])
+    options = node.get("anyOf") or node.get("oneOf")
+    if options:
+        if any(not option for option in options):  # {}: anything
+            return "any JSON"
+        if {"type": "string"} in options:  # known values beside any string: a string
+            options = [o for o in options if not (o.get("type") == "string" and "enum" in o)]
+        said = [_type_text(option, stack) for option in options if option.get("type") != "null"]
+        return " or ".join(dict.fromkeys(said))
+    kind = node.get("type")
+    if kind == "array":
+        items = node.get("items")
+        if not items:
+            return "array"
+        inner = _type_text(items, stack)
+        return f"array of {f'({inner})' if ' or ' in inner else inner}"
+    if kind == "object":
+        return "object"
+    if kind == "string":
+        return {"date-time": "time", "base64url": "base64url"}.get(node.get("format", ""), "string")
+    return str(kind) if kind else "any JSON"
+
+
+def _field_list(name: str) -> str:
+    """The fields of a definition: the ones always written first, then the others, each with
+    its default where that is not null (what a message or part leaves out)."""
+    definition = _message_schema()["$defs"][name]
+    required = set(definition.get("required", ()))
+    shown = []
+    for field, node in definition.get("properties", {}).items():
+        if field in ("kind", "part_kind"):
+            continue
+        text = f"`{field}` {_type_text(node)}"
+        if field not in required and node.get("default") is not None:
+            text += f" (default `{json.dumps(node['default'])}`)"
+        shown.append((field in required, text))
+    return "; ".join(text for _, text in sorted(shown, key=lambda pair: not pair[0]))
+
+
+def _summary(name: str) -> str:
+    """The first sentence of pydantic-ai's docstring of a definition, cross-references as code."""
+    text = _message_schema()["$defs"][name].get("description", "").split("\n\n")[0].replace("\n", " ")
+    text = re.sub(r"\[`([^`]+)`\]\[[^\]]+\]", r"`\1`", text)
+    return re.sub(r"\[([^\]]+)\]\([^)]+\)", r"\1", text)
+
+
+def _base(names: list[str]) -> str:
+    """Of the definitions that share a tag, the one pydantic-ai loads (the base class)."""
+    import pydantic_ai.messages as messages
+
+    classes = {name: getattr(messages, name, None) for name in names}
+    for name, cls in classes.items():
+        if isinstance(cls, type) and all(isinstance(other, type) and issubclass(other, cls)
+                                         for other in classes.values()):
+            return name
+    return names[0]
+
+
+def _note(tag: str) -> str:
+    if tag not in KIND_NOTES:
+        raise ValueError(f"pydantic-ai's history JSON has a kind {tag!r} that {COMMAND.split()[-1]} does not "
+                         "describe: add it to KIND_NOTES")
+    return KIND_NOTES[tag]
+
+
+def history_tables() -> str:
+    """The history JSON, from pydantic-ai's schema: each message's fields, then every part
+    kind and every item kind it can hold, where, with what fields, and what it is for."""
+    kinds = history_kinds()
+    defs = _message_schema()["$defs"]
+    fields = {f"{tag}.{field}" for tag in ("request", "response") for field in defs[_base(kinds[tag])]["properties"]}
+    stale = sorted(set(KIND_NOTES) - set(kinds)) + sorted(set(FIELD_NOTES) - fields)
+    if stale:
+        raise ValueError(f"{COMMAND.split()[-1]} describes what pydantic-ai's history JSON no longer has: "
+                         f"{', '.join(stale)}")
+    holders = _holders()
+    lines = ["| message | field | JSON | note |", "|---|---|---|---|"]
+    for tag in ("request", "response"):
+        definition = defs[_base(kinds[tag])]
+        required = set(definition.get("required", ()))
+        for field, node in definition["properties"].items():
+            if field == "kind":
+                continue
+            default = node.get("default")
+            said = [FIELD_NOTES[f"{tag}.{field}"]] if f"{tag}.{field}" in FIELD_NOTES else []
+            if field not in required and default is not None and f"{tag}.{field}" not in FIELD_NOTES:
+                said.append(f"left out: `{json.dumps(default)}`")
+            lines.append(f"| `{tag}` | `{field}` | {_cell(_type_text(node))} | {_cell('; '.join(said))} |")
+    parts = {tag: names for tag, names in kinds.items() if "part_kind" in defs[names[0]]["properties"]}
+    items = {tag: names for tag, names in kinds.items() if tag not in parts and tag not in ("request", "response")}
+    for title, group in (("part_kind", parts), ("kind", items)):
+        lines += ["", f"| `{title}` | in | what it is | fields | for a program |", "|---|---|---|---|---|"]
+        for tag, names in group.items():
+            where = sorted({holder for name in names for holder in holders.get(name, ())})
+            base = _base(names)
+            lines.append(f"| `{tag}` | {', '.join(f'`{w}`' for w in where)} | {_cell(_summary(base))} "
+                         f"| {_cell(_field_list(base))} | {_cell(_note(tag))} |")
+    return "\n".join(lines)
+
+
+def files_table() -> str:
+    """How each provider takes each kind of file, as bytes and by link, from what the reference
+    does with a prompt holding one: the body's part, the URL as text, or declined."""
+    from chatconform.errors import UnsendableContent
+    from chatconform.lazy import pai
+    from chatconform.providers import PROVIDERS
+    from chatconform.reference.payload import links_sent_as_text, to_payload
+
+    samples = {"image": ("image/png", "png"), "document": ("application/pdf", "pdf"),
+               "audio": ("audio/wav", "wav"), "video": ("video/mp4", "mp4")}
+    urls = {"image": pai.ImageUrl, "document": pai.DocumentUrl, "audio": pai.AudioUrl, "video": pai.VideoUrl}
+    lines = ["| provider | " + " | ".join(f"{kind} bytes | {kind} link" for kind in samples) + " |",
+             "|---|" + "---|---|" * len(samples)]
+    for provider, info in PROVIDERS.items():
+        cells = []
+        for kind, (media_type, extension) in samples.items():
+            inline = pai.BinaryContent(data=b"\x00", media_type=media_type)
+            link = urls[kind](url=f"https://example.com/file.{extension}")
+            for item, parts in ((inline, info.inline_files), (link, info.linked_files)):
+                history = [pai.ModelRequest(parts=[pai.UserPromptPart(["Look (u1)", item])])]
+                try:
+                    to_payload(history, provider=provider)
+                except UnsendableContent:
+                    cells.append("declined")
+                    continue
+                if links_sent_as_text(history, provider):
+                    cells.append("URL as text")
+                else:
+                    part = next((name for key, name in parts.items() if key == kind), None)
+                    cells.append(f"`{part}`" if part else "yes")
+        lines.append(f"| `{provider}` | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
 # --- mutation scores ----------------------------------------------------------------------
 
 def _scores() -> dict[str, dict[str, Any]]:
@@ -332,7 +638,7 @@ def mutation_table() -> str:
 REGIONS: dict[str, dict[str, Callable[[], str]]] = {
     "README.md": {"contracts": contracts_table, "providers": providers_table, "mutation": mutation_summary},
     "docs/protocol.md": {"hello": hello_example, "call-input": call_input_table, "call-result": call_result_table,
-                         "session": session_example},
+                         "history": history_tables, "files": files_table, "session": session_example},
     "docs/mutation.md": {"mutation": mutation_table},
 }
 

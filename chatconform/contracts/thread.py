@@ -10,10 +10,12 @@ from hypothesis import strategies as st
 
 from chatconform.errors import NotApplicable, Violation
 from chatconform.frame.contract import Contract, Example
+from chatconform.frame.lifecycle import Conversation, LifecycleStep
 from chatconform.frame.wire import WireMethod
 from chatconform.history import list_difference
 from chatconform.reference.thread import UUID_NIL, Row, distinct_rows, extract_thread
 from chatconform.strategies.large import large_rows
+from chatconform.strategies.lifecycles import Step
 from chatconform.strategies.trees import conversation_rows
 
 
@@ -110,6 +112,11 @@ _THREAD_RESULT = {
 }
 
 
+def _branch(conversation: Conversation, step: Step) -> Any:
+    """A regeneration or an edit: an earlier row's turn asked again, as a new row off its parent."""
+    return conversation.branch(step)
+
+
 class ThreadContract(Contract):
     name = "thread"
     method = "extract_thread"
@@ -124,6 +131,8 @@ class ThreadContract(Contract):
     listing_order = 10
     reference_module = "chatconform.reference.thread"
     guard_tests = ("tests/reference/test_thread.py",)
+    lifecycle_steps = (LifecycleStep("branch", "the turn of an earlier row asked again", order=10, runs=True,
+                                     picks=True, methods=("persist_run", "extract_thread"), play=_branch),)
 
     def cases(self, variant):
         # Stored links go bad in real databases; one case in four has corrupted links

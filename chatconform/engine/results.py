@@ -107,6 +107,8 @@ class SearchResult:
     #: check id -> why it had nothing to judge, the first few distinct reasons the cases gave.
     passed_over: dict[str, set[str]] = field(default_factory=dict)
     replayed: int = 0  # cases the shrinking passes ran
+    #: measure -> what the exploring pass's cases reached (``Contract.reached``), for --verbose.
+    reached: dict[str, set[str]] = field(default_factory=dict)
     hangs: int = 0  # cases of the exploring pass the implementation hung on (and the search went on)
 
     @classmethod

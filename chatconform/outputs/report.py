@@ -34,7 +34,7 @@ from typing import Any, TypeVar, cast
 
 from chatconform.contracts import get_contract
 from chatconform.engine import Failure, SearchResult, Selection, Unit, Verdict, fold_units
-from chatconform.errors import ConfigError, EngineCaseError
+from chatconform.errors import ERROR, WARNING, ConfigError, EngineCaseError
 from chatconform.frame import shapes
 from chatconform.frame.profiles import get_profile
 from chatconform.frame.status import STATUSES, Status
@@ -94,8 +94,11 @@ def _jsonable(value):
 
 
 def result_line(verdict: Verdict) -> dict:
+    """One (implementation, check): its status and message, with the worst failure's level,
+    case (``example``) and variant; where several variants failed (a payload check for several
+    providers), ``failures`` holds each one's variant, level, message and minimal case."""
     failure = verdict.failures[0] if verdict.failures else None
-    return {
+    line = {
         "type": "result",
         "implementation": verdict.implementation,
         "contract": verdict.contract,
@@ -108,6 +111,30 @@ def result_line(verdict: Verdict) -> dict:
         "examples": verdict.examples,
         "evaluated": verdict.evaluated,
     }
+    if len(verdict.failures) > 1:
+        line["failures"] = [{"variant": f.variant, "level": f.level, "message": f.message, "example": f.case}
+                            for f in verdict.failures]
+    return line
+
+
+def line_failures(result: dict) -> list[dict]:
+    """Each failure a result line holds, as ``{variant, level, message, example}``: its
+    ``failures`` where several variants failed, else the line itself (a report of an older
+    chatconform keeps the worst failure only); none for a line with neither message nor case."""
+    if result.get("failures"):
+        return list(result["failures"])
+    if result.get("message") is None and result.get("example") is None:
+        return []
+    return [{key: result.get(key) for key in ("variant", "level", "message", "example")}]
+
+
+def failure_status(result: dict, failure: dict) -> Status:
+    """The status one of a line's failures shows: a ``fail`` line's warning-level failure is a
+    ``warn`` (another variant's error failed the check); an expected failure stays ``xfail``."""
+    status = status_of(result)
+    if status in (Status.FAIL, Status.WARN) and failure.get("level") in (ERROR, WARNING):
+        return Status.FAIL if failure["level"] == ERROR else Status.WARN
+    return status
 
 
 def footer(verdicts: list[Verdict], seconds: float, *, interrupted: str | None = None, searched: int = 0,
@@ -507,7 +534,9 @@ def summary_json(report: Report) -> dict:
         "counts": counts(report.results),
         "interrupted": interruption(report),
         "matrix": {i: {c: str(cells[(c, i)].status) for c in checks if (c, i) in cells} for i in impls},
-        "failures": [{key: r.get(key) for key in ("implementation", "check", "status", "variant", "message")}
+        "failures": [{**{key: r.get(key) for key in ("implementation", "check", "status", "variant", "message")},
+                      **({"failures": [{key: f.get(key) for key in ("variant", "level", "message")}
+                                       for f in r["failures"]]} if r.get("failures") else {})}
                      for r in report.results if status_of(r).fails_run],
         "not_provided": split_provided(report.results, provided_in(report.header))[1],
     }

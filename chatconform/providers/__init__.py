@@ -15,9 +15,10 @@ import pkgutil
 
 from chatconform.errors import UnknownProvider
 
-from .profile import CheckLevel, Dialect, Provider
+from .profile import CheckLevel, ContentKind, Dialect, ModelContent, Provider
 
-__all__ = ["PROVIDERS", "PROVIDER_IDS", "CheckLevel", "Dialect", "Provider", "get_provider"]
+__all__ = ["PROVIDERS", "PROVIDER_IDS", "CheckLevel", "ContentKind", "Dialect", "ModelContent", "Provider",
+           "get_provider"]
 
 
 #: The modules of this package that hold no provider: the profile type, the table of levels.

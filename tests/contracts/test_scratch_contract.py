@@ -1,6 +1,6 @@
 """A ninth contract is its own files: added to a copy of the project, it is listed, runs,
-travels over ``exec:``, gets its rows in the docs from their generator and has every part,
-with nothing else edited (docs/architecture.md, "Adding a contract")."""
+travels over ``exec:``, gets its rows in the docs from their generator, has every part and
+takes part in the lifecycle, with nothing else edited (docs/architecture.md, "Adding a contract")."""
 
 from __future__ import annotations
 
@@ -12,6 +12,8 @@ import sys
 import textwrap
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
 
 #: The files a new contract adds, and the rows it adds to the docs.
@@ -19,9 +21,16 @@ CONTRACT_MODULE = '''
     """The ``scratch`` contract: ``echo_history(history) -> history``, the history unchanged."""
 
     from chatconform.frame.history_contract import HistoryCase, HistoryTransformContract
+    from chatconform.frame.lifecycle import LifecycleStep
     from chatconform.errors import Violation
     from chatconform.reference.scratch import echo_history
     from chatconform.strategies import expand_history, histories
+
+
+    def _echo(conversation, step):
+        history = conversation.history
+        return conversation.record(conversation.call("echo_history", history),
+                                   conversation.reference("echo_history", history))
 
 
     class ScratchContract(HistoryTransformContract):
@@ -34,6 +43,8 @@ CONTRACT_MODULE = '''
         result_description = "The result of echo_history: the history, in the same JSON as the input history."
         reference_module = "chatconform.reference.scratch"
         guard_tests = ("tests/contracts/test_scratch.py",)
+        lifecycle_steps = (LifecycleStep("echo", "an echo of the stored history", methods=("echo_history",),
+                                         play=_echo),)
 
         def transform(self, history):
             return echo_history(history)
@@ -207,3 +218,17 @@ def test_a_ninth_contract_is_its_own_files(tmp_path):
                  "tests/contracts/test_scratch.py")
     assert parts.returncode == 0, parts.stdout[-3000:]
     assert "2 passed" in parts.stdout
+
+
+@pytest.mark.slow  # a lifecycle search, shrunk
+def test_a_contract_joins_the_lifecycle_from_its_own_module(tmp_path):
+    """The scratch contract declares a lifecycle step in its module: the lifecycle draws it and
+    composes its method, so a fake with no method but echo_history is played, and its edit of
+    the stored history is caught by an invariant of the lifecycle."""
+    _copy_with_scratch(tmp_path)
+    cli = [sys.executable, "-c", "import sys; from chatconform.cli import main; sys.exit(main(sys.argv[1:]))"]
+    ran = _run(tmp_path, *cli, "run", "--impl", "chatconform.fakes.scratch:ReversesInPlace", "--contract", "lifecycle",
+               "--check", "lifecycle.input_untouched", "--examples", "5", "--report", "r.jsonl")
+    results = [r for r in map(json.loads, (tmp_path / "r.jsonl").read_text().splitlines()) if r["type"] == "result"]
+    assert [(r["check"], r["status"]) for r in results] == [("lifecycle.input_untouched", "fail")], ran.stdout[-2000:]
+    assert "echo_history()" in results[0]["message"]

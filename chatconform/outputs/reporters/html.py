@@ -31,8 +31,10 @@ from chatconform.outputs.report import (
     Cell,
     Report,
     counts_text,
+    failure_status,
     findings,
     interruption,
+    line_failures,
     matrix,
     not_provided_text,
     provided_in,
@@ -118,10 +120,15 @@ def _page(report: Report) -> Page:
     shown: dict[tuple[str, str, str | None], Finding] = {}  # by (implementation, check, variant)
     number = itertools.count(1)
     for result in findings(results):
-        finding = _finding(f"f-{next(number)}", result["implementation"], result["check"], status_of(result),
-                           result, specs, info)
-        shown[(finding.implementation, finding.check, None)] = finding
-        shown.setdefault((finding.implementation, finding.check, finding.variant), finding)
+        # A check several variants failed: a finding for each, the cell linking to the worst (the first).
+        each = [(status_of(result), result)] if not result.get("failures") else [
+            (failure_status(result, failure), result | failure) for failure in line_failures(result)]
+        for index, (status, line) in enumerate(each):
+            finding = _finding(f"f-{next(number)}", result["implementation"], result["check"], status, line,
+                               specs, info)
+            if index == 0:
+                shown[(finding.implementation, finding.check, None)] = finding
+            shown.setdefault((finding.implementation, finding.check, finding.variant), finding)
     tooltips = {(r["check"], r["implementation"]): str(r.get("message") or "") for r in results}
     groups: dict[str, list[Row]] = {}
     for check in checks:

@@ -14,8 +14,10 @@ from chatconform.outputs.report import (
     Cell,
     Report,
     counts_text,
+    failure_status,
     findings,
     interruption,
+    line_failures,
     matrix,
     not_provided_text,
     provided_in,
@@ -49,10 +51,21 @@ def markdown(report: Report) -> str:
     shown = findings(report.results)
     if shown:
         lines += ["", "| implementation | check | status | message |", "|---|---|---|---|"]
-        lines += [f"| {_cell(r['implementation'])} | `{_cell(r['check'])}` | {status_of(r).label} | "
-                  f"{_cell(r['message'])} |" for r in shown]
-        lines += [block for r in shown if r.get("example") is not None for block in _example_block(r)]
+        for r in shown:
+            if r.get("failures"):  # several variants failed: each with its own message
+                lines += [f"| {_cell(r['implementation'])} | `{_cell(r['check'])}` {_cell(_variant(f))} | "
+                          f"{failure_status(r, f).label} | {_cell(str(f.get('message') or ''))} |"
+                          for f in line_failures(r)]
+            else:
+                lines.append(f"| {_cell(r['implementation'])} | `{_cell(r['check'])}` | {status_of(r).label} | "
+                             f"{_cell(r['message'] or '')} |")
+        lines += [block for r in shown for f in line_failures(r) if f.get("example") is not None
+                  for block in _example_block(r, f)]
     return "\n".join(lines) + "\n"
+
+
+def _variant(failure: dict) -> str:
+    return f"[{failure['variant']}]" if failure.get("variant") else ""
 
 
 def _cell(text: str) -> str:
@@ -83,10 +96,10 @@ def case_text(case: Any) -> tuple[str, bool]:
     return "\n".join(shown), shown != lines
 
 
-def _example_block(result: dict) -> list[str]:
-    """A collapsed block with the (minimal) case, so a step summary stays one table long."""
-    variant = f" [{result['variant']}]" if result.get("variant") else ""
-    text, _ = case_text(result["example"])
+def _example_block(result: dict, failure: dict) -> list[str]:
+    """A collapsed block with one failure's (minimal) case, so a step summary stays one table long."""
+    variant = f" {_variant(failure)}" if failure.get("variant") else ""
+    text, _ = case_text(failure["example"])
     title = html.escape(_cell(f"{result['implementation']} · {result['check']}{variant}"))  # inside HTML
     return ["", f"<details><summary>{title}: the case</summary>",
             "", "```json", text, "```", "", "</details>"]

@@ -21,6 +21,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from chatconform.contracts import get_contract
 from chatconform.engine import (
     BenchInput,
     BenchRound,
@@ -88,6 +89,13 @@ def failures_note(failing: Mapping[str, str], expected: Collection[str]) -> tupl
     return ", ".join(parts) or "ok", "red" if errors else "yellow" if parts else "green"
 
 
+def reached_text(contract: str, reached: dict[str, set[str]]) -> str:
+    """What a search's cases reached, measure by measure, of how many there are."""
+    totals = get_contract(contract).reachable()
+    return "; ".join(f"{len(found)}" + (f" of {totals[measure]}" if measure in totals else "") + f" {measure}"
+                     for measure, found in reached.items())
+
+
 class TerminalReporter:
     """The run's own output. ``providers``: the providers the run was narrowed to, named in
     its first line; ``verbose`` prints every counterexample in full."""
@@ -151,6 +159,8 @@ class TerminalReporter:
             note = ("stopped", "magenta")
         label = visible(event.label, lines=False)
         self.err.print(Text.assemble(f"  {label}: {result.examples} examples, {event.seconds:.1f}s, ", note))
+        if self.verbose and result.reached:
+            self.err.print("    reached: " + reached_text(event.contract, result.reached))
         self._show()
 
     def _log_progress(self) -> None:

@@ -41,6 +41,7 @@ from chatconform.errors import (
     UnsendableCase,
 )
 from chatconform.frame import collector
+from chatconform.frame.calls import ImplementationProcess
 from chatconform.frame.contract import Contract
 from chatconform.frame.guard import DEFAULT_TIMEOUT, time_left
 from chatconform.frame.snapshot import snapshot
@@ -249,7 +250,7 @@ def _quote(data: bytes, limit: int = 160) -> str:
 
 # -- the implementation object ----------------------------------------------------------------
 
-class Program:
+class Program(ImplementationProcess):
     """An implementation answered by a program: name, version and settings from its
     hello-reply; one method per contract it declared (added by :func:`start`)."""
 
@@ -296,8 +297,10 @@ class Program:
         took more than ``timeout`` seconds, as this process measures it (from the call's
         last byte sent to its reply read). ``shared``: where that call's arguments, pickled, are kept for the calls
         of other programs on the same objects (a case judged for several implementations is
-        pickled once)."""
+        pickled once). What an earlier call reported is forgotten: a composed call (the
+        lifecycle's) that makes no call of a contract's own method reports nothing."""
         self._watch, self._deadline, self._shared = True, timeout, shared
+        self._input_change = None
 
     def took(self) -> float | None:
         """The seconds the last call of a contract's own method took, measured in this
