@@ -274,7 +274,7 @@ def contracts(args: argparse.Namespace) -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], allow_abbrev=False)
     sub = parser.add_subparsers(dest="command", required=True)
     vs = sub.add_parser("versus", help="a ci run here and at an earlier revision, side by side")
     vs.add_argument("--base", required=True, help="the revision to compare with (a tag, a commit)")

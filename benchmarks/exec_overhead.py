@@ -26,7 +26,7 @@ EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "python" / "impl
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], allow_abbrev=False)
     parser.add_argument("--cases", type=int, default=400)
     parser.add_argument("--rounds", type=int, default=3)
     args = parser.parse_args()

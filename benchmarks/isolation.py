@@ -37,7 +37,7 @@ def draw(contract, variant, count: int) -> list:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], allow_abbrev=False)
     parser.add_argument("--impl", default="reference")
     parser.add_argument("--contract", action="append", default=[])
     parser.add_argument("--cases", type=int, default=200)

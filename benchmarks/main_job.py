@@ -34,7 +34,7 @@ def verdicts(report: Path) -> dict[tuple, tuple]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], allow_abbrev=False)
     parser.add_argument("--jobs", default="1")
     parser.add_argument("--out", type=Path, default=None, help="where the two reports go (default: a temporary folder)")
     parser.add_argument("more", nargs="*", help="further arguments of chatconform run (after --)")

@@ -49,7 +49,7 @@ def script(turns: int) -> list[dict]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], allow_abbrev=False)
     parser.add_argument("--turns", type=int, default=100)
     parser.add_argument("--stream", action="store_true", help="stream every reply (SSE)")
     parser.add_argument("--rounds", type=int, default=5, help="rounds of the httpx replay")

@@ -16,7 +16,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
-import os
+import shutil
 import sys
 import warnings
 from pathlib import Path
@@ -26,7 +26,8 @@ from rich.table import Table
 from rich.text import Text
 
 from chatconform.errors import ConfigError, ConformanceWarning
-from chatconform.frame.argtypes import default_jobs, jobs, port, positive_int, positive_seconds, shard, size_list
+from chatconform.frame.argtypes import default_jobs, port, size_list
+from chatconform.run_options import IMPL_METAVAR, add_to_command, narrow_providers, set_memory_limit
 
 
 def _version() -> str:
@@ -67,7 +68,10 @@ def console(stream, *, stderr: bool = False) -> Console:
 
 
 class _Parser(argparse.ArgumentParser):
-    """Usage errors in one line, exit 2."""
+    """Usage errors in one line, exit 2; an option is spelt whole (``--imp`` is no ``--impl``)."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **{"allow_abbrev": False, **kwargs})
 
     def error(self, message: str):
         self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
@@ -87,53 +91,7 @@ def _parser() -> argparse.ArgumentParser:
                          description="Run the conformance checks against implementations; exit 0 when "
                                      "every check passes, 1 when one fails; SIGINT (Ctrl-C) and SIGTERM "
                                      "stop it within seconds with a partial report, exit 130 and 143.")
-    run.add_argument("--impl", action="append", default=[], metavar="NAME|module:attr|file.py:attr|exec:CMD",
-                     help="implementation to test (repeatable; default: every registered one); "
-                          "exec:'COMMAND ARGS' runs a program in any language (docs/protocol.md)")
-    run.add_argument("--contract", action="append", default=[], metavar="NAME",
-                     help="contract to run, such as thread or payload (repeatable; default: all); "
-                          "`chatconform list` names them with their checks")
-    run.add_argument("--check", action="append", default=[], metavar="ID",
-                     help="only this check, such as thread.reaches_root (repeatable)")
-    run.add_argument("--provider", action="append", default=[], choices=PROVIDER_IDS, metavar="ID",
-                     help="run the payload-bound checks only for this provider (repeatable): "
-                          + ", ".join(PROVIDER_IDS))
-    run.add_argument("--profile", default="ci", choices=["ci", "dev", "deep"],
-                     help="ci: derandomized, the same cases every run (default); dev: random, with an "
-                          "example database; deep: ten times the examples")
-    run.add_argument("--seed", type=int, default=None, metavar="N",
-                     help="random but repeatable cases from this seed")
-    run.add_argument("--examples", type=positive_int, default=None, metavar="N",
-                     help="examples per search instead of the profile's (a quick look, not a gate)")
-    run.add_argument("--timeout", type=positive_seconds, default=None, metavar="SECONDS",
-                     help="the deadline of a call on a small input (default 10), "
-                     "times (1 + items/1000)^2 for a larger one")
-    run.add_argument("--jobs", "-j", type=jobs, default=None, metavar="N",
-                     help="run the searches in N worker processes (auto: one per CPU; the default, "
-                          "or $CHATCONFORM_JOBS; 1 with --in-process); the verdicts and the report are "
-                          "those of a serial run")
-    run.add_argument("--shard", type=shard, default=None, metavar="I/N",
-                     help="run only the I-th of N equal shares of the searches (a CI matrix); "
-                          "summary and diff merge the N reports")
-    run.add_argument("--report", metavar="FILE.jsonl",
-                     help="write a JSON-lines report (checked and locked at the start, written atomically at the end)")
-    run.add_argument("--junit-xml", metavar="FILE.xml",
-                     help="also write a JUnit XML file, one test case per (implementation, check), for CI "
-                          "test reports (checked and locked at the start, written atomically at the end)")
-    run.add_argument("--in-process", action="store_true",
-                     help="load Python implementations in this process, for a debugger's breakpoints "
-                          "(default: each runs in a process of its own, so a crash, hang or exit is a "
-                          "verdict and cannot stop the run or fake a pass)")
-    run.add_argument("--memory-limit", type=int, default=None, metavar="MIB",
-                     help="the address space each implementation's process may map, in MiB (default 4096; "
-                          "0: no cap): past it, an allocation fails there, as a no_crash verdict")
-    run.add_argument("--strict", action="store_true",
-                     help="exit 1 on warning-level findings too (portability hazards, advice)")
-    run.add_argument("--shrink-expected", action="store_true",
-                     help="shrink expected failures to minimal cases too (default: a gate run only reaches "
-                          "them, and reports the case each was first seen on)")
-    run.add_argument("--verbose", "-v", action="store_true",
-                     help="print every counterexample in full (default: the smallest per check)")
+    add_to_command(run)
     run.set_defaults(handler=cmd_run)
 
     lst = sub.add_parser("list", help="list implementations, checks and fakes",
@@ -150,7 +108,7 @@ def _parser() -> argparse.ArgumentParser:
                             description="Re-run saved failures; exit 1 while one still fails.")
     replay.add_argument("files", nargs="+", metavar="FILE|DIR",
                         help="a saved case, or a folder of them (every *.json in it)")
-    replay.add_argument("--impl", default=None, metavar="NAME|module:attr|file.py:attr|exec:CMD",
+    replay.add_argument("--impl", default=None, metavar=IMPL_METAVAR,
                         help="run the cases against this implementation; without it, only a case "
                              "saved for reference or an installed entry point replays (a saved "
                              "case is data: a path, module or command in it never runs)")
@@ -189,15 +147,19 @@ def _parser() -> argparse.ArgumentParser:
                            "regression, as when checks or implementations were removed on purpose")
     diff.set_defaults(handler=cmd_diff)
 
-    validate = sub.add_parser("validate", help="lint recorded provider request bodies",
-                              description="Lint recorded request bodies against a provider's schema and "
-                                          "sequence rules; exit 1 for any error.")
-    validate.add_argument("files", nargs="+", metavar="FILE",
-                          help="a JSON body, a JSON array of bodies, JSON lines of bodies, or - for stdin")
-    validate.add_argument("--provider", required=True, metavar="ID",
-                          help="the provider the bodies were sent to: " + ", ".join(PROVIDER_IDS))
+    validate = sub.add_parser("validate", help="judge recorded request bodies and cassettes by the providers' rules",
+                              description="Judge recorded request bodies, VCR cassettes and HAR files by the "
+                                          "providers' schema and sequence rules, beside the status each request "
+                                          "was answered with; exit 1 for an error on a request not recorded "
+                                          "as rejected.")
+    validate.add_argument("files", nargs="+", metavar="PATH",
+                          help="a VCR cassette (.yaml, .yaml.gz), a HAR file, JSON lines of bodies or of "
+                               "interactions, a JSON body or array of bodies, a folder of them, or - for stdin")
+    validate.add_argument("--provider", metavar="ID",
+                          help="the provider the requests went to (default: read off each request's URL; "
+                               "required for bare bodies): " + ", ".join(PROVIDER_IDS))
     validate.add_argument("--format", default="pretty", choices=["pretty", "json"],
-                          help="pretty (default) or one JSON object per problem")
+                          help="pretty (default) or one JSON object per problem and per recorded verdict")
     validate.set_defaults(handler=cmd_validate)
 
     serve = sub.add_parser("serve", help="a local provider endpoint that judges every request an app sends",
@@ -296,12 +258,7 @@ def _run(args, out: Console, err: Console, report: Path | None, junit: Path | No
     if report is not None:
         handlers.append(JsonlReporter(report, version=_version(), providers=args.provider))
     selection = engine.select(args.contract, args.check)
-    if args.memory_limit is not None:
-        if args.memory_limit < 0:
-            raise ConfigError(f"--memory-limit {args.memory_limit}: give MiB (0: no cap)")
-        from chatconform.runner.protocol.host_codes import MEMORY_VARIABLE
-
-        os.environ[MEMORY_VARIABLE] = str(args.memory_limit)  # what each host process reads
+    set_memory_limit(args.memory_limit)
     if args.impl:
         impls = discovery.load_all(args.impl, in_process=args.in_process)
     else:
@@ -309,8 +266,7 @@ def _run(args, out: Console, err: Console, report: Path | None, junit: Path | No
     if not impls:
         err.print("nothing to run: no implementation is registered; pass --impl")
         return 3
-    for impl in impls if args.provider else ():
-        impl.select("providers", set(args.provider))
+    narrow_providers(impls, args.provider)
     outcome = engine.run(impls, selection, profile, seed=args.seed, timeout=args.timeout or DEFAULT_TIMEOUT,
                          shrink_expected=args.shrink_expected, jobs=jobs, shard=args.shard,
                          handlers=handlers)
@@ -364,28 +320,40 @@ def cmd_list(args, out: Console, err: Console) -> int:
                            "fakes": fake_rows}, indent=2, ensure_ascii=False) + "\n")
         return 0
 
-    table = Table(title="implementations", title_justify="left")
-    for column in ("name", "version", "loads from", "contracts"):
-        table.add_column(column)
+    if not sys.stdout.isatty():  # a pipe or a file: the tables' width, not one line per row
+        out.width = _listing_width()
+    table = _table("implementations", "name", "version", "loads from", "contracts")
     for impl in impls:
         if impl["error"]:
             table.add_row(impl["name"], "?", impl["loads_from"], Text(impl["error"], style="red"))
         else:
             table.add_row(impl["name"], impl["version"], impl["loads_from"], ", ".join(impl["contracts"]))
     out.print(table)
-    table = Table(title="checks", title_justify="left")
-    for column in ("id", "title", "level", "guards", "fakes that violate it"):
-        table.add_column(column)
+    table = _table("checks", "id", "what it checks, its level, the bug it guards, the fakes that violate it")
     for check in checks:
-        table.add_row(check["id"], check["title"], check["level"], check["guards"], ", ".join(check["violated_by"]))
+        table.add_row(check["id"], "\n".join([check["title"], f"level: {check['level']}", f"guards: {check['guards']}",
+                                              "violated by: " + (", ".join(check["violated_by"]) or "-")]))
     out.print(table)
-    table = Table(title="fakes (use with --impl)", title_justify="left")
-    for column in ("spec", "reproduces"):
-        table.add_column(column)
+    table = _table("fakes (use with --impl)", "spec", "reproduces")
     for fake in fake_rows:
         table.add_row(fake["spec"], fake["reproduces"])
     out.print(table)
     return 0
+
+
+def _listing_width() -> int:
+    """The width ``list`` lays out to: ``COLUMNS`` when set, else the terminal's, else 100."""
+    return shutil.get_terminal_size((100, 24)).columns
+
+
+def _table(title: str, name: str, *columns: str) -> Table:
+    """A table of ``list``: its first column, a name to search for or paste, stays whole on
+    one line; a long value in the others wraps, or folds onto the next line, never cut short."""
+    table = Table(title=title, title_justify="left")
+    table.add_column(name, no_wrap=True)
+    for column in columns:
+        table.add_column(column, overflow="fold")
+    return table
 
 
 def _list_levels(form: str) -> int:
@@ -403,6 +371,8 @@ def _list_levels(form: str) -> int:
                   f"{r.why.replace('|', '/')} |" for r in rows]
         _write("\n".join(lines) + "\n")
         return 0
+    # One line a row, whatever the width, so the table greps (a row is a check, a provider
+    # and one short reason: never the thousands of characters a wide table's line reaches).
     widths = [max(len(getattr(r, f)) for r in rows) for f in ("check", "provider")]
     _write("".join(f"{r.check:<{widths[0]}}  {r.provider:<{widths[1]}}  {r.level:<7}  "
                    f"{','.join(r.rules) or '-'}  ({r.basis}) {r.why}\n" for r in rows))
@@ -514,9 +484,15 @@ def cmd_diff(args, out: Console, err: Console) -> int:
 
 
 def cmd_validate(args, out: Console, err: Console) -> int:
+    import io
+
+    from chatconform.inputs import bounded_stream
     from chatconform.provider_schemas.lint import run_validate
 
-    return run_validate(args.files, args.provider, args.format)
+    # Standard input up to the size limit files have; past it, one line and exit 2.
+    stdin = (io.TextIOWrapper(bounded_stream(sys.stdin.buffer, "<stdin>", "request bodies"), encoding="utf-8")
+             if "-" in args.files else None)
+    return run_validate(args.files, args.provider, args.format, stdin=stdin)
 
 
 def cmd_serve(args, out: Console, err: Console) -> int:

@@ -76,11 +76,12 @@ class Violation(ChatconformError):
     """Raised by a check: what was wrong, with expected vs actual where they exist.
 
     ``level`` overrides the check's own level for this one failure (``provider_rules``
-    fails at the level of the worst rule broken).
+    fails at the level of the worst rule broken); ``why`` its rationale, where a check that
+    guards several bugs can tell from the failure's shape which one this is.
     """
 
     def __init__(self, message: str, *, expected: Any = None, actual: Any = None,
-                 level: str | None = None):
+                 level: str | None = None, why: str | None = None):
         super().__init__(message)
         self.message = message
         self.expected = expected
@@ -88,6 +89,7 @@ class Violation(ChatconformError):
         if level is not None and level not in LEVELS:
             raise ValueError(f"unknown level {level!r}; one of {', '.join(LEVELS)}")
         self.level = level
+        self.why = why
 
 
 class NotApplicable(ChatconformError):
@@ -120,6 +122,13 @@ class MalformedResult(ChatconformError):
 class UnsendableCase(ChatconformError):
     """chatconform could not send a case to the implementation's own process (neither as a
     pickle nor as JSON): the engine's failure, raised as an :class:`EngineCaseError`."""
+
+
+class DriverError(ChatconformError):
+    """pydantic-ai refused a call the run driver (``chatconform.strategies.runs``) made of its
+    own accord (its ``run_id``, its arguments), not the history it was given: chatconform's
+    bug, never the run's failure nor the implementation's (the engine reports it as an
+    :class:`EngineCaseError`)."""
 
 
 class EngineCaseError(ChatconformError):

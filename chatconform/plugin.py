@@ -1,5 +1,6 @@
-"""The pytest plugin: one test item per (implementation, check), and the
-``chatconform_endpoint`` fixture (a ``chatconform serve`` endpoint for one test).
+"""The pytest plugin: one test item per (implementation, check), the ``chatconform_endpoint``
+fixture (a ``chatconform serve`` endpoint for one test) and the ``chatconform_cassettes``
+fixture (a test suite's recorded traffic judged by the providers' rules).
 
 Loaded in every pytest session of anyone who installed chatconform, so it imports
 nothing heavy until a conformance test is collected. Use it with
@@ -25,53 +26,44 @@ ChatconformWarning = ConformanceWarning
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
-    from chatconform.frame.argtypes import positive_int, positive_seconds
+    """The run options ``chatconform run`` offers, as ``--chatconform-NAME`` (chatconform.run_options)."""
+    from chatconform.run_options import add_to_pytest
 
-    group = parser.getgroup("chatconform", "chatconform conformance checks")
-    group.addoption("--chatconform-impl", action="append", default=[], metavar="NAME|module:attr|exec:CMD",
-                    help="implementation to check (repeatable; default: every registered one; "
-                         "exec:'COMMAND ARGS' for a program in any language)")
-    group.addoption("--chatconform-contract", action="append", default=[], metavar="NAME",
-                    help="contract to check (repeatable; default: all)")
-    group.addoption("--chatconform-check", action="append", default=[], metavar="ID",
-                    help="only this check, such as thread.reaches_root (repeatable)")
-    group.addoption("--chatconform-profile", default="ci", choices=["ci", "dev", "deep"],
-                    help="run profile (default: ci)")
-    group.addoption("--chatconform-seed", type=int, default=None, metavar="N",
-                    help="random but repeatable cases from this seed")
-    group.addoption("--chatconform-examples", type=positive_int, default=None, metavar="N",
-                    help="examples per search instead of the profile's (a quick look, not a gate)")
-    group.addoption("--chatconform-timeout", type=positive_seconds, default=None, metavar="SECONDS",
-                    help="the deadline of a call on a small input (default: 10), "
-                    "times (1 + items/1000)^2 for a larger one")
-    group.addoption("--chatconform-in-process", action="store_true", default=False,
-                    help="load Python implementations in the test process, for a debugger's breakpoints "
-                         "(default: each runs in a process of its own, so its crash or hang is a verdict)")
-    group.addoption("--chatconform-strict", action="store_true", default=False,
-                    help="fail on warning-level findings too (default: they pass with a warning)")
-    group.addoption("--chatconform-shrink-expected", action="store_true", default=False,
-                    help="shrink expected failures to minimal cases too (default: only reached)")
+    add_to_pytest(parser.getgroup("chatconform", "chatconform conformance checks"))
 
 
 def pytest_configure(config: pytest.Config) -> None:
     """A bad implementation, contract or check is a usage error (exit 4), found before collection."""
     config.addinivalue_line("markers", "xdist_group(name): pytest-xdist runs the items of a group on one worker")
+    if config.getoption("chatconform_memory_limit", None) is not None:  # before any implementation starts
+        from chatconform.run_options import set_memory_limit
+
+        set_memory_limit(config.getoption("chatconform_memory_limit"))
     options = ("chatconform_impl", "chatconform_contract", "chatconform_check")
     if not any(config.getoption(name, None) for name in options):
         return
     _schedule_by_group(config)
     from chatconform import engine
     from chatconform.errors import ConfigError
-    from chatconform.runner import discovery
 
     try:
         selection = engine.select(config.getoption("chatconform_contract") or None,
                                   config.getoption("chatconform_check") or None)
-        in_process = config.getoption("chatconform_in_process")
-        impls = {spec: discovery.load(spec, in_process=in_process) for spec in config.getoption("chatconform_impl")}
+        impls = {spec: _load(config, spec) for spec in config.getoption("chatconform_impl")}
     except ConfigError as exc:
         raise pytest.UsageError(f"chatconform: {exc}") from None
     config.stash[_LOADED] = (selection, impls)
+
+
+def _load(config: pytest.Config, spec: str):
+    """The implementation ``spec`` as the options load it: in its own process or this one,
+    its providers narrowed to ``--chatconform-provider``."""
+    from chatconform.run_options import narrow_providers
+    from chatconform.runner import discovery
+
+    impl = discovery.load(spec, in_process=config.getoption("chatconform_in_process"))
+    narrow_providers([impl], config.getoption("chatconform_provider"))
+    return impl
 
 
 _LOADED = pytest.StashKey[tuple]()
@@ -112,17 +104,35 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
             selection = engine.select(None)
         except ConfigError as exc:
             raise pytest.UsageError(f"chatconform: {exc}") from None
+    loaded = config.stash[_LOADED][1] if _LOADED in config.stash else {}
+    provided = {spec: _provided(loaded.get(spec, spec)) for spec in specs}
     params = [
         pytest.param(spec, check.id, id=f"{spec}::{check.id}",
                      marks=pytest.mark.xdist_group(f"chatconform:{spec}:{contract.name}"))
         for spec in specs
         for contract in selection.contracts
+        if provided[spec] is None or contract.name in provided[spec]
         for check in contract.ordered_checks()
         if selection.checks is None or check.id in selection.checks
     ]
     if not params:
         raise pytest.UsageError("chatconform: nothing selected to run")
     metafunc.parametrize(("chatconform_impl", "chatconform_check"), params)
+
+
+def _provided(impl) -> list[str] | None:
+    """The contracts an implementation has methods for (a loaded one, or a registered name
+    loaded here only to read what it declares: nothing runs or warms up), so that no item
+    is collected for a contract it lacks; None, every contract, where it does not load (its
+    items then say why)."""
+    if not isinstance(impl, str):
+        return impl.contracts()
+    from chatconform.runner import discovery
+
+    try:
+        return discovery.load(impl, in_process=True, warm=False).contracts()
+    except Exception:  # a missing extra or a broken entry point: its items skip or fail saying why
+        return None
 
 
 class _Session:
@@ -139,14 +149,13 @@ class _Session:
         from chatconform.errors import MissingDependency
         from chatconform.frame.guard import DEFAULT_TIMEOUT
         from chatconform.frame.profiles import get_profile
-        from chatconform.runner import discovery
 
         loaded = self.config.stash.get(_LOADED, (None, {}))[1]
         if spec not in self.impls and spec in loaded:
             self.impls[spec] = loaded[spec]
         if spec not in self.impls:
             try:
-                self.impls[spec] = discovery.load(spec, in_process=self.config.getoption("chatconform_in_process"))
+                self.impls[spec] = _load(self.config, spec)
             except Exception as exc:
                 self.impls[spec] = exc
         impl = self.impls[spec]
@@ -218,3 +227,30 @@ def chatconform_endpoint():
         yield endpoint
     finally:
         endpoint.stop()
+
+
+@pytest.fixture
+def chatconform_cassettes():
+    """A function that judges a test suite's recorded traffic by the providers' rules.
+
+    ``chatconform_cassettes("tests/cassettes")`` reads every VCR cassette, HAR file and JSON
+    lines of interactions under the folders or files it is given (as ``chatconform
+    validate`` does: the provider from each URL, ``provider=`` for the chat requests of
+    that provider's dialect) and fails the test, listing each problem with its file and
+    interaction, on an error-level problem in a request the provider was not recorded
+    rejecting. It returns every verdict (:class:`~chatconform.provider_schemas.lint.Judged`)."""
+    from chatconform.errors import ConfigError
+    from chatconform.provider_schemas.lint import judge_paths
+
+    def judge(*paths: str, provider: str | None = None) -> list:
+        try:
+            judged = list(judge_paths([str(path) for path in paths], provider))
+        except ConfigError as exc:
+            pytest.fail(f"chatconform: {exc}", pytrace=False)
+        failing = [f"{j.file} #{j.index} {p.rule} {p.path}  {p.message}"
+                   for j in judged if j.counts_against for p in j.problems if p.severity == "error"]
+        if failing:
+            pytest.fail("requests the provider would reject:\n" + "\n".join(failing), pytrace=False)
+        return judged
+
+    return judge

@@ -1,4 +1,5 @@
-"""Running chatconform in a process of its own, to signal it, and looking for what is left."""
+"""Running chatconform in a process of its own, to signal it, and looking for what is left;
+what an implementation does to leave its process group."""
 
 from __future__ import annotations
 
@@ -57,3 +58,24 @@ def gone_within(find: Callable[[], list[int]], seconds: float = 10.0) -> list[in
     while (left := find()) and time.monotonic() < deadline:
         time.sleep(0.1)
     return left
+
+
+def leave_the_group(noted: str) -> None:
+    """Start two processes outside this one's process group, appending their pids to the file
+    ``noted``: a ``sleep`` in a session of its own, and a daemon (forked twice, in a new
+    session, its parent gone). Run by hostile implementations and programs."""
+    session = subprocess.Popen(["sleep", "300"], start_new_session=True)
+    read, write = os.pipe()
+    middle = os.fork()
+    if middle == 0:
+        os.setsid()
+        if os.fork() == 0:
+            os.write(write, str(os.getpid()).encode())
+            time.sleep(300)
+        os._exit(0)
+    os.close(write)
+    daemon = int(os.read(read, 64))
+    os.close(read)
+    os.waitpid(middle, 0)
+    with open(noted, "a") as out:
+        out.write(f"{session.pid}\n{daemon}\n")

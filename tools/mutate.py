@@ -18,8 +18,8 @@ How a run stays fast on one core:
   loaded module (function bodies replaced in place, changed values rebound wherever they
   were imported), runs the selected tests and exits. A mutant of module-level code (a
   constant other modules may have used while they were imported) gets a fresh import of
-  the project and a new test session in its child instead. No file is ever written: an
-  interrupted run cannot leave a mutant behind in the checkout.
+  the project and a new test session in its child instead. No source file is ever
+  written: an interrupted run cannot leave a mutant behind in the checkout.
 - **Only the tests that run the line.** A clean traced run records which lines of the
   module each test executes; a mutant runs only the tests that execute its statement (all
   of them for module-level code), and a mutant no test reaches survives without running.
@@ -37,6 +37,10 @@ How a run stays fast on one core:
   module, the rest of the project's code (with the tests' shared files) and the test's own
   file. A rerun runs only what a change can affect: after a test file is edited, that
   file's tests; after the code changes, everything. ``--no-cache`` ignores it.
+
+When a module's run with its own guard tests ends, its score goes to
+``tools/mutation-scores.json``, from which ``tools/generate_docs.py`` writes the mutation
+tables of README.md and docs/mutation.md.
 
 A mutant whose tests outlast the timeout counts as killed (a walk that now loops forever
 is caught), and each child runs under a memory limit, so one that loops while appending
@@ -67,6 +71,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 CACHE = ROOT / ".chatconform" / "mutation-cache.json"
+#: Each module's last score, which the docs' mutation tables are generated from
+#: (``tools/generate_docs.py``): written when a module's run with its guard tests ends.
+SCORES = ROOT / "tools" / "mutation-scores.json"
 
 #: The reference modules no one contract owns, with the fast tests that guard them: the
 #: package module gathers every contract's reference into ``ReferenceImplementation``.
@@ -1137,17 +1144,35 @@ class Runner:
         print()
 
 
+def score(outcomes: list[Outcome]) -> dict[str, int]:
+    """The mutants, those killed of the non-equivalent ones (``counted``) and the equivalent ones."""
+    counted = [o for o in outcomes if not equivalence(o.mutant)]
+    return {"mutants": len(outcomes), "killed": sum(o.verdict in ("killed", "timeout") for o in counted),
+            "counted": len(counted), "equivalent": len(outcomes) - len(counted)}
+
+
+def record_score(module: str, figures: dict[str, int], seconds: float, jobs: int, path: Path = SCORES) -> None:
+    """Keep ``module``'s score in ``path`` (one module a line, in the order first measured).
+    The hand-kept ``before`` (the score when first measured) stays; a ``note`` on the time
+    of the last run goes, as it said how that run went."""
+    scores = json.loads(path.read_text("utf-8")) if path.is_file() else {}
+    entry = {key: value for key, value in scores.get(module, {}).items() if key == "before"}
+    scores[module] = {**figures, "seconds": round(seconds), "jobs": jobs, **entry}
+    lines = [f"  {json.dumps(name)}: {json.dumps(value, ensure_ascii=False)}" for name, value in scores.items()]
+    path.write_text("{\n" + ",\n".join(lines) + "\n}\n", "utf-8")
+
+
 def report(module: str, outcomes: list[Outcome], seconds: float) -> int:
     """Prints the score and every survivor; the number of unexplained survivors."""
     outcomes = sorted(outcomes, key=lambda o: (o.mutant.line, o.mutant.column))
     equivalent = {id(o): equivalence(o.mutant) for o in outcomes}
-    counted = [o for o in outcomes if not equivalent[id(o)]]
-    killed = sum(o.verdict in ("killed", "timeout") for o in counted)
-    hung = sum(o.verdict == "timeout" for o in counted)
-    score = 100.0 * killed / len(counted) if counted else 100.0
+    figures = score(outcomes)
+    killed, counted = figures["killed"], figures["counted"]
+    hung = sum(o.verdict == "timeout" for o in outcomes if not equivalent[id(o)])
+    share = 100.0 * killed / counted if counted else 100.0
     cached = sum(o.cached for o in outcomes)
-    print(f"{module}: {killed}/{len(counted)} non-equivalent mutants killed ({score:.1f}%), "
-          f"{hung} by timeout; {len(outcomes) - len(counted)} marked equivalent; "
+    print(f"{module}: {killed}/{counted} non-equivalent mutants killed ({share:.1f}%), "
+          f"{hung} by timeout; {figures['equivalent']} marked equivalent; "
           f"{cached} verdicts from the cache; {seconds:.0f}s")
     unexplained = 0
     for outcome in outcomes:
@@ -1181,7 +1206,11 @@ def run_module(module: str, options: argparse.Namespace) -> int:
     if code not in (0, pytest.ExitCode.OK) and not runner.outcomes:
         print(f"{module}: pytest could not collect the guarding tests (exit {code})", file=sys.stderr)
         return 2
-    report(module, runner.outcomes, time.perf_counter() - start)
+    seconds = time.perf_counter() - start
+    report(module, runner.outcomes, seconds)
+    if not options.pytest_args:  # the module's own guard tests: its score, for the docs
+        record_score(module, score(runner.outcomes), seconds, options.jobs)
+        print(f"{module}: score kept in {SCORES.relative_to(ROOT)}; the docs' tables: python tools/generate_docs.py")
     return 0
 
 
@@ -1190,7 +1219,7 @@ def _interrupted(signum, frame) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], allow_abbrev=False)
     parser.add_argument("--module", action="append",
                         help="module to mutate (repeatable; default: every reference module with guard tests)")
     parser.add_argument("--list", action="store_true", help="print the mutants without running anything")

@@ -38,10 +38,9 @@ LIFECYCLE_FAILURES = {
     "lifecycle.no_instructions": (
         "pydantic-ai stores every request of a run with its instructions (persist.no_instructions)"),
     "lifecycle.payload_accepted": (
-        "pydantic-ai's provider models send what the history holds where the provider rejects it: an empty "
-        "text item of a user prompt or a response to Gemini as an empty text part ('Unable to submit request "
-        "because it has an empty text parameter', G12), and the rejections payload.schema_valid and "
-        "payload.provider_rules list"),
+        "pydantic-ai's provider models send what the history holds where the provider rejects it: the "
+        "rejections payload.schema_valid and payload.provider_rules list (an empty text item sent to Gemini "
+        "as an empty text part is one only for gemini-2.0 and older, G12)"),
     "lifecycle.user_texts_kept": (
         "trim_messages counts the system prompt and each part of a request as messages of their own, so a "
         "budget the stored history fits drops its first user text (trim.keeps_latest)"),

@@ -33,7 +33,8 @@ history is what the checks judge. In particular ``_parse_chat_history`` (0.x to 
   result goes out as a plain output, without Gemini's ``error`` key;
 - puts the first ``SystemMessage`` in ``systemInstruction`` and appends later ones to it,
   but drops a later one when the first message was not a ``SystemMessage``;
-- sends an ``AIMessage`` that converts to no part as one empty text part.
+- sends an ``AIMessage`` that converts to no part as one empty text part (gemini-2.0 and older
+  rejected it, G12; gemini-2.5 and 3 were recorded taking it).
 
 A file given by URL is downloaded by the library (``ImageBytesLoader._bytes_from_url``, a
 ``requests.get``) and sent inline. The adapter downloads nothing: while it builds a body,
@@ -147,11 +148,6 @@ class LangChainGoogleGenAIAdapter(LazyModel):
     #: Check id -> why langchain-google-genai fails it, each with its minimal case in docs/adapters.md.
     #: No upstream issue was found for these.
     expected_failures = {
-        "payload.schema_valid": (
-            "an AIMessage that converts to no part (an empty response: [user] [response with no parts] [user]) "
-            "is sent as one empty text part, and a blank text block of a user prompt ([user: ['', ' ']]) as an "
-            "empty text part: Gemini G12 'Unable to submit request because it has an empty text parameter' "
-            "(the placeholder is deliberate for Vertex: https://github.com/langchain-ai/langchain-google/pull/1935)"),
         "payload.provider_rules": (
             "a HumanMessage with empty content is removed ('HumanMessage with empty content was removed to "
             "prevent API error'), so a blank user prompt between two responses ([response text] [user ''] "

@@ -22,8 +22,8 @@ from chatconform.contracts.payload import CONTRACT as PAYLOAD_CONTRACT
 from chatconform.contracts.payload import PROVIDERS_OPTION
 from chatconform.errors import ERROR, WARNING, NotApplicable, Violation
 from chatconform.frame.contract import Example
-from chatconform.frame.guard import DEFAULT_TIMEOUT, guarded_call
 from chatconform.frame.history_contract import HistoryContract, check_same_items, register_pairs_intact
+from chatconform.frame.lifecycle import Conversation, LifecycleStep, cut_at
 from chatconform.history import Item, and_more, history_problem, item_label, lost_items, out_of_order, visible_items
 from chatconform.lazy import pai
 from chatconform.provider_schemas import turn_view
@@ -33,6 +33,7 @@ from chatconform.reference.compaction import compact, safe_cut, standing_system_
 from chatconform.reference.payload import to_payload
 from chatconform.strategies.cuts import compaction_cases
 from chatconform.strategies.large import large_history
+from chatconform.strategies.lifecycles import Step
 
 if TYPE_CHECKING:
     from pydantic_ai.messages import ModelMessage
@@ -43,6 +44,15 @@ class CompactionCase:
     history: list[ModelMessage]
     cut: int
     summary: str
+
+
+def _compact(conversation: Conversation, step: Step) -> Any:
+    """Compaction at the cut the step's pick names, with its summary."""
+    history = conversation.history
+    cut = cut_at(history, step.pick)
+    mine = conversation.call("compact", history, cut=cut, summary=step.summary)
+    return conversation.record(mine, conversation.reference("compact", history, cut=cut, summary=step.summary),
+                               step.summary)
 
 
 class CompactionContract(HistoryContract):
@@ -60,6 +70,8 @@ class CompactionContract(HistoryContract):
     wire_fields: ClassVar[dict[str, Any]] = {"cut": {"type": "integer", "minimum": 0}, "summary": {"type": "string"}}
     result_description = "The result of compact: the history to persist, in the same JSON as the input history."
     reference_module = "chatconform.reference.compaction"
+    lifecycle_steps = (LifecycleStep("compact", "compaction (pick {pick})", order=40, picks=True, compacts=True,
+                                     methods=("compact",), play=_compact),)
     guard_tests = ("tests/contracts/test_compaction.py", "tests/reference/test_compaction_policy.py")
 
     def cases(self, variant):
@@ -143,7 +155,8 @@ def _mapped(ex: Example, mapper, provider: str, which: str) -> Any:
         if len(ex.output) <= _OPENING or any(t.role != "system" for t in turn_view(opening, provider)):
             return opening
         return to_payload(ex.output, provider=provider)
-    outcome = guarded_call(lambda: mapper(list(ex.output), provider=provider), DEFAULT_TIMEOUT)
+    outcome = ex.calls.call(lambda history: mapper(history, provider=provider), list(ex.output),
+                             size=len(ex.output))
     if outcome.error is not None or outcome.timed_out:
         raise NotApplicable(f"{which} could not map the result for {provider} (payload.no_crash judges that)")
     return outcome.output

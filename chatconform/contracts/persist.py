@@ -23,11 +23,12 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from chatconform.contracts.lifecycle.play import next_agent
 from chatconform.errors import NotApplicable, Violation
 from chatconform.frame.contract import Example
-from chatconform.frame.guard import DEFAULT_TIMEOUT, guarded_call
 from chatconform.frame.history_contract import HistoryContract
+from chatconform.frame.lifecycle import Conversation, LifecycleStep
 from chatconform.history import first_difference, history_problem, list_difference, message_text
 from chatconform.lazy import pai
 from chatconform.reference.persist import FINISHED, OUTCOMES, check_outcome, persist_run
+from chatconform.strategies.lifecycles import Step
 from chatconform.strategies.runs import ENDINGS, EPOCH, run_cases
 
 if TYPE_CHECKING:
@@ -50,6 +51,11 @@ class PersistCase:
     ending: str = ""
 
 
+def _turn(conversation: Conversation, step: Step) -> Any:
+    """A user turn, stored with ``persist_run``."""
+    return conversation.turn(step)
+
+
 class PersistContract(HistoryContract):
     name = "persist"
     method = "persist_run"
@@ -69,6 +75,9 @@ class PersistContract(HistoryContract):
                           "histories.")
     reference_module = "chatconform.reference.persist"
     guard_tests = ("tests/contracts/test_persist.py",)
+    lifecycle_steps = (LifecycleStep("turn", "a user turn", weight=2, order=0, runs=True, picks=True,
+                                     compacts_in_run=True, methods=("compact", "persist_run", "extract_thread"),
+                                     play=_turn),)
 
     def cases(self, variant):
         return run_cases().map(_case_of)
@@ -317,11 +326,11 @@ def _continue(history: list[ModelMessage], outcome: str) -> None:
               "https://github.com/alchemiststudiosDOTai/tunacode/issues/258)",
 )
 def continuable(ex: Example) -> None:
-    # On a thread of its own with its own event loop, like a call into an implementation.
-    outcome = guarded_call(lambda: _continue(list(ex.output), ex.case.outcome), DEFAULT_TIMEOUT)
+    # On a thread of its own with its own event loop, within the run's deadline.
+    outcome = ex.calls.guarded(lambda: _continue(list(ex.output), ex.case.outcome), size=len(ex.output))
     how = "with the deferred results" if ex.case.outcome == "deferred" else "with a new prompt"
     if outcome.timed_out:
-        raise Violation(f"the next run {how} did not finish within {DEFAULT_TIMEOUT:g}s",
+        raise Violation(f"the next run {how} did not finish within {outcome.deadline:g}s",
                         expected="the run continues", actual="hung")
     if outcome.error is not None:
         raise Violation(f"the next run {how} raised {outcome.describe_error()[:300]}",
@@ -363,9 +372,8 @@ def idempotent(ex: Example) -> None:
     fn = ex.impl.method(CONTRACT) if ex.impl is not None else None
     if fn is None:
         raise NotApplicable("no implementation to call again")
-    stored = list(ex.output)
-    outcome = guarded_call(lambda: CONTRACT.call(fn, PersistCase(list(ex.case.previous), stored, ex.case.outcome),
-                                                 None), DEFAULT_TIMEOUT)
+    again_case = PersistCase(list(ex.case.previous), list(ex.output), ex.case.outcome)
+    outcome = ex.calls.call(lambda case: CONTRACT.call(fn, case, None), again_case, size=CONTRACT.size(again_case))
     if outcome.error is not None or outcome.timed_out:
         raise NotApplicable("the second call did not return (persist.no_crash judges that)")
     again = outcome.output

@@ -18,13 +18,21 @@ from typing import TYPE_CHECKING, Any
 from chatconform.errors import NotApplicable, Violation
 from chatconform.frame.contract import Example
 from chatconform.frame.history_contract import HistoryTransformContract, check_fixed_point
+from chatconform.frame.lifecycle import Conversation, LifecycleStep
 from chatconform.history import and_more, describe_at, first_difference, fresh_lists, list_difference
 from chatconform.lazy import pai
 from chatconform.reference.repair import is_result, match_calls, repair
 from chatconform.strategies.hostile import expand_hostile_history, hostile_histories
+from chatconform.strategies.lifecycles import Step
 
 if TYPE_CHECKING:
     from pydantic_ai.messages import ModelMessage
+
+
+def _repair(conversation: Conversation, step: Step) -> Any:
+    """``repair`` before the next prompt."""
+    history = conversation.history
+    return conversation.record(conversation.call("repair", history), conversation.reference("repair", history))
 
 
 class RepairContract(HistoryTransformContract):
@@ -42,6 +50,8 @@ class RepairContract(HistoryTransformContract):
     result_description = "The result of repair: the repaired history, in the same JSON as the input history."
     reference_module = "chatconform.reference.repair"
     guard_tests = ("tests/contracts/test_repair.py",)
+    lifecycle_steps = (LifecycleStep("repair", "repair before the next prompt", order=60, methods=("repair",),
+                                     play=_repair),)
 
     def transform(self, history):
         return repair(history)

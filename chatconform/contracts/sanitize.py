@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from chatconform.errors import Violation
 from chatconform.frame.contract import Example
 from chatconform.frame.history_contract import HistoryTransformContract, check_fixed_point
+from chatconform.frame.lifecycle import Conversation, LifecycleStep
 from chatconform.history import and_more, describe_at, first_difference, list_difference, message_text
 from chatconform.lazy import pai
 from chatconform.reference.sanitize import (
@@ -28,9 +29,18 @@ from chatconform.reference.sanitize import (
     url_scheme,
 )
 from chatconform.strategies.hostile import expand_hostile_history, hostile_histories
+from chatconform.strategies.lifecycles import Step
 
 if TYPE_CHECKING:
     from pydantic_ai.messages import ModelMessage
+
+
+def _client(conversation: Conversation, step: Step) -> Any:
+    """A client round trip: the history a browser posts back is sanitized, and the application
+    puts its standing prompt back in front where the sanitized history lost it."""
+    mine = conversation.with_standing_prompt(conversation.call("sanitize", conversation.history))
+    kept = conversation.with_standing_prompt(conversation.reference("sanitize", conversation.history))
+    return conversation.record(mine, kept)
 
 
 class SanitizeContract(HistoryTransformContract):
@@ -47,6 +57,8 @@ class SanitizeContract(HistoryTransformContract):
     result_description = "The result of sanitize: the history as kept, in the same JSON as the input history."
     reference_module = "chatconform.reference.sanitize"
     guard_tests = ("tests/contracts/test_sanitize.py",)
+    lifecycle_steps = (LifecycleStep("client", "a client round trip: the posted history goes through sanitize",
+                                     order=30, methods=("sanitize",), play=_client),)
 
     def transform(self, history):
         return sanitize(history)

@@ -25,8 +25,8 @@ from typing import TYPE_CHECKING, Any
 
 from chatconform.errors import NotApplicable, Violation
 from chatconform.frame.contract import Example
-from chatconform.frame.guard import DEFAULT_TIMEOUT, guarded_call
 from chatconform.frame.history_contract import HistoryContract
+from chatconform.frame.lifecycle import Conversation, LifecycleStep
 from chatconform.frame.wire import (
     WireMethod,
     as_is,
@@ -47,6 +47,7 @@ from chatconform.lazy import pai
 from chatconform.reference.serde import dump
 from chatconform.reference.serde import load as reference_load
 from chatconform.strategies import expand_history, malform, serde_cases
+from chatconform.strategies.lifecycles import Step
 from chatconform.strategies.malformed import MALFORMATIONS
 
 if TYPE_CHECKING:
@@ -71,6 +72,13 @@ class SerdeCase:
             raise ValueError(f"at={self.at!r} must be a non-negative int")
 
 
+def _restart(conversation: Conversation, step: Step) -> Any:
+    """A restart: the store goes through ``dump`` and ``load``."""
+    data = conversation.call("dump", conversation.history)
+    loaded = conversation.call("load", data)
+    return conversation.record(loaded, conversation.history, reloaded=loaded)
+
+
 class SerdeContract(HistoryContract):
     name = "serde"
     method = "dump"
@@ -87,6 +95,8 @@ class SerdeContract(HistoryContract):
     case_type = SerdeCase
     reference_module = "chatconform.reference.serde"
     guard_tests = ("tests/contracts/test_serde.py",)
+    lifecycle_steps = (LifecycleStep("restart", "a restart: the store goes through dump and load", order=20,
+                                     methods=("dump", "load"), play=_restart),)
 
     def cases(self, variant):
         return serde_cases().map(lambda c: SerdeCase(*c))
@@ -153,17 +163,18 @@ def _stored_text(output: Any) -> str:
 # -- calling load ------------------------------------------------------------------------------
 
 def _load(ex: Example, data: Any):
-    """The implementation's ``load(data)``, guarded: a :class:`~chatconform.frame.guard.CallOutcome`.
+    """The implementation's ``load(data)``, with the run's deadline: a :class:`~chatconform.frame.calls.Called`.
 
     Loading what ``dump()`` wrote is done once per example (``round_trip`` and
     ``matches_reference`` both read it, and the reference's dump is often the same data).
     """
     load = getattr(ex.impl.obj, "load", None) if ex.impl is not None else None
+    caller = ex.calls
     if not callable(load):
         raise NotApplicable("no load() to read the data back with")
     if data is ex.output or data == ex.output:
-        return ex.once("loaded", lambda: guarded_call(lambda: load(ex.output), DEFAULT_TIMEOUT))
-    return guarded_call(lambda: load(data), DEFAULT_TIMEOUT)
+        return ex.once("loaded", lambda: caller.call(load, ex.output, size=len(ex.case.history)))
+    return caller.call(load, data, size=len(ex.case.history))
 
 
 def _short(value: Any, limit: int = 400) -> str:
@@ -197,7 +208,7 @@ def _reference_dump(ex: Example) -> bytes | str:
 def _expect_history(ex: Example, outcome, source: str, label: str) -> None:
     """A Violation unless ``load()`` returned the case's history from ``source``."""
     if outcome.timed_out:
-        raise Violation(f"load() did not return within {DEFAULT_TIMEOUT:g}s on {source}",
+        raise Violation(f"load() did not return within {outcome.deadline:g}s on {source}",
                         expected="the history", actual="hung")
     if outcome.error is not None:
         raise Violation(f"load() raised {outcome.describe_error()} on {source}",
@@ -282,7 +293,7 @@ def rejects_malformed(ex: Example) -> None:
     what = {"truncate": "truncated data", "wrong_type": "a message whose parts are an object",
             "unknown_part": "a part of an unknown part_kind"}[ex.case.malformation]
     if outcome.timed_out:
-        raise Violation(f"load() did not return within {DEFAULT_TIMEOUT:g}s on {what}",
+        raise Violation(f"load() did not return within {outcome.deadline:g}s on {what}",
                         expected="a validation error", actual="hung")
     if outcome.error is not None:
         if isinstance(outcome.error, ValueError):

@@ -10,10 +10,12 @@ from hypothesis import strategies as st
 
 from chatconform.errors import NotApplicable, Violation
 from chatconform.frame.contract import Contract, Example
+from chatconform.frame.lifecycle import Conversation, LifecycleStep
 from chatconform.frame.wire import WireMethod
 from chatconform.history import list_difference
 from chatconform.reference.thread import UUID_NIL, Row, distinct_rows, extract_thread
 from chatconform.strategies.large import large_rows
+from chatconform.strategies.lifecycles import Step
 from chatconform.strategies.trees import conversation_rows
 
 
@@ -38,6 +40,11 @@ class _FrozenRows:
 
     def changed(self, working) -> bool:
         return self._record(working) != self.record
+
+
+#: Why a thread that holds a row twice is wrong, whichever check meets it first.
+_REPEATED = ("a row returned twice: the model reads the same message twice (a walk with no cycle guard, "
+             "or one that appends a row it already holds)")
 
 
 def _ids(rows) -> list[str]:
@@ -105,6 +112,11 @@ _THREAD_RESULT = {
 }
 
 
+def _branch(conversation: Conversation, step: Step) -> Any:
+    """A regeneration or an edit: an earlier row's turn asked again, as a new row off its parent."""
+    return conversation.branch(step)
+
+
 class ThreadContract(Contract):
     name = "thread"
     method = "extract_thread"
@@ -119,6 +131,8 @@ class ThreadContract(Contract):
     listing_order = 10
     reference_module = "chatconform.reference.thread"
     guard_tests = ("tests/reference/test_thread.py",)
+    lifecycle_steps = (LifecycleStep("branch", "the turn of an earlier row asked again", order=10, runs=True,
+                                     picks=True, methods=("persist_run", "extract_thread"), play=_branch),)
 
     def cases(self, variant):
         # Stored links go bad in real databases; one case in four has corrupted links
@@ -242,8 +256,10 @@ def parent_chain(ex: Example) -> None:
         if parent == UUID_NIL:
             continue  # legacy rows are judged by thread.legacy_linear
         if following.id != parent:
-            raise Violation(f"row {row.id} has parent {parent} but is followed by {following.id}",
-                            expected=parent, actual=following.id)
+            repeated = following.id in {r.id for r in out[:index + 1]}
+            raise Violation(f"row {row.id} has parent {parent} but is followed by {following.id}"
+                            + (", a row already in the thread" if repeated else ""),
+                            expected=parent, actual=following.id, why=_REPEATED if repeated else None)
 
 
 

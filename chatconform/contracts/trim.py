@@ -22,11 +22,13 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from chatconform.errors import NotApplicable, Violation
 from chatconform.frame.contract import Example
 from chatconform.frame.history_contract import HistoryContract, check_same_items, register_pairs_intact
+from chatconform.frame.lifecycle import Conversation, LifecycleStep, picked
 from chatconform.history import Item, first_difference, history_problem, item_label, visible_items
 from chatconform.lazy import pai
 from chatconform.reference.compaction import standing_system_parts
-from chatconform.reference.trim import USER_VOICED, trim
+from chatconform.reference.trim import USER_VOICED, trim, valid_starts
 from chatconform.strategies import expand_history, trim_cases
+from chatconform.strategies.lifecycles import Step
 
 if TYPE_CHECKING:
     from pydantic_ai.messages import ModelMessage
@@ -36,6 +38,21 @@ if TYPE_CHECKING:
 class TrimCase:
     history: list[ModelMessage]
     max_messages: int
+
+
+def _budget(history: list[ModelMessage], pick: int) -> int:
+    """A trim budget at ``len(history) - start`` for a valid start, or one below it: where a
+    trim that adds the standing prompt on top of its budget is caught."""
+    starts = [s for s in valid_starts(history) if s < len(history)] or [0]
+    return max(1, len(history) - picked(pick // 2, starts) - (pick % 2))
+
+
+def _trim(conversation: Conversation, step: Step) -> Any:
+    """``trim`` to the budget the step's pick names."""
+    history = conversation.history
+    budget = _budget(history, step.pick)
+    mine = conversation.call("trim", history, max_messages=budget)
+    return conversation.record(mine, conversation.reference("trim", history, max_messages=budget))
 
 
 class TrimContract(HistoryContract):
@@ -54,6 +71,8 @@ class TrimContract(HistoryContract):
     result_description = "The result of trim: the trimmed history, in the same JSON as the input history."
     reference_module = "chatconform.reference.trim"
     guard_tests = ("tests/contracts/test_trim.py",)
+    lifecycle_steps = (LifecycleStep("trim", "trim to a budget (pick {pick})", order=50, picks=True, methods=("trim",),
+                                     play=_trim),)
 
     def cases(self, variant):
         return trim_cases().map(lambda c: TrimCase(*c))

@@ -1,11 +1,11 @@
 """Evaluating one case: the implementation called once, then every (selected) check.
 
-The one place a case meets the implementation. A Python implementation in a process of its
-own (the default: :mod:`chatconform.runner.protocol.host`) is an object here whose
-methods send the case over the ``exec:`` protocol, so the call, its deadline and its
-crashes happen there; what it did to its input comes back with the reply
-(:meth:`~chatconform.runner.protocol.Program.input_change`). Judging one drawn case
-for many implementations means calling this once per implementation.
+The one place a case meets the implementation, through its :class:`~chatconform.frame.calls.Caller`
+(the checks' own calls into it go through the same caller, with the run's timeout). A Python
+implementation in a process of its own (the default: :mod:`chatconform.runner.protocol.host`)
+is an object here whose methods send the case over the ``exec:`` protocol, so the call, its
+deadline and its crashes happen there; what it did to its input comes back with the reply.
+Judging one drawn case for many implementations means calling this once per implementation.
 """
 
 from __future__ import annotations
@@ -17,43 +17,39 @@ from chatconform.engine.results import Evaluation, Failure
 from chatconform.errors import (
     ERROR,
     WARNING,
+    DriverError,
     EngineCaseError,
     MalformedResult,
     NotApplicable,
-    ProgramHung,
     UnsendableCase,
     UnsendableContent,
     Violation,
 )
+from chatconform.frame.calls import Caller, is_bundled_reference
 from chatconform.frame.contract import Contract, Example, Refusal
-from chatconform.frame.guard import call_deadline, guarded_call, slow_limit
-from chatconform.reference import ReferenceImplementation
+from chatconform.frame.guard import slow_limit
+from chatconform.frame.snapshot import Frozen
 from chatconform.runner.discovery import Implementation
-from chatconform.runner.protocol import Program
 
 #: The key of a kept case's JSON form in ``DrawnCase.shared``.
 _AS_JSON = ("case as JSON",)
 _REFUSABLE = ("why an implementation may refuse the case",)
 
 
-def transport_allowance(deadline: float) -> float:
-    """The time added to a program's deadline for moving the case and the result through
-    the pipe: a program is killed this much later, and the time its process measured for
-    the implementation itself decides whether the call hung (``Program.watch_input``). The
-    deadline already grows with the input (:func:`~chatconform.frame.guard.call_deadline`)."""
-    return 1.0 + deadline / 10
-
-
-def is_bundled_reference(obj: Any) -> bool:
-    """Whether ``obj`` is the bundled reference as shipped: its answers are the oracle's. A
-    subclass, or an instance with a method of its own, is an implementation like any other."""
-    return type(obj) is ReferenceImplementation and not vars(obj)
+def _frozen(contract: Contract, case: Any, drawn: DrawnCase | None) -> Frozen:
+    """The case frozen (``Contract.freeze``), once for every implementation judged on it."""
+    if drawn is None:
+        return contract.freeze(case)
+    if drawn.frozen is None:
+        drawn.frozen = contract.freeze(case)
+    frozen: Frozen = drawn.frozen
+    return frozen
 
 
 def _example(impl: Implementation, contract: Contract, case: Any, output: Any, variant: str | None,
-             drawn: DrawnCase | None) -> Example:
+             drawn: DrawnCase | None, caller: Caller | None = None) -> Example:
     """An example that shares what the drawn case keeps (if it is kept)."""
-    return Example(contract, case, output, variant, impl=impl,
+    return Example(contract, case, output, variant, impl=impl, caller=caller,
                    shared=drawn.shared if drawn is not None else None,
                    variant_shared=drawn.for_variant(variant) if drawn is not None else None)
 
@@ -105,47 +101,24 @@ def _evaluate(impl: Implementation, contract: Contract, case: Any, variant: str 
         return only is None or check_id in only
 
     # A program gets the case serialized: it cannot touch this copy, and says what it did to
-    # its own (Program.input_change). One in this process gets a private copy, compared after.
-    # The bundled reference is the suite's own code, which the checks call on the case itself
-    # for every oracle answer (Example.reference): it is lent the case, compared after as a
-    # copy would be, and called on this thread, with no deadline of its own.
-    program = impl.obj if isinstance(impl.obj, Program) else None
-    bundled = is_bundled_reference(impl.obj)
-    try:
-        frozen = None
-        if program is None:
-            frozen = drawn.frozen if drawn is not None and drawn.frozen is not None else contract.freeze(case)
-            if drawn is not None:
-                drawn.frozen = frozen
-        working = (frozen.lent() if bundled else frozen.copy()) if frozen is not None else case
-    except Exception as exc:
-        raise EngineCaseError("copy or fingerprint", exc, case) from exc
+    # its own (ImplementationProcess.input_change). One in this process gets a private copy,
+    # compared after; the bundled reference is lent the case itself (see Caller).
     try:
         size = contract.size(case)
     except Exception as exc:
         raise EngineCaseError("measure", exc, case) from exc
     fn = impl.method(contract)
-    deadline = call_deadline(timeout, size)
-    limit = deadline
-    # The first call of a program's process (after it started, or started again after a
-    # hang) also carries its start-up: the process to start again, and a library imported on
-    # first use (an SDK a model class loads when first built). It gets its deadline twice
-    # over, and is judged slow against that doubled time.
-    cold = program is not None and not program.warm
-    allowed = deadline
-    if program is not None:
-        allowed = deadline * 2 if cold else deadline
-        # A case judged for several implementations on one provider is pickled once for all.
-        program.watch_input(allowed, shared=drawn.for_variant(variant) if drawn is not None else None)
-        limit = allowed
-        if program.hosted:
-            limit += transport_allowance(deadline)
-    # A program's process keeps the deadline (its waits end at time_left, and on a stop): no
-    # thread is started for its call, nor for the bundled reference's.
-    outcome = guarded_call(lambda: contract.call(fn, working, variant), limit,
-                           enforced=program is not None or bundled)
-    if isinstance(outcome.error, UnsendableCase):
-        raise EngineCaseError("send", outcome.error, case)  # to the implementation's process
+    caller = Caller(impl.obj, timeout)
+    # A case judged for several implementations is frozen once for all in this process, and
+    # pickled once for all on one provider for those in processes of their own.
+    called = caller.call(lambda working: contract.call(fn, working, variant), case, size=size, watch=True,
+                         freeze=lambda _: _frozen(contract, case, drawn),
+                         shared=drawn.for_variant(variant) if drawn is not None else None,
+                         check=lambda output: contract.output_problem(output, case))
+    if isinstance(called.error, UnsendableCase):
+        raise EngineCaseError("send", called.error, case)  # to the implementation's process
+    if isinstance(called.error, DriverError):  # the agent runs a program plays are ours
+        raise EngineCaseError("play the agent runs of", called.error, case)
     result = Evaluation()
     as_json: list[Any] = []  # the case as JSON, made only when something fails
 
@@ -163,34 +136,35 @@ def _evaluate(impl: Implementation, contract: Contract, case: Any, variant: str 
     result.case_json = case_json
 
     def fail(check_id: str, message: str, expected: Any = None, actual: Any = None,
-             level: str = ERROR) -> None:
-        result.failures.append(Failure(check_id, message, None, variant, expected, actual, level=level))
+             level: str = ERROR, why: str | None = None) -> None:
+        result.failures.append(Failure(check_id, message, None, variant, expected, actual, level=level, why=why))
 
     crash, untouched = contract.check_id("no_crash"), contract.check_id("input_untouched")
     result.evaluated.add(crash)
-    if outcome.timed_out or isinstance(outcome.error, ProgramHung):
+    deadline, allowed = called.deadline, called.allowed
+    if called.hung:
         result.hung, result.judged = True, False
-        stopped = f": {outcome.error}" if outcome.error is not None else ""
+        stopped = f": {called.error}" if called.error is not None else ""
         grown = f", the deadline for an input of {size} items" if deadline > timeout else ""
-        first = f"; the first call of its process, it was given {allowed:g}s to start and answer" if cold else ""
+        first = (f"; the first call of its process, it was given {allowed:g}s to start and answer"
+                 if called.cold else "")
         fail(crash, f"the call did not return within {deadline:g}s (hung{grown}){stopped}{first}")
         return result
     slow = contract.check_id("slow")
     if wanted(slow):
         result.evaluated.add(slow)
-        took = program.took() if program is not None else None
-        took = outcome.seconds if took is None else took
+        took = called.took
         if took > slow_limit(allowed):
             fail(slow, f"took {took:.1f}s on an input of {size} items: slow, past {slow_limit(allowed):g}s "
                        f"(a fifth of its {allowed:g}s deadline); `chatconform bench` shows how its time grows",
                  level=WARNING)
     problem = None
-    if isinstance(outcome.error, MalformedResult):  # a result the program could not send, or sent wrong
-        problem = str(outcome.error)
+    if isinstance(called.error, MalformedResult):  # a result the program could not send, or sent wrong
+        problem = str(called.error)
         fail(crash, problem)
-    elif outcome.error is not None:
-        problem = f"raised {outcome.describe_error()}"
-        refusable = _refusal(impl, contract, case, variant, drawn, outcome.error)
+    elif called.error is not None:
+        problem = f"raised {called.describe_error()}"
+        refusable = _refusal(impl, contract, case, variant, drawn, called.error)
         if refusable is not None:  # a refusal of what the provider cannot take, not a crash
             why = f"the implementation refused the case ({problem}), which it may: {refusable.why}"
             for check in contract.ordered_checks():
@@ -200,32 +174,23 @@ def _evaluate(impl: Implementation, contract: Contract, case: Any, variant: str 
                 fail(crash, f"{problem}: a refusal, not a crash: {refusable.why}", level=WARNING)
         else:
             fail(crash, problem, expected="a result",
-                 actual=outcome.error_trace.strip() or outcome.describe_error())
-    elif (problem := contract.output_problem(outcome.output, case)) is not None:
+                 actual=called.error_trace.strip() or called.describe_error())
+    elif (problem := called.problem) is not None:
         fail(crash, problem)
     result.judged = problem is None
     if wanted(untouched):
         result.evaluated.add(untouched)
-        recorded = contract.input_change(outcome.output) if outcome.error is None else None
-        if recorded is not None:  # a call that makes several calls says which one changed its input
-            fail(untouched, recorded)
-        elif program is not None or frozen is None:
-            reported = program.input_change() if program is not None else None
-            if reported is not None:
-                fail(untouched, reported)
-        else:
-            try:
-                mutated, detail = frozen.changed(working), ""
-            except Exception as exc:
-                mutated, detail = True, f" ({type(exc).__name__}: {exc})"
-            if mutated:
-                fail(untouched, "the implementation changed its input" + detail)
+        recorded = contract.input_change(called.output) if called.error is None else None
+        # A call that makes several calls says which one changed its input.
+        changed = recorded if recorded is not None else called.input_change()
+        if changed is not None:
+            fail(untouched, changed)
     if not result.judged:
         return result
-    example = _example(impl, contract, case, outcome.output, variant, drawn)
-    if bundled:
+    example = _example(impl, contract, case, called.output, variant, drawn, caller)
+    if caller.bundled:
         # The bundled reference is the reference: its answer is the one its checks compare with.
-        example.keep_reference(outcome.output)
+        example.keep_reference(called.output)
     for check in contract.ordered_checks():
         if check.evaluate is None or not wanted(check.id):
             continue
@@ -236,7 +201,7 @@ def _evaluate(impl: Implementation, contract: Contract, case: Any, variant: str 
             continue
         except Violation as violation:
             fail(check.id, violation.message, violation.expected, violation.actual,
-                 violation.level or check.level_for(variant))
+                 violation.level or check.level_for(variant), violation.why)
         except Exception as exc:
             result.broken[check.id] = f"the check itself raised {type(exc).__name__}: {exc}"
         result.evaluated.add(check.id)

@@ -35,6 +35,9 @@ class Failure:
     shrink_note: str | None = None
     saved: str | None = None  # where the run saved it, once it has
     level: str = ERROR  # "error" fails the run; "warning" only under --strict
+    #: The bug this failure shows, where the check tells it from the failure's shape (None:
+    #: the check's own rationale).
+    why: str | None = None
 
 
     def not_shrunk(self, why: str) -> None:
@@ -55,6 +58,16 @@ class Verdict:
     failures: list[Failure] = field(default_factory=list)
     examples: int = 0  # cases the search drew and ran
     evaluated: int = 0  # of those, cases this check was evaluated on
+
+    def __repr__(self) -> str:
+        """One line an assert shows whole: status, check, implementation, why, on how many cases
+        (the failures' cases are in :attr:`failures`, and a run prints them)."""
+        message = self.message if len(self.message) <= 300 else self.message[:300] + " …"
+        why = f": {message}" if message else ""
+        cases = f" ({self.evaluated} of {self.examples} cases evaluated)" if self.examples else ""
+        return f"<{self.status.value} {self.check} · {self.implementation}{why}{cases}>"
+
+    __str__ = __repr__
 
 
 @dataclass
@@ -94,6 +107,8 @@ class SearchResult:
     #: check id -> why it had nothing to judge, the first few distinct reasons the cases gave.
     passed_over: dict[str, set[str]] = field(default_factory=dict)
     replayed: int = 0  # cases the shrinking passes ran
+    #: measure -> what the exploring pass's cases reached (``Contract.reached``), for --verbose.
+    reached: dict[str, set[str]] = field(default_factory=dict)
     hangs: int = 0  # cases of the exploring pass the implementation hung on (and the search went on)
 
     @classmethod
@@ -149,6 +164,17 @@ class RunOutcome:
     results: dict[Unit, SearchResult]
     shard: tuple[int, int] | None = None
     interrupted: str | None = None
+
+    def __repr__(self) -> str:
+        """The counts by status and the verdicts that did not pass, one a line."""
+        counts = Counter(v.status.value for v in self.verdicts)
+        head = ", ".join(f"{n} {status}" for status, n in sorted(counts.items()))
+        stopped = f", stopped by {self.interrupted}" if self.interrupted else ""
+        lines = [f"<RunOutcome {head or 'no verdicts'}{stopped}>"]
+        lines += [f"  {v!r}" for v in self.verdicts if v.status not in (Status.PASS, Status.SKIP, Status.XFAIL)]
+        return "\n".join(lines)
+
+    __str__ = __repr__
 
     @property
     def searched(self) -> int:

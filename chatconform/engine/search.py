@@ -129,6 +129,9 @@ class _Pass:
             self.result.engine_error = exc
             return
         self.result.examples += 1
+        if self.raise_for is None:
+            for measure, found in self.contract.reached(case).items():
+                self.result.reached.setdefault(measure, set()).update(found)
         self.result.unjudged += not evaluation.judged
         self.result.evaluated.update(evaluation.evaluated)
         for check_id, why in evaluation.passed_over.items():

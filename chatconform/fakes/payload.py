@@ -409,9 +409,11 @@ class GeminiSendsEmptyText(_Fake):
 
     name = "fake-gemini-sends-empty-text"
     providers = frozenset({"gemini"})
-    reproduces = ("Gemini rejects a part with empty text: 'Unable to submit request because it has an empty text "
-                  "parameter' (https://github.com/google-gemini/deprecated-generative-ai-python/issues/697); an "
-                  "OpenAI-to-Gemini proxy that padded the history with empty messages hit it "
+    #: gemini-2.0 and older reject the empty part (G12); gemini-2.5 and 3 were recorded taking it.
+    models = {"gemini": "gemini-2.0-flash"}
+    reproduces = ("Gemini 2.0 and older reject a part with empty text: 'Unable to submit request because it has "
+                  "an empty text parameter' (https://github.com/google-gemini/deprecated-generative-ai-python/"
+                  "issues/697); an OpenAI-to-Gemini proxy that padded the history with empty messages hit it "
                   "(https://github.com/zuisong/gemini-openai-proxy/issues/83)")
     violates = ("payload.schema_valid",)
 

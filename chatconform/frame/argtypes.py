@@ -1,22 +1,31 @@
 """Inputs the command line and the pytest plugin check before anything runs: argparse
-types for option values, and reading an input file with a one-line error."""
+types for option values (input files are read by :mod:`chatconform.inputs`)."""
 
 from __future__ import annotations
 
 import argparse
 import math
-from pathlib import Path
+import os
+
+
+def _whole_number(text: str, least: int) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number of at least {least}, got {text!r}") from None
+    if value < least:
+        raise argparse.ArgumentTypeError(f"must be at least {least}, got {value}")
+    return value
 
 
 def positive_int(text: str) -> int:
     """A whole number of at least 1 (``--examples``)."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number of at least 1, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
-    return value
+    return _whole_number(text, 1)
+
+
+def non_negative_int(text: str) -> int:
+    """A whole number of at least 0 (``--memory-limit``, where 0 means no cap)."""
+    return _whole_number(text, 0)
 
 
 def port(text: str) -> int:
@@ -32,8 +41,6 @@ def port(text: str) -> int:
 
 def cpus() -> int:
     """The CPUs this process may run on (its affinity, where the system tells it)."""
-    import os
-
     return max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1)
 
 
@@ -56,8 +63,6 @@ def default_jobs(in_process: bool) -> int:
     run's searches are independent, and most of their time is spent in the implementations'
     own processes, so a second core nearly halves a large run); 1 with ``--in-process``, whose
     point is a debugger's breakpoints in this process."""
-    import os
-
     text = os.environ.get(JOBS_VARIABLE, "").strip()
     if text:
         try:
@@ -108,23 +113,3 @@ def positive_seconds(text: str) -> float:
     if not math.isfinite(value) or value <= 0:
         raise argparse.ArgumentTypeError(f"must be a positive, finite number of seconds, got {text}")
     return value
-
-
-def read_input(path: str | Path, what: str) -> str:
-    """The text of an input file; a one-line ConfigError for a missing file, a folder or bytes
-    that are not UTF-8 text (naming the line). ``what`` names what the file should be ("a report")."""
-    from chatconform.errors import ConfigError
-
-    try:
-        data = Path(path).read_bytes()
-    except FileNotFoundError:
-        raise ConfigError(f"{path}: no such file (cannot read {what})") from None
-    except IsADirectoryError:
-        raise ConfigError(f"{path} is a folder, not {what}") from None
-    except OSError as exc:
-        raise ConfigError(f"{path}: cannot read ({exc.strerror or exc})") from None
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        line = data.count(b"\n", 0, exc.start) + 1
-        raise ConfigError(f"{path}:{line}: not {what} (not UTF-8 text: byte {exc.start})") from None

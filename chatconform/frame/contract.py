@@ -15,11 +15,13 @@ import json
 import re
 from abc import ABC, abstractmethod
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import InitVar, dataclass, field
 from functools import cached_property
 from typing import Any, ClassVar
 
 from chatconform.errors import ERROR, LEVELS, WARNING, NotApplicable, UnsendableContent
+from chatconform.frame.calls import Caller
+from chatconform.frame.lifecycle import LifecycleStep
 from chatconform.frame.registry import Check, register
 from chatconform.frame.snapshot import Frozen
 from chatconform.frame.wire import WireMethod
@@ -54,12 +56,14 @@ class Option:
 class Call:
     """How the engine calls one method of a contract: ``positional`` arguments by position,
     then every name of ``keywords`` by keyword (a parameter with a default included: the
-    engine always passes it). ``text`` is the method's part of the contract's signature."""
+    engine always passes it). ``text`` is the method's part of the contract's signature, and
+    ``result`` what it says the method returns (``history``, ``dict``)."""
 
     method: str
     positional: int
     keywords: tuple[str, ...]
     text: str
+    result: str = ""
 
     def mismatch(self, fn: Callable) -> tuple[str, str] | None:
         """``fn``'s signature and why it cannot take this call (what binding the call's
@@ -90,7 +94,7 @@ def parse_calls(signature: str) -> list[Call]:
         params = [p.strip() for p in match.group(2).split(",") if p.strip()]
         star = params.index("*") if "*" in params else len(params)
         keywords = tuple(p.split("=")[0].strip() for p in params[star + 1:])
-        calls.append(Call(match.group(1), star, keywords, text.strip()))
+        calls.append(Call(match.group(1), star, keywords, text.strip(), (match.group(3) or "").strip()))
     return calls
 
 
@@ -134,6 +138,14 @@ class Example:
     #: answer for the provider, what checks derive from it), shared the same way
     #: (:meth:`chatconform.engine.drawn.DrawnCase.for_variant`).
     variant_shared: dict[Any, Any] | None = None
+    #: The caller of the evaluation (its run's timeout); one for :attr:`impl` when none is given.
+    caller: InitVar[Caller | None] = None
+    #: How the checks call :attr:`impl` again (``persist.idempotent``, ``serde``'s ``load``),
+    #: and run the suite's own code on what it returned, within the run's deadline.
+    calls: Caller = field(init=False, repr=False)
+
+    def __post_init__(self, caller: Caller | None) -> None:
+        self.calls = caller if caller is not None else Caller(self.impl.obj if self.impl is not None else None)
 
     @cached_property
     def reference(self) -> Any:
@@ -252,14 +264,19 @@ class Contract(ABC):
     guard_tests: ClassVar[tuple[str, ...]] = ()
     #: Why the contract has no :meth:`large_case`, when it has none (the benchmark says so).
     no_large_case: ClassVar[str | None] = None
-    #: The other contracts' methods this one composes (``lifecycle``); such a contract has no
-    #: method of its own on an implementation, and :meth:`bind` finds what it calls.
-    composes: ClassVar[tuple[str, ...]] = ()
+    #: Whether this contract composes the other contracts' methods (``lifecycle``): it has no
+    #: method of its own on an implementation, :meth:`bind` finds what it calls, and its
+    #: :attr:`signature` is read from the contracts it composes once they are all loaded.
+    composes: ClassVar[bool] = False
+    #: The steps of a conversation's life this contract's methods take part in, each played by
+    #: the ``lifecycle`` contract (:mod:`chatconform.frame.lifecycle`); none: not composed.
+    lifecycle_steps: ClassVar[tuple[LifecycleStep, ...]] = ()
 
     _REQUIRED = ("name", "method", "signature", "crash_rationale", "mutation_rationale")
 
     def __init__(self) -> None:
-        missing = [attr for attr in self._REQUIRED if not isinstance(getattr(self, attr, None), str)]
+        required = [attr for attr in self._REQUIRED if not (attr == "signature" and self.composes)]
+        missing = [attr for attr in required if not isinstance(getattr(self, attr, None), str)]
         if missing:
             raise TypeError(f"contract {type(self).__name__} does not set {', '.join(missing)}")
         self.checks: list[Check] = []
@@ -384,6 +401,16 @@ class Contract(ABC):
     def size(self, case: Any) -> int:
         """How big a case is; the deep profile steers toward large ones."""
         return 0
+
+    def reached(self, case: Any) -> dict[str, frozenset[str]]:
+        """What ``case`` reaches, by measure (the lifecycle: the ending-then-step pairs and the
+        pairs of step kinds of its program): a search counts the distinct ones its cases reach,
+        and ``--verbose`` prints them against :meth:`reachable`. Empty: nothing counted."""
+        return {}
+
+    def reachable(self) -> dict[str, int]:
+        """How many there are to reach, by the measures of :meth:`reached`."""
+        return {}
 
     def wire(self) -> tuple[WireMethod, ...]:
         """How the contract's calls travel over the ``exec:`` protocol: its own method

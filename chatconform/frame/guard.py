@@ -73,11 +73,12 @@ class CallOutcome:
 
 
 def guarded_call(fn: Callable[[], Any], timeout: float = DEFAULT_TIMEOUT, *,
-                 enforced: bool = False) -> CallOutcome:
+                 enforced: bool = False, outcome: CallOutcome | None = None) -> CallOutcome:
     """Call ``fn`` within ``timeout`` seconds. ``enforced``: the call keeps the deadline
     itself (a program in a process of its own, stopped before :func:`time_left` runs out,
-    its waits ended by a stop), so it runs on this thread and no thread is started for it."""
-    outcome = CallOutcome()
+    its waits ended by a stop), so it runs on this thread and no thread is started for it.
+    ``outcome``: the outcome to fill in (a :class:`~chatconform.frame.calls.Called`)."""
+    outcome = CallOutcome() if outcome is None else outcome
 
     def target() -> None:
         _CALL.deadline = deadline

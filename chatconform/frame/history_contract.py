@@ -16,7 +16,6 @@ from typing import Any, ClassVar
 
 from chatconform.errors import NotApplicable, Violation
 from chatconform.frame.contract import Contract, Example
-from chatconform.frame.guard import DEFAULT_TIMEOUT, guarded_call
 from chatconform.frame.wire import (
     HISTORY_SCHEMA,
     WireMethod,
@@ -141,8 +140,8 @@ def applied_again(ex: Example) -> History:
     own = ex.impl.method(ex.contract) if ex.impl is not None else None
     if own is None:
         raise NotApplicable("no implementation to apply a second time")
-    copy = fresh_lists(ex.output)
-    outcome = guarded_call(lambda: ex.contract.call(own, ex.contract.case_type(copy), ex.variant), DEFAULT_TIMEOUT)
+    outcome = ex.calls.call(lambda case: ex.contract.call(own, case, ex.variant),
+                             ex.contract.case_type(fresh_lists(ex.output)), size=len(ex.output))
     if outcome.timed_out:
         raise Violation("hung when given its own result", expected="a result", actual="no answer")
     if outcome.error is not None:

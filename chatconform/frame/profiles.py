@@ -3,23 +3,24 @@
 Hypothesis loads its own ``ci`` profile when ``CI`` is set; a profile built on the
 current defaults would silently inherit it. Ours start from the built-in ``default``
 and name every field, so a profile means the same thing everywhere.
+
+Hypothesis is imported when a profile's settings are built, not with this module: the
+command line and the pytest plugin read the profiles' names and descriptions to build their
+options (``chatconform.run_options``), and every pytest session loads the plugin.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from pathlib import Path
-
-from hypothesis import HealthCheck, Phase, Verbosity, settings
-from hypothesis.database import DirectoryBasedExampleDatabase
+from typing import TYPE_CHECKING
 
 from chatconform.errors import ConfigError
 
-DATABASE_DIR = Path(".chatconform") / "examples"
+if TYPE_CHECKING:
+    from hypothesis import settings
 
-_PHASES = (Phase.explicit, Phase.reuse, Phase.generate, Phase.target, Phase.shrink)
-_SUPPRESSED = (HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.large_base_example,
-               HealthCheck.filter_too_much)
+DATABASE_DIR = Path(".chatconform") / "examples"
 
 
 @dataclass(frozen=True)
@@ -43,6 +44,9 @@ class Profile:
         return full if full is not None and self.examples_for(scale) < full else None
 
     def settings(self, *, seed: int | None = None, scale: float = 1.0) -> settings:
+        from hypothesis import HealthCheck, Phase, Verbosity, settings
+        from hypothesis.database import DirectoryBasedExampleDatabase
+
         derandomize = self.derandomize and seed is None
         return settings(
             parent=settings.get_profile("default"),
@@ -50,10 +54,11 @@ class Profile:
             derandomize=derandomize,
             database=DirectoryBasedExampleDatabase(DATABASE_DIR) if self.use_database else None,
             verbosity=Verbosity.quiet,
-            phases=_PHASES,
+            phases=(Phase.explicit, Phase.reuse, Phase.generate, Phase.target, Phase.shrink),
             stateful_step_count=50,
             report_multiple_bugs=True,
-            suppress_health_check=_SUPPRESSED,
+            suppress_health_check=(HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.large_base_example,
+                                   HealthCheck.filter_too_much),
             deadline=None,
             print_blob=False,
             backend="hypothesis",

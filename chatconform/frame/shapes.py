@@ -241,14 +241,16 @@ HEADER = Record(optional={
                      "planned": ListOf(UNIT)}),
 })
 
+#: ``failures``: each variant's failure where several failed (a line of an older chatconform has none).
 RESULT = Record({"implementation": STR, "check": STR, "status": STATUS}, {
     "contract": STR, "level": Nullable(STR), "message": Nullable(STR), "example": ANY,
     "variant": Nullable(STR), "examples": Nullable(COUNT), "evaluated": Nullable(COUNT),
+    "failures": ListOf(Record({"message": STR}, {"variant": Nullable(STR), "level": Nullable(STR), "example": ANY})),
 })
 
 FAILURE = Record({"check": STR, "message": STR, "case": ANY}, {
     "variant": Nullable(STR), "expected": ANY, "actual": ANY, "shrunk": BOOL, "shrink_note": Nullable(STR),
-    "level": STR,
+    "level": STR, "why": Nullable(STR),
 })
 
 SEARCH = Record({"implementation": STR, "contract": STR}, {

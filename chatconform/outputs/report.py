@@ -34,11 +34,11 @@ from typing import Any, TypeVar, cast
 
 from chatconform.contracts import get_contract
 from chatconform.engine import Failure, SearchResult, Selection, Unit, Verdict, fold_units
-from chatconform.errors import ConfigError, EngineCaseError
+from chatconform.errors import ERROR, WARNING, ConfigError, EngineCaseError
 from chatconform.frame import shapes
-from chatconform.frame.argtypes import read_input
 from chatconform.frame.profiles import get_profile
 from chatconform.frame.status import STATUSES, Status
+from chatconform.inputs import read_input
 from chatconform.outputs.present import short
 from chatconform.runner.discovery import Implementation
 
@@ -94,8 +94,11 @@ def _jsonable(value):
 
 
 def result_line(verdict: Verdict) -> dict:
+    """One (implementation, check): its status and message, with the worst failure's level,
+    case (``example``) and variant; where several variants failed (a payload check for several
+    providers), ``failures`` holds each one's variant, level, message and minimal case."""
     failure = verdict.failures[0] if verdict.failures else None
-    return {
+    line = {
         "type": "result",
         "implementation": verdict.implementation,
         "contract": verdict.contract,
@@ -108,6 +111,30 @@ def result_line(verdict: Verdict) -> dict:
         "examples": verdict.examples,
         "evaluated": verdict.evaluated,
     }
+    if len(verdict.failures) > 1:
+        line["failures"] = [{"variant": f.variant, "level": f.level, "message": f.message, "example": f.case}
+                            for f in verdict.failures]
+    return line
+
+
+def line_failures(result: dict) -> list[dict]:
+    """Each failure a result line holds, as ``{variant, level, message, example}``: its
+    ``failures`` where several variants failed, else the line itself (a report of an older
+    chatconform keeps the worst failure only); none for a line with neither message nor case."""
+    if result.get("failures"):
+        return list(result["failures"])
+    if result.get("message") is None and result.get("example") is None:
+        return []
+    return [{key: result.get(key) for key in ("variant", "level", "message", "example")}]
+
+
+def failure_status(result: dict, failure: dict) -> Status:
+    """The status one of a line's failures shows: a ``fail`` line's warning-level failure is a
+    ``warn`` (another variant's error failed the check); an expected failure stays ``xfail``."""
+    status = status_of(result)
+    if status in (Status.FAIL, Status.WARN) and failure.get("level") in (ERROR, WARNING):
+        return Status.FAIL if failure["level"] == ERROR else Status.WARN
+    return status
 
 
 def footer(verdicts: list[Verdict], seconds: float, *, interrupted: str | None = None, searched: int = 0,
@@ -169,7 +196,7 @@ def _failure_json(failure: Failure) -> dict:
 
     return {"check": failure.check, "message": failure.message, "case": failure.case, "variant": failure.variant,
             "expected": value(failure.expected), "actual": value(failure.actual), "shrunk": failure.shrunk,
-            "shrink_note": failure.shrink_note, "level": failure.level}
+            "shrink_note": failure.shrink_note, "level": failure.level, "why": failure.why}
 
 
 def _failure(data: dict) -> Failure:
@@ -227,6 +254,15 @@ def read(path: str | Path) -> Report:
     if records[-1]["type"] != "footer":
         raise ConfigError(f"{path}:{numbers[-1]}: no footer line after it: the report is truncated")
     results = [r for r in records[1:-1] if r["type"] == "result"]
+    first_line: dict[tuple[str, str], int] = {}
+    for record, number in zip(records[1:-1], numbers[1:-1], strict=True):
+        if record["type"] != "result":
+            continue
+        key = (record["implementation"], record["check"])
+        if key in first_line:  # the matrix would show one line and the counts both
+            raise ConfigError(f"{path}:{number}: a second result for {key[1]} of {key[0]} (the first is on "
+                              f"line {first_line[key]}); the report is damaged")
+        first_line[key] = number
     searches = [r for r in records[1:-1] if r["type"] == "search"]
     return Report(records[0], results, records[-1], searches, str(path))
 
@@ -498,7 +534,9 @@ def summary_json(report: Report) -> dict:
         "counts": counts(report.results),
         "interrupted": interruption(report),
         "matrix": {i: {c: str(cells[(c, i)].status) for c in checks if (c, i) in cells} for i in impls},
-        "failures": [{key: r.get(key) for key in ("implementation", "check", "status", "variant", "message")}
+        "failures": [{**{key: r.get(key) for key in ("implementation", "check", "status", "variant", "message")},
+                      **({"failures": [{key: f.get(key) for key in ("variant", "level", "message")}
+                                       for f in r["failures"]]} if r.get("failures") else {})}
                      for r in report.results if status_of(r).fails_run],
         "not_provided": split_provided(report.results, provided_in(report.header))[1],
     }

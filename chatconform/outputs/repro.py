@@ -10,6 +10,7 @@ import hashlib
 import json
 import re
 import shlex
+import sys
 import warnings
 from pathlib import Path
 from typing import Any
@@ -18,15 +19,16 @@ from chatconform.contracts import get_check, get_contract
 from chatconform.engine import Verdict, evaluate_case
 from chatconform.errors import ERROR, ConfigError, ConformanceWarning, EngineCaseError
 from chatconform.frame import shapes
-from chatconform.frame.argtypes import read_input
 from chatconform.frame.guard import DEFAULT_TIMEOUT
 from chatconform.frame.status import Status
+from chatconform.inputs import read_input
 from chatconform.outputs import files as outputs
 from chatconform.outputs.present import describe, failure_record, regression_test
 from chatconform.runner import discovery
+from chatconform.runner.loading import find_spec_file, project_root
 
 __all__ = ["FAILURES_DIR", "check_case", "failure_record", "load_record", "regression_test", "replay_command",
-           "replay_spec", "save_failure", "save_failures", "saved_cases", "saved_path"]
+           "replay_spec", "save_failure", "save_failures", "saved_case", "saved_cases", "saved_path"]
 
 FAILURES_DIR = Path(".chatconform") / "failures"
 
@@ -70,15 +72,21 @@ def check_case(implementation: Any, check_id: str, case: Any, *, variant: str | 
                timeout: float = DEFAULT_TIMEOUT, in_process: bool = False, strict: bool = False) -> None:
     """Assert that one check passes on one input (given as JSON, as a failure prints it).
 
-    ``implementation`` is a spec (entry-point name or ``module:attr``) or the object itself;
-    it runs in a process of its own unless ``in_process`` (:func:`discovery.load_object`).
+    ``implementation`` is a spec (entry-point name, ``module:attr`` or ``path/file.py:attr``)
+    or the object itself; it runs in a process of its own unless ``in_process``
+    (:func:`discovery.load_object`). A relative file path is looked for from the root of the
+    project that holds the calling file (the folder with its pyproject.toml, setup.py,
+    setup.cfg or .git), as failures print it, then from the working folder.
     A warning-level failure passes, as it does in a run, and is emitted as a
     :class:`~chatconform.errors.ConformanceWarning`; ``strict`` fails on it too (``run --strict``).
     """
     __tracebackhide__ = True  # pytest shows the caller's line, not chatconform's frames
     try:
-        impl = discovery.load(implementation, in_process=in_process) if isinstance(implementation, str) else \
-            discovery.load_object(implementation, in_process=in_process)
+        if isinstance(implementation, str):
+            spec = find_spec_file(implementation, _caller_file())
+            impl = discovery.load(spec, in_process=in_process)
+        else:
+            impl = discovery.load_object(implementation, in_process=in_process)
         check = get_check(check_id)
         contract = get_contract(check.contract)
     except ConfigError as exc:
@@ -109,6 +117,39 @@ def check_case(implementation: Any, check_id: str, case: Any, *, variant: str | 
     if check_id not in evaluation.evaluated:
         crash = next((f.message for f in evaluation.failures), "the check does not apply to this case")
         raise AssertionError(f"{check_id} was not evaluated for {impl.name}: {crash}")
+
+
+_PACKAGE = Path(__file__).resolve().parent.parent
+
+
+def _caller_file() -> Path | None:
+    """The file of the nearest caller outside chatconform (the regression test's own file)."""
+    frame = sys._getframe(1)
+    while frame is not None:
+        path = Path(frame.f_code.co_filename)
+        if path.is_absolute() and not path.resolve().is_relative_to(_PACKAGE) and path.suffix == ".py":
+            return path.resolve()
+        frame = frame.f_back
+    return None
+
+
+def saved_case(name: str | Path) -> Any:
+    """The case of a saved failure (``chatconform`` saves each under .chatconform/failures/),
+    for a regression test whose case is too long to paste: looked for as given when absolute,
+    else beside the calling test file, then in .chatconform/failures/ under the root of the
+    project holding it, then under the working folder. Every field is checked (:func:`load_record`)."""
+    name = Path(name)
+    near = _caller_file()
+    places = [name] if name.is_absolute() else []
+    if not places:
+        root = project_root(near.parent) if near is not None else None
+        places = [folder / name for folder in (near.parent if near else None,
+                                                root / FAILURES_DIR if root else None,
+                                                Path.cwd() / FAILURES_DIR) if folder is not None]
+    for path in places:
+        if path.is_file():
+            return load_record(path)["case"]
+    raise ConfigError(f"no saved case {name}: looked at {', '.join(str(p) for p in places)}")
 
 
 def load_record(path: str | Path) -> dict[str, Any]:

@@ -17,6 +17,7 @@ from typing import Any
 
 from chatconform.providers import get_provider
 
+from .capabilities import content_problems
 from .models import apply_model
 from .problems import (
     GENERIC_RULE,
@@ -27,7 +28,7 @@ from .problems import (
     check_provider,
     sort_problems,
 )
-from .rules import sequence_problems
+from .rules import refine, sequence_problems
 from .schema_check import load_schema, schema_problems
 from .turns import Turn, turn_view
 
@@ -46,8 +47,9 @@ def validate(body: Any, provider: str, *, model: str | None = None) -> list[Prob
     """Every problem of one request body (schema, then sequence), in body order.
 
     ``model`` is the model the body goes to when the body does not name it (its ``model``
-    field wins): a model-dependent rule is an error for a model known to reject, dropped
-    for one known to accept, and a warning otherwise (``models.MODEL_DEPENDENT``).
+    field wins): a model-dependent rule is an error for a model known to reject and dropped
+    for one known to accept (``models.MODEL_DEPENDENT``), and content the model's family does
+    not take is an error (``capabilities``).
 
     ``body`` is JSON data (dicts with string keys, lists, strings, numbers, booleans, None).
     A bare list is taken as the message array (``contents`` for gemini); paths still read
@@ -62,8 +64,11 @@ def validate(body: Any, provider: str, *, model: str | None = None) -> list[Prob
     try:
         problems = schema_problems(body, provider)
         problems.extend(sequence_problems(body, provider))
+        problems = refine(body, provider, problems)
         named = body.get("model")
-        problems = apply_model(problems, provider, named if isinstance(named, str) and named else model)
+        model = named if isinstance(named, str) and named else model
+        problems = apply_model(problems, provider, model)
+        problems.extend(content_problems(body, provider, model))
     except RecursionError:
         message = get_provider(provider).blanket_error or "The request body is nested too deeply to validate."
         return [Problem(GENERIC_RULE[provider], "$", message, provider, source="schema")]

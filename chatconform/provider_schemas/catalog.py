@@ -24,7 +24,7 @@ import sys
 from chatconform.providers import PROVIDERS
 
 from .rules import LEFT_OUT, MODEL_DEPENDENT, RULES
-from .rules.common import BOTH, SCHEMA, SEQUENCE, RuleInfo
+from .rules.common import BOTH, CONTENT, SCHEMA, SEQUENCE, ModelDependence, RuleInfo
 
 __all__ = ["LEFT_OUT", "REGENERATE", "RULES", "RuleInfo", "markdown"]
 
@@ -33,7 +33,7 @@ REGENERATE = "python -m chatconform.provider_schemas.catalog > docs/provider-rul
 
 # --- the generated page ------------------------------------------------------------------
 
-_CHECK_WORDS = {SCHEMA: "schema", SEQUENCE: "sequence", BOTH: "schema and sequence"}
+_CHECK_WORDS = {SCHEMA: "schema", SEQUENCE: "sequence", BOTH: "schema and sequence", CONTENT: "model content"}
 
 
 def _letter(rule_id: str) -> str:
@@ -56,6 +56,14 @@ def _code(text: str) -> str:
     return f"{fence}{pad}{_cell(text)}{pad}{fence}"
 
 
+def _by_model(dependence: ModelDependence) -> str:
+    """The level cell of a model-dependent rule: each family's verdict, dated, and the unnamed level."""
+    families = "; ".join(
+        f"{family.name}: {'accepts' if family.accepts else 'rejects'} ([{family.date}]({family.evidence}))"
+        for family in dependence.families)
+    return f"by model: {families}; model not named: {dependence.unnamed or 'no problem'}"
+
+
 def markdown() -> str:
     """docs/provider-rules.md: the catalog as one section per provider."""
     lines = [
@@ -69,14 +77,19 @@ def markdown() -> str:
         "breaks, with the rule id, the JSON path of the failing part and the error text shown here.",
         "",
         "* **Level**: an *error* is a body the provider rejects; a *warning* is a body the provider may",
-        "  accept or silently rewrite (the evidence is old or indirect). *by model*: some of the provider's",
-        "  models reject it and others accept it; it is an error for a model known to reject, nothing for",
-        "  one known to accept, and a warning when the model is not known (`validate(..., model=...)`, the",
-        "  body's `model`, or an implementation's `models` setting).",
+        "  accept or silently rewrite (the evidence is old or indirect), or a field or type chatconform's",
+        "  schema of its date does not know (a newer API may take it). *by model*: some of the provider's",
+        "  model families reject it and others accept it, each listed with its evidence and the evidence's",
+        "  date; it is an error for a family known to reject and nothing for one known to accept. A model",
+        "  the table does not know is judged as its last family (the newest), as a warning that says so;",
+        "  a body that names no model gets the level written after *model not named* (the model comes",
+        "  from `validate(..., model=...)`, the body's `model`, or an implementation's `models` setting).",
         "* **Checked in**: *schema* rules are JSON Schema (draft 2020-12) constraints in",
         "  `chatconform/provider_schemas/schemas/<provider>.json`, tagged with `x-rule` and `x-error`;",
         "  *sequence* rules relate two messages, need the last message or match ids across messages, which",
-        "  JSON Schema cannot express, and are checked in `chatconform/provider_schemas/rules/<provider>.py`.",
+        "  JSON Schema cannot express, and are checked in `chatconform/provider_schemas/rules/<provider>.py`;",
+        "  *model content* rules hold a named model to the content its family takes (the profile's",
+        "  `model_content` table, checked in `chatconform/provider_schemas/capabilities.py`).",
         "* **Error text**: one representative text per rule. Words in braces are filled in from the failing",
         "  body: `{i}` and `{j}` are message and block indexes; `{loc}`, `{oai}` and `{gloc}` the failing",
         "  path in the provider's own notation; `{detail}` a short description of what failed; any other",
@@ -104,7 +117,7 @@ def markdown() -> str:
         for rule in rules.values():
             level = rule.severity
             if (provider, rule.id) in MODEL_DEPENDENT:
-                level += f" by model ([evidence]({MODEL_DEPENDENT[(provider, rule.id)].evidence}))"
+                level = _by_model(MODEL_DEPENDENT[(provider, rule.id)])
             lines.append(
                 f"| {rule.id} | {_prose(rule.summary)} | {level} | {_CHECK_WORDS[rule.check]} "
                 f"| {_code(rule.error)} | {rule.text} | {' '.join(f'<{url}>' for url in rule.sources)} |"

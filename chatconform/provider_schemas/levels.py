@@ -93,7 +93,9 @@ def _by_rule(check: str, provider: str) -> LevelRow:
     from chatconform.provider_schemas.rules import RULES
 
     source = BY_RULE_CHECKS[check]
-    rules = [info for info in RULES[provider].values() if source in info.check.split("+")]
+    # A model-content rule (O16, Z3) is reported with the schema's problems.
+    rules = [info for info in RULES[provider].values()
+             if source in info.check.split("+") or (source == "schema" and info.check == "content")]
     errors = tuple(info.id for info in rules if info.severity == ERROR)
     warnings = [info.id for info in rules if info.severity != ERROR]
     why = "the level of the rule broken" + (f"; warnings: {', '.join(warnings)}" if warnings else "")

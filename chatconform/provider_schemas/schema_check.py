@@ -9,7 +9,8 @@ Template fields of ``x-error``: ``{i}``/``{j}``/``{k}`` the first/second/third a
 the failing path; ``{loc}`` the path in dotted form (``messages.2.content.1``), ``{oai}`` in
 OpenAI's form (``messages[2].content[1]``), ``{gloc}`` in Gemini's proto form
 (``contents[2].parts[0]``, snake_case field names); ``{top}`` the top-level key;
-``{value}`` the failing value; ``{detail}`` a short description of what failed.
+``{value}`` the failing value; ``{detail}`` a short description of what failed; ``{kind}`` the
+``type`` of the failing object (a content block's).
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from jsonschema import Draft202012Validator
 from jsonschema.exceptions import ValidationError
 
 from .problems import MESSAGES_KEY, Problem, check_provider, json_path
+from .rules import RULES
 
 Tag = tuple[str, str]  # (rule id, error template)
 
@@ -113,6 +115,7 @@ class _Finding:
     template: str
     value: str
     detail: str
+    kind: str = "?"  # the failing object's own ``type`` (a block's), for ``{kind}``
 
 
 class _Checker:
@@ -312,7 +315,9 @@ def _finding(error: ValidationError, tags: _Tagger) -> _Finding:
         if missing is not None:
             parts.append(missing)
     detail = _detail(error) if "{detail}" in template else ""
-    return _Finding(tuple(parts), rule, template, _short(error.instance), detail)
+    kind = error.instance.get("type") if isinstance(error.instance, dict) else None
+    return _Finding(tuple(parts), rule, template, _short(error.instance), detail,
+                    kind if isinstance(kind, str) else "?")
 
 
 def _fields(parts: list, finding: _Finding) -> _Fields:
@@ -324,6 +329,7 @@ def _fields(parts: list, finding: _Finding) -> _Fields:
         top=str(parts[0]) if parts else "body",
         value=finding.value,
         detail=finding.detail,
+        kind=finding.kind,
     )
     for name, index in zip("ijk", (p for p in parts if isinstance(p, int)), strict=False):
         fields[name] = index
@@ -334,7 +340,9 @@ def _problem(finding: _Finding, prefix: list, provider: str) -> Problem:
     parts = prefix + list(finding.parts)
     template = finding.template
     message = template.format_map(_fields(parts, finding)) if "{" in template else template
-    return Problem(finding.rule, json_path(parts), message, provider, source="schema")
+    info = RULES[provider].get(finding.rule)
+    severity = info.severity if info is not None else "error"
+    return Problem(finding.rule, json_path(parts), message, provider, severity, source="schema")
 
 
 #: Whether jsonschema-rs answers "valid?" first (where it is installed); :func:`use_fast_validator`.

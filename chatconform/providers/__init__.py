@@ -15,9 +15,9 @@ import pkgutil
 
 from chatconform.errors import UnknownProvider
 
-from .profile import CheckLevel, Provider
+from .profile import CheckLevel, ContentKind, ModelContent, Provider
 
-__all__ = ["PROVIDERS", "PROVIDER_IDS", "CheckLevel", "Provider", "get_provider"]
+__all__ = ["PROVIDERS", "PROVIDER_IDS", "CheckLevel", "ContentKind", "ModelContent", "Provider", "get_provider"]
 
 
 #: The modules of this package that hold no provider: the profile type, the table of levels.

@@ -2,10 +2,12 @@
 
 from chatconform.errors import ERROR, WARNING
 
-from .profile import CheckLevel, Provider
+from .profile import CheckLevel, ModelContent, Provider
 
 #: Z.ai answers every invalid ``messages`` shape with the same 1214 error.
 GLM_1214 = "The messages parameter is illegal. Please check the documentation."
+#: A text model's answer to any part that is not text.
+GLM_TEXT_ONLY = "messages.content.type 参数非法\uff0c取值范围 ['text']"  # a full-width comma, as sent
 
 PROFILE = Provider(
     id="glm",
@@ -30,4 +32,12 @@ PROFILE = Provider(
     reused_call_id=CheckLevel(
         ERROR, "1214 on a duplicate call id (https://github.com/MetaGLM/zhipuai-sdk-python-v4/issues/14)",
         rule="Z2"),
+    model_content=(
+        ModelContent("the GLM vision models (glm-4v, glm-4.5v and later v)", r"^glm-[0-9.]+v",
+                     frozenset({"image", "video", "document"}), "https://docs.z.ai/guides/vlm/glm-4.5v", "2026-08"),
+        ModelContent("the GLM text models", r"^glm-", frozenset(),
+                     "https://github.com/BigPizzaV3/CodexPlusPlus/issues/1760", "2026-05"),
+    ),
+    content_refusals={kind: GLM_TEXT_ONLY for kind in ("image", "video", "document", "audio")},
+    content_rule="Z3",
 )

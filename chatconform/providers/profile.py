@@ -34,6 +34,28 @@ class CheckLevel:
             raise ValueError(f"unknown level {self.level!r}; one of {', '.join(LEVELS)}")
 
 
+#: The kinds of content a model may be unable to take, as :class:`ModelContent` names them.
+ContentKind = Literal["image", "audio", "document", "video"]
+
+
+@dataclass(frozen=True)
+class ModelContent:
+    """The content kinds one family of a provider's models takes, on what evidence: the dialect
+    allows an image part, and ``gpt-3.5-turbo`` still answers it with an error."""
+
+    #: For people: ``"gpt-3.5-turbo and gpt-4 (text only)"``.
+    family: str
+    #: A regular expression searched in the model id.
+    models: str
+    #: The kinds the family takes; a kind of :attr:`Provider.content_refusals` it does not take
+    #: is an error, with the refusal's text.
+    takes: frozenset[ContentKind]
+    #: A public report of the refusal (or of the family taking the kind).
+    evidence: str
+    #: When the evidence was seen (``YYYY-MM``).
+    date: str
+
+
 @dataclass(frozen=True, kw_only=True)
 class Provider:
     """What chatconform needs to know about one provider's request body."""
@@ -104,6 +126,14 @@ class Provider:
     #: base URL it documents (GLM's ``/api/paas/v4/chat/completions``): ``chatconform serve``
     #: answers them under ``/<id>`` too.
     api_paths: tuple[str, ...] = ()
+    #: Which content kinds each family of the provider's models takes, first match wins; a model
+    #: in no family is not judged. Checked when the body (or the run) names its model.
+    model_content: tuple[ModelContent, ...] = ()
+    #: The provider's own refusal of a content kind a model does not take, by kind (only kinds
+    #: with a recorded refusal are judged).
+    content_refusals: Mapping[ContentKind, str] = field(default_factory=dict)
+    #: The rule id of docs/provider-rules.md that reports such a refusal.
+    content_rule: str | None = None
 
     def __post_init__(self) -> None:
         get_dialect(self.dialect)  # an unknown dialect fails here, when the profile's module loads

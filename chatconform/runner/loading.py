@@ -152,21 +152,51 @@ def absolute_spec(spec: str, base: str | Path | None = None) -> str:
     return f"{os.path.normpath(path)}:{attr}"
 
 
+#: What marks a project's root folder. A report, a saved failure and a regression test name a
+#: file implementation by its path from there, so each reads the same from any folder or
+#: machine that holds the project; :func:`find_spec_file` looks for it there again.
+PROJECT_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", ".git")
+
+
+def project_root(folder: Path) -> Path | None:
+    """The nearest folder at or above ``folder`` holding one of :data:`PROJECT_MARKERS`."""
+    for candidate in (folder, *folder.parents):
+        if any((candidate / marker).exists() for marker in PROJECT_MARKERS):
+            return candidate
+    return None
+
+
 def relative_spec(spec: str, base: str | Path | None = None) -> str:
-    """``spec`` as a report records it: a ``file.py`` path given relative stays so, and an
-    absolute one inside ``base`` (else the working directory) is made relative to it, so a
-    report holds no machine's folders and reads the same from every checkout; any other spec
-    (and a file elsewhere) unchanged."""
+    """``spec`` as a report, a saved failure and a regression test record it: a ``file.py`` path
+    from the root of the project holding the file (:func:`project_root`), else from ``base``
+    (the working directory by default) when the file is inside it, so none holds a machine's
+    folders; a file in neither, and any other spec, unchanged."""
     module, sep, attr = spec.rpartition(":")
     if not sep or not module.endswith(".py"):
         return spec
-    path = Path(os.path.normpath(Path(module).expanduser()))
-    if path.is_absolute():
-        try:
-            path = path.relative_to(Path(base or os.getcwd()))
-        except ValueError:
-            return spec
-    return f"{path}:{attr}"
+    given = Path(os.path.normpath(Path(module).expanduser()))
+    path = given if given.is_absolute() else Path(os.path.normpath(Path(base or os.getcwd()) / given))
+    for folder in (project_root(path.parent), Path(base or os.getcwd())):
+        if folder is not None and path.is_relative_to(folder):
+            return f"{path.relative_to(folder).as_posix()}:{attr}"
+    return spec
+
+
+def find_spec_file(spec: str, near: Path | None) -> str:
+    """``spec`` with a relative ``file.py`` path found where :func:`relative_spec` wrote it from:
+    the root of the project holding ``near`` (a regression test's own file), else the working
+    directory. A ConfigError naming both places when the file is in neither."""
+    module, sep, _ = spec.rpartition(":")
+    if not sep or not module.endswith(".py") or Path(module).expanduser().is_absolute():
+        return absolute_spec(spec)
+    root = project_root(near.parent) if near is not None else None
+    places = [folder for folder in (root, Path.cwd()) if folder is not None]
+    for folder in places:
+        if (folder / module).is_file():
+            return absolute_spec(spec, folder)
+    where = " or ".join(f"{folder}" + (" (the project root of " + str(near) + ")" if folder == root else
+                                       " (the working folder)") for folder in places)
+    raise ConfigError(f"{spec}: no file {module} under {where}")
 
 
 def _contract_methods() -> list[str]:

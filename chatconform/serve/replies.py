@@ -21,6 +21,7 @@ from typing import Any
 
 from chatconform.dialects.http import DEFAULT_TEXT, Reply, ToolCall
 from chatconform.errors import ConfigError
+from chatconform.inputs import read_input
 
 __all__ = ["DEFAULT_TEXT", "Replies", "Reply", "ToolCall", "load_script", "parse_entries"]
 
@@ -100,12 +101,7 @@ def parse_entries(entries: Any, where: str = "the script", lines: Sequence[int] 
 
 def load_script(path: str | Path) -> list[Reply]:
     """A script file: a JSON list of entries, or JSON lines (one entry a line)."""
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ConfigError(f"cannot read the script {path}: {exc.strerror or exc}") from None
-    except UnicodeDecodeError:
-        raise ConfigError(f"cannot read the script {path}: not UTF-8 text") from None
+    text = read_input(path, "a serve script")
     try:
         return parse_entries(json.loads(text), str(path))
     except json.JSONDecodeError as whole:

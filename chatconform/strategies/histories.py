@@ -167,6 +167,11 @@ _FILES = {
     "video": ((_MP4, "video/mp4", "mp4"),),
 }
 _URL_TYPES = {"document": "DocumentUrl", "audio": "AudioUrl", "video": "VideoUrl"}  # of pydantic_ai.messages
+#: How a history's files besides images are stored: either way file by file, or all as links
+#: (an app that uploads them and keeps the URL), or all as bytes. A provider that takes a kind
+#: by link only (or not at all) meets whole histories of links: one such file as bytes
+#: would have the reference decline the history (``UnsendableContent``).
+_FILE_FORMS = ("either", "link", "bytes")
 
 
 @dataclass(frozen=True)
@@ -190,6 +195,7 @@ class _Config:
     late_system_requests: bool = False
     blank_prompts: bool = False
     file_kinds: bool = False
+    cut_tool_rounds: bool = False
 
 
 class _Run:
@@ -209,6 +215,7 @@ class _Run:
         self.counter = 0
         self.prompted = False  # a user prompt with text was made: later ones may be blank
         self.other_kind: str | None = None  # the history's kind of file besides images (file_kind)
+        self.other_form: str | None = None  # how the history stores such files (file_as_link)
         self.seconds = 0
         self.id_style = choose.choice(_ID_STYLES)
         self.model_name = choose.choice(_MODEL_NAMES)
@@ -268,6 +275,15 @@ class _Run:
             return self.choose.choice(_OTHER_KINDS)
         return self.other_kind
 
+    def file_as_link(self, n: int) -> bool:
+        """Whether the next file besides images (tag ``n``) is stored as a link: by the history's
+        own form (:data:`_FILE_FORMS`), taken from its first such file's tag, then file by file for
+        ``either``. Taken from the tag, not drawn, as the binaries of ``_OTHER_BINARIES`` are."""
+        if self.other_form is None:
+            self.other_form = _FILE_FORMS[n % len(_FILE_FORMS)]
+        drawn = self.choose.boolean()  # in every form, so the choices (and the ci cases) stay as they were
+        return drawn if self.other_form == "either" else self.other_form == "link"
+
     def system(self, ts: datetime) -> SystemPromptPart:
         return pai.SystemPromptPart(self.text("system"), timestamp=ts)
 
@@ -288,7 +304,7 @@ class _Run:
             if self.on["file_kinds"] and self.choose.integer(0, 2) == 2:  # shrinks to an image
                 kind = self.file_kind()
                 data, media_type, extension = _FILES[kind][n % len(_FILES[kind])]
-                if self.choose.boolean():
+                if self.file_as_link(n):
                     images.append(getattr(pai, _URL_TYPES[kind])(url=f"https://example.com/{kind}/file-{n}.{extension}"))
                 else:  # BinaryContent, as pydantic-ai reads such bytes back
                     images.append(pai.BinaryContent(data=data, media_type=media_type))
@@ -599,7 +615,35 @@ def _histories(draw, cfg: _Config) -> list[ModelMessage]:
     features = {name: allowed[name] and (name in _ALWAYS or draw(st.booleans())
                                          or (name == "tools" and cfg.dangling_tail))
                 for name in _FEATURES}
-    return _Run(DrawChooser(draw), cfg, features, bulk).play()
+    run = _Run(DrawChooser(draw), cfg, features, bulk)
+    history = run.play()
+    if cfg.cut_tool_rounds and run.counter % _CUT_ONE_IN == 0:
+        return _cut_while_tools_ran(history, run.counter // _CUT_ONE_IN)
+    return history
+
+
+#: With ``cut_tool_rounds``, one history in this many (by its count of tags) is cut off.
+_CUT_ONE_IN = 4
+
+
+def _cut_while_tools_ran(history: list[ModelMessage], done: int) -> list[ModelMessage]:
+    """``history`` as stored when its run was cut off while the tools of its last round ran:
+    everything after that round's response left out but the first ``done`` results that
+    finished (fewer than the calls: one is always left without), in a request marked
+    interrupted; a history without a tool round as it is."""
+    rounds = [i for i, message in enumerate(history[:-1]) if isinstance(message, pai.ModelResponse)
+              and message.tool_calls and isinstance(history[i + 1], pai.ModelRequest)]
+    if not rounds:
+        return history
+    at = rounds[-1]
+    calls = {call.tool_call_id for call in history[at].tool_calls}
+    results = [part for part in history[at + 1].parts
+               if isinstance(part, pai.ToolReturnPart) and part.tool_call_id in calls]
+    finished = results[:done % len(results)] if results else []
+    if not finished:
+        return history[:at + 1]
+    return [*history[:at + 1], pai.ModelRequest(parts=finished, timestamp=history[at + 1].timestamp,
+                                                state="interrupted")]
 
 
 
@@ -625,6 +669,7 @@ def histories(
     late_system_requests: bool = False,
     blank_prompts: bool = False,
     file_kinds: bool = False,
+    cut_tool_rounds: bool = False,
 ):
     """A strategy for ``list[ModelMessage]`` histories shaped like real agent runs.
 
@@ -673,10 +718,17 @@ def histories(
     - ``file_kinds``: with ``files``, a prompt's files may also be PDF documents, WAV or MP3
       audio and MP4 video, each as bytes (``BinaryContent``) or by URL (``DocumentUrl``,
       ``AudioUrl``, ``VideoUrl``): every kind a provider may take, or cannot take at all (the
-      payload contract turns it on). A history keeps mostly to one kind (``_Run.file_kind``).
+      payload contract turns it on). A history keeps mostly to one kind (``_Run.file_kind``),
+      and stores such files either way, or all as links, or all as bytes (``_Run.file_as_link``).
+    - ``cut_tool_rounds``: about one history in four with a tool round (those whose count of
+      tags is a multiple of four: not drawn, so the draws stay as they were) is cut off while the tools of its last
+      round ran: everything after that round's response is left out but some of the results
+      that finished, never all, in a request marked ``state="interrupted"`` (the payload
+      contract turns it on: a mapper meets calls with no result, as an application that maps
+      the stored thread after a crash or a cancel gives them).
 
-    Without a dangling tail every tool call is answered exactly once, by the request
-    right after its response.
+    Without a dangling tail or a cut, every tool call is answered exactly once, by the
+    request right after its response.
     """
     check_int("min_turns", min_turns, 1)
     check_int("max_turns", max_turns, 1)
@@ -696,11 +748,13 @@ def histories(
     check_bool("late_system_requests", late_system_requests)
     check_bool("blank_prompts", blank_prompts)
     check_bool("file_kinds", file_kinds)
+    check_bool("cut_tool_rounds", cut_tool_rounds)
     if dangling_tail and not tools:
         raise InvalidArgument("dangling_tail=True needs tools=True: a dangling tail is unanswered tool calls")
     cfg = _Config(min_turns, max_turns, system_prompts, tools, files, thinking, summaries, retries,
                   interruptions, dangling_tail, ends_with_request, max_tool_rounds, max_parallel_calls,
-                  max_bulk_turns, odd_text, reused_call_ids, late_system_requests, blank_prompts, file_kinds)
+                  max_bulk_turns, odd_text, reused_call_ids, late_system_requests, blank_prompts, file_kinds,
+                  cut_tool_rounds)
     return _histories(cfg)
 
 

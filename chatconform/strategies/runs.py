@@ -35,10 +35,18 @@ Nothing sleeps: a tool or model that is to be interrupted sets an event and wait
 that never fires, and the driver cancels the task (or reschedules the run's
 ``asyncio.timeout`` to now) when it sees that event. A tool that raises, or that blocks
 after results, first waits until its sibling calls have returned, so which results exist
-is decided by the script, not by scheduling. Each run gets its own event loop, fixed
-``run_id`` and ``conversation_id``, and the times the run wrote into the captured
-messages are replaced by a fixed clock, so a scenario gives the same capture every time
-(the stored history's own times must lie in the past, as stored times do).
+is decided by the script, not by scheduling. Each run gets its own event loop, a fixed
+``conversation_id`` and a ``run_id`` no message of its history carries (pydantic-ai refuses
+a run whose id is already there: "Each agent run needs a distinct ``run_id``"), and the
+times the run wrote into the captured messages are replaced by a fixed clock, so a scenario
+gives the same capture every time (the stored history's own times must lie in the past, as
+stored times do).
+
+pydantic-ai refusing the run before it begins is never the run's failure: where it refuses
+the history it was given (:data:`HISTORY_REFUSALS`: unprocessed tool calls, a suspended
+response) its ``UserError`` is raised to the caller, whose history it is (the lifecycle's
+next run is blocked); any other refusal is about the driver's own call, raised as
+:class:`~chatconform.errors.DriverError`, chatconform's bug.
 
 What pydantic-ai writes at each point is what the run really leaves (see
 https://ai.pydantic.dev/message-history/ and the ``state`` field of ``ModelResponse``
@@ -62,6 +70,7 @@ from typing import TYPE_CHECKING, Any
 from hypothesis import strategies as st
 from hypothesis.errors import InvalidArgument
 
+from chatconform.errors import DriverError
 from chatconform.lazy import pai
 from chatconform.strategies.histories import histories
 from chatconform.strategies.histories import instructions as run_instructions
@@ -94,6 +103,10 @@ TOOLS = ("lookup", "hold", "crash", "ask_human")
 
 #: The clock the captured messages are stamped with (one second per message).
 EPOCH = datetime(2026, 2, 2, 12, 0, tzinfo=UTC)
+
+#: How pydantic-ai's refusals of the history itself begin (its content, not the driver's call):
+#: a new prompt on unprocessed tool calls or on a suspended response.
+HISTORY_REFUSALS = ("Cannot provide a new user prompt when the message history",)
 
 #: Seconds after which a run that neither ended nor reached its cut point is a driver bug.
 STUCK_AFTER = 30.0
@@ -328,6 +341,7 @@ def _agent() -> Agent:
 
 async def _play(sc: Scenario, script: _Script, captured: list[ModelMessage]) -> RunResult:
     from pydantic_ai import Agent, UsageLimitExceeded, UsageLimits
+    from pydantic_ai.exceptions import UserError
     from pydantic_ai.models.function import FunctionModel
 
     agent = _agent()
@@ -343,7 +357,7 @@ async def _play(sc: Scenario, script: _Script, captured: list[ModelMessage]) -> 
         async with asyncio.timeout(None) as deadline:
             timer.append(deadline)
             async with agent.iter(sc.prompt, model=model, message_history=sc.previous, instructions=sc.instructions,
-                                  usage_limits=limits, run_id="run-under-test",
+                                  usage_limits=limits, run_id=fresh_run_id(sc.previous),
                                   conversation_id="conversation-under-test") as agent_run:
                 node = agent_run.next_node
                 if sc.cut_at == "before_start":
@@ -385,9 +399,23 @@ async def _play(sc: Scenario, script: _Script, captured: list[ModelMessage]) -> 
         output = await task
     except asyncio.CancelledError:
         stopped = "CancelledError"
+    except UserError as exc:  # a RuntimeError, but no failure of the run: it never began
+        if str(exc).startswith(HISTORY_REFUSALS):
+            raise  # the history's: its caller's to judge
+        raise DriverError(f"pydantic-ai refused the run driver's own call: {exc}") from exc
     except (TimeoutError, UsageLimitExceeded, RuntimeError) as exc:
         stopped = type(exc).__name__
     return RunResult(sc.previous, list(captured), sc.outcome, stopped, output, sc)
+
+
+def fresh_run_id(history: Sequence[ModelMessage]) -> str:
+    """``run-N``, the first N from one past the runs ``history`` holds that none of its messages
+    carries: the same for the same history, and never one pydantic-ai refuses."""
+    taken = {getattr(message, "run_id", None) for message in history}
+    number = len(taken - {None}) + 1
+    while f"run-{number}" in taken:
+        number += 1
+    return f"run-{number}"
 
 
 def _restamp(messages: Sequence[ModelMessage], started: datetime) -> list[ModelMessage]:

@@ -5,8 +5,11 @@ import warnings
 import pytest
 
 from chatconform import check_case
+from chatconform.engine import Failure, RunOutcome, Verdict
 from chatconform.errors import ConformanceWarning
+from chatconform.frame.status import Status
 from chatconform.history import UUID_NIL, and_more, list_difference
+from chatconform.outputs.present import compared
 from chatconform.runner import discovery
 
 # -- where two lists differ ----------------------------------------------------------------------
@@ -57,6 +60,46 @@ def test_a_thread_one_row_short_says_so_where_expected_and_actual_look_alike():
     what = next(line for line in str(failed.value).splitlines() if line.startswith("  what: "))
     assert what == ("  what: the thread differs from the reference: expected 51 rows, got 50; "
                     "first difference at row 50: expected 'r01', got nothing (the list ends)")
+
+
+def test_the_expected_and_actual_lines_of_long_threads_show_where_they_part():
+    """The 51 expected ids and the 50 actual ones agree up to the end: a window around the
+    first difference, not the same first ten ids twice."""
+    def uuid(n: int) -> str:
+        return f"000000{n:02d}-0000-4000-8000-000000000000"
+
+    expected, actual = [uuid(i) for i in range(51, 0, -1)], [uuid(i) for i in range(51, 1, -1)]
+    fields = dict(compared(expected, actual))
+    assert fields["differs"] == "first at position 50 (counting from 0) of 51 expected and 50 actual items"
+    assert fields["expected"] == f"[… 48 before, {uuid(3)}, {uuid(2)}, {uuid(1)}]"
+    assert fields["actual"] == f"[… 48 before, {uuid(3)}, {uuid(2)}]"
+    assert dict(compared(["a", "b"], ["a", "c"])) == {"expected": '["a", "b"]', "actual": '["a", "c"]'}
+
+
+def test_a_row_returned_twice_is_said_to_be_one_not_a_regeneration_bug():
+    rows = _legacy_rows(3)
+
+    class Twice:
+        name, version = "twice", "0"
+
+        def extract_thread(self, rows_newest_first):
+            return [rows_newest_first[0], rows_newest_first[0], *rows_newest_first[1:]]
+
+    with pytest.raises(AssertionError) as failed:
+        check_case(Twice(), "thread.parent_chain", rows, in_process=True)
+    why = next(line for line in str(failed.value).splitlines() if line.startswith("  why: "))
+    assert why.startswith("  why: a row returned twice: the model reads the same message twice")
+    assert "39031" not in why
+
+
+def test_a_verdict_reads_in_one_line_where_an_assert_shows_it():
+    failure = Failure("thread.reaches_root", "the thread stops", [{"id": "x" * 50}] * 1000)
+    verdict = Verdict("mine", "mine.py:Mine", "thread", "thread.reaches_root", Status.FAIL,
+                      "the thread stops at r02 though older rows follow", [failure], examples=100, evaluated=97)
+    assert repr(verdict) == str(verdict) == ("<fail thread.reaches_root · mine: the thread stops at r02 though "
+                                             "older rows follow (97 of 100 cases evaluated)>")
+    outcome = RunOutcome([verdict, Verdict("mine", "s", "thread", "thread.no_crash", Status.PASS)], [], [], {})
+    assert repr(outcome).splitlines() == ["<RunOutcome 1 fail, 1 pass>", f"  {verdict!r}"]
 
 
 # -- what a cut list left out ----------------------------------------------------------------------

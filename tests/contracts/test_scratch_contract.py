@@ -1,6 +1,6 @@
 """A ninth contract is its own files: added to a copy of the project, it is listed, runs,
-travels over ``exec:`` and has every part, with nothing else edited (docs/architecture.md,
-"Adding a contract")."""
+travels over ``exec:``, gets its rows in the docs from their generator, has every part and
+takes part in the lifecycle, with nothing else edited (docs/architecture.md, "Adding a contract")."""
 
 from __future__ import annotations
 
@@ -8,6 +8,8 @@ import json
 import sys
 import textwrap
 from pathlib import Path
+
+import pytest
 
 from tests.scratch import copy_project, run_in
 
@@ -18,9 +20,16 @@ CONTRACT_MODULE = '''
     """The ``scratch`` contract: ``echo_history(history) -> history``, the history unchanged."""
 
     from chatconform.frame.history_contract import HistoryCase, HistoryTransformContract
+    from chatconform.frame.lifecycle import LifecycleStep
     from chatconform.errors import Violation
     from chatconform.reference.scratch import echo_history
     from chatconform.strategies import expand_history, histories
+
+
+    def _echo(conversation, step):
+        history = conversation.history
+        return conversation.record(conversation.call("echo_history", history),
+                                   conversation.reference("echo_history", history))
 
 
     class ScratchContract(HistoryTransformContract):
@@ -33,6 +42,8 @@ CONTRACT_MODULE = '''
         result_description = "The result of echo_history: the history, in the same JSON as the input history."
         reference_module = "chatconform.reference.scratch"
         guard_tests = ("tests/contracts/test_scratch.py",)
+        lifecycle_steps = (LifecycleStep("echo", "an echo of the stored history", methods=("echo_history",),
+                                         play=_echo),)
 
         def transform(self, history):
             return echo_history(history)
@@ -124,11 +135,16 @@ TESTS_MODULE = '''
         assert echo_history([1, 2]) == [1, 2]
 '''
 
+PAGE = "# The `scratch` contract\n\nMethod: `echo_history(history) -> history`, the history unchanged.\n"
+
+#: The rows the docs' generator writes for it (tools/generate_docs.py), as they read.
 README_ROW = ("| [`scratch`](docs/contracts/scratch.md) | `echo_history(history) -> history` | `keeps_length`, "
               "`matches_reference` |\n")
-PAGE = "# The `scratch` contract\n\nMethod: `echo_history(history) -> history`, the history unchanged.\n"
 INPUT_ROW = '| `scratch` | `echo_history` | `{"history": [...]}` |\n'
-RESULT_ROW = "| `scratch` | the history, in the same JSON as the input history |\n"
+RESULT_ROW = "| `scratch` | `echo_history` | the history, in the same JSON as the input history. |\n"
+#: What the generator reads and writes, copied as they are.
+DOCS = ("README.md", "docs/protocol.md", "docs/mutation.md", "docs/provider-rules.md", "tools/generate_docs.py",
+        "tools/mutate.py", "tools/mutation-scores.json")
 
 #: An implementation of the scratch contract over the protocol, in no package.
 PROGRAM = '''
@@ -148,27 +164,13 @@ PROGRAM = '''
 '''
 
 
-def _after(text: str, anchor: str, row: str) -> str:
-    """``text`` with ``row`` added as the last row of the table that opens with ``anchor``."""
-    lines = text.splitlines(keepends=True)
-    at = next(i for i, line in enumerate(lines) if line.startswith(anchor)) + 2
-    while at < len(lines) and lines[at].startswith("|"):
-        at += 1
-    return "".join([*lines[:at], row, *lines[at:]])
-
-
 def _copy_with_scratch(tmp: Path) -> None:
-    copy_project(tmp, ("pyproject.toml", "tests/conftest.py", "tests/contracts/test_contract_parts.py"),
+    copy_project(tmp, ("pyproject.toml", "tests/conftest.py", "tests/contracts/test_contract_parts.py", *DOCS),
                  {"chatconform/contracts/scratch.py": CONTRACT_MODULE,
                   "chatconform/reference/scratch.py": REFERENCE_MODULE,
                   "chatconform/fakes/scratch.py": FAKES_MODULE,
                   "tests/contracts/test_scratch.py": TESTS_MODULE})
-    readme = (ROOT / "README.md").read_text("utf-8")
-    (tmp / "README.md").write_text(_after(readme, "| contract | method | checks |", README_ROW), "utf-8")
-    protocol = (ROOT / "docs" / "protocol.md").read_text("utf-8")
-    protocol = _after(_after(protocol, "| contract | method | input |", INPUT_ROW), "| contract | result |", RESULT_ROW)
     (tmp / "docs" / "contracts").mkdir(parents=True)
-    (tmp / "docs" / "protocol.md").write_text(protocol, "utf-8")
     (tmp / "docs" / "contracts" / "scratch.md").write_text(PAGE, "utf-8")
 
 
@@ -177,9 +179,10 @@ def test_a_ninth_contract_is_its_own_files(tmp_path):
     (tmp_path / "program.py").write_text(textwrap.dedent(PROGRAM))
     cli = [sys.executable, "-c", "import sys; from chatconform.cli import main; sys.exit(main(sys.argv[1:]))"]
 
-    listed = run_in(tmp_path, *cli, "list")
+    listed = run_in(tmp_path, *cli, "list", "--format", "json")
     assert listed.returncode == 0, listed.stderr
-    assert "scratch.keeps_length" in listed.stdout and "fake-echo-drops-last" in listed.stdout
+    checks = {check["id"]: check for check in json.loads(listed.stdout)["checks"]}
+    assert "fake-echo-drops-last" in checks["scratch.keeps_length"]["violated_by"]
 
     ran = run_in(tmp_path, *cli, "run", "--impl", "reference", "--impl", f"exec:{sys.executable} program.py",
                "--contract", "scratch", "--examples", "5", "--report", "r.jsonl")
@@ -190,9 +193,31 @@ def test_a_ninth_contract_is_its_own_files(tmp_path):
               "scratch.matches_reference"}
     assert verdicts == {(impl, check): "pass" for impl in ("reference", "echo-program") for check in checks}
 
+    # Its rows in the docs come from the generator, with no edit by hand.
+    docs = run_in(tmp_path, sys.executable, "tools/generate_docs.py")
+    assert docs.returncode == 0, docs.stderr
+    assert README_ROW in (tmp_path / "README.md").read_text("utf-8")
+    protocol = (tmp_path / "docs" / "protocol.md").read_text("utf-8")
+    assert INPUT_ROW in protocol and RESULT_ROW in protocol
+    assert "| `reference/scratch.py` | not measured" in (tmp_path / "docs" / "mutation.md").read_text("utf-8")
+
     # The copy holds only the new contract's tests, so only its parts are checked there.
     parts = run_in(tmp_path, sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
                  "tests/contracts/test_contract_parts.py::test_every_contract_has_its_parts[scratch]",
                  "tests/contracts/test_scratch.py")
     assert parts.returncode == 0, parts.stdout[-3000:]
     assert "2 passed" in parts.stdout
+
+
+@pytest.mark.slow  # a lifecycle search, shrunk
+def test_a_contract_joins_the_lifecycle_from_its_own_module(tmp_path):
+    """The scratch contract declares a lifecycle step in its module: the lifecycle draws it and
+    composes its method, so a fake with no method but echo_history is played, and its edit of
+    the stored history is caught by an invariant of the lifecycle."""
+    _copy_with_scratch(tmp_path)
+    cli = [sys.executable, "-c", "import sys; from chatconform.cli import main; sys.exit(main(sys.argv[1:]))"]
+    ran = run_in(tmp_path, *cli, "run", "--impl", "chatconform.fakes.scratch:ReversesInPlace", "--contract", "lifecycle",
+               "--check", "lifecycle.input_untouched", "--examples", "5", "--report", "r.jsonl")
+    results = [r for r in map(json.loads, (tmp_path / "r.jsonl").read_text().splitlines()) if r["type"] == "result"]
+    assert [(r["check"], r["status"]) for r in results] == [("lifecycle.input_untouched", "fail")], ran.stdout[-2000:]
+    assert "echo_history()" in results[0]["message"]

@@ -4,7 +4,7 @@ import pytest
 from hypothesis import settings
 
 from chatconform import check_case, run_conformance
-from chatconform.engine.evaluate import is_bundled_reference
+from chatconform.frame.calls import is_bundled_reference
 from chatconform.frame.profiles import PROFILES
 from chatconform.reference import ReferenceImplementation
 

@@ -2,6 +2,7 @@
 
 import io
 import json
+import os
 import re
 import subprocess
 import sys
@@ -265,6 +266,27 @@ def test_list_shows_implementations_checks_and_fakes(capsys):
     assert run("list") == 0
     out = capsys.readouterr().out
     assert "reference" in out and "thread.ancestors_only" in out and "fake-dify-39031" in out
+
+
+@pytest.mark.parametrize("argv", [["list"]], ids=" ".join)
+def test_list_to_a_pipe_keeps_to_columns_and_every_name_whole(argv, capsys, monkeypatch):
+    from chatconform.fakes import all_fakes
+
+    monkeypatch.setenv("COLUMNS", "90")
+    assert run(*argv) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert max(len(line) for line in lines) <= 90
+    names = [check.id for contract in all_contracts().values() for check in contract.checks] + list(all_fakes())
+    assert all(re.search(rf"(^|[^\w.]){re.escape(name)}([^\w.]|$)", "\n".join(lines), re.MULTILINE) for name in names)
+
+
+def test_list_to_a_pipe_is_a_hundred_columns_wide_unless_columns_says(tmp_path):
+    env = {key: value for key, value in os.environ.items() if key != "COLUMNS"}
+    done = subprocess.run([sys.executable, "-m", "chatconform", "list"], capture_output=True, text=True, env=env,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr
+    widths = [len(line) for line in done.stdout.splitlines()]
+    assert max(widths) == 100  # it was one line per row, 3,000 characters and more
 
 
 @pytest.mark.slow

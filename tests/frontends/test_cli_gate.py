@@ -14,6 +14,7 @@ from pydantic_ai.messages import ModelRequest, ModelResponse, ToolCallPart, Tool
 
 from chatconform.cli import console, main
 from chatconform.engine import Failure, Verdict
+from chatconform.errors import ConfigError
 from chatconform.frame.status import Status
 from chatconform.history import history_from_json, history_to_json
 from chatconform.outputs.present import TEST_BANNER
@@ -148,27 +149,89 @@ def test_ten_failing_checks_print_a_few_hundred_lines(tmp_path):
 
 # -- 3. the printed test pastes at column 0 and runs from anywhere --------------------------------
 
-def test_printed_regression_test_pastes_and_runs_from_another_folder(tmp_path, capsys):
-    (tmp_path / "impl").mkdir()
-    (tmp_path / "impl" / "helpers.py").write_text("from chatconform.fakes.thread import UnscopedHeadCheck\n")
-    (tmp_path / "impl" / "mine.py").write_text("from helpers import UnscopedHeadCheck as Mine\n")
-    assert run("run", "--impl", "impl/mine.py:Mine", "--check", "thread.ancestors_only", *QUICK) == 1
-    out = capsys.readouterr().out
-    after = out.split(TEST_BANNER + "\n", 1)[1].splitlines()
+def _project(tmp_path, monkeypatch) -> Path:
+    """A user's project (a pyproject.toml at its root) with its implementation in impl/mine.py,
+    the working folder of the run."""
+    project = tmp_path / "project"
+    (project / "impl").mkdir(parents=True)
+    (project / "pyproject.toml").write_text("[project]\nname = 'mine'\n")
+    (project / "impl" / "helpers.py").write_text("from chatconform.fakes.thread import UnscopedHeadCheck\n")
+    (project / "impl" / "mine.py").write_text("from helpers import UnscopedHeadCheck as Mine\n")
+    monkeypatch.chdir(project)
+    return project
+
+
+def _pasted(printed: str) -> str:
+    """The regression test as a reader copies it: from the banner to the check_case line."""
+    after = printed.split(TEST_BANNER + "\n", 1)[1].splitlines()
     end = next(i for i, line in enumerate(after) if line.startswith("    check_case("))
-    test = "\n".join(after[:end + 1]) + "\n"  # as a reader copies it: from the banner to check_case
-    assert str(tmp_path / "impl" / "mine.py") + ":Mine" in test
-    (tmp_path / "elsewhere").mkdir()
-    (tmp_path / "elsewhere" / "test_pasted.py").write_text(test)
-    done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "test_pasted.py"],
-                          cwd=tmp_path / "elsewhere", capture_output=True, text=True, timeout=120,
-                          env=dict(os.environ, PYTHONPATH=str(ROOT)))
+    return "\n".join(after[:end + 1]) + "\n"
+
+
+def _run_pasted(test: str, project: Path, elsewhere: Path) -> subprocess.CompletedProcess:
+    """The pasted test, in the project's tests/ folder, run by pytest from a folder outside it."""
+    (project / "tests").mkdir(exist_ok=True)
+    (project / "tests" / "test_pasted.py").write_text(test)
+    elsewhere.mkdir(exist_ok=True)
+    return subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                           str(project / "tests" / "test_pasted.py")], cwd=elsewhere, capture_output=True,
+                          text=True, timeout=120, env=dict(os.environ, PYTHONPATH=str(ROOT)))
+
+
+def test_printed_regression_test_pastes_and_runs_from_another_folder(tmp_path, capsys, monkeypatch):
+    project = _project(tmp_path, monkeypatch)
+    assert run("run", "--impl", "impl/mine.py:Mine", "--check", "thread.ancestors_only", *QUICK) == 1
+    test = _pasted(capsys.readouterr().out)
+    # named from the project's root, the same on every machine
+    assert 'check_case("impl/mine.py:Mine", "thread.ancestors_only", case)' in test
+    assert str(tmp_path) not in test
+    done = _run_pasted(test, project, tmp_path / "elsewhere")
     assert done.returncode == 1, done.stdout[-2000:]
     assert "FAIL thread.ancestors_only" in done.stdout
     for folder in ("outputs", "engine", "runner", "frame"):  # check_case hides its own frames
         assert f"chatconform/{folder}/" not in done.stdout
-    saved = next((tmp_path / ".chatconform" / "failures").glob("*.json"))
-    assert json.loads(saved.read_text())["implementation"] == str(tmp_path / "impl" / "mine.py") + ":Mine"
+    saved = next((project / ".chatconform" / "failures").glob("*.json"))
+    assert json.loads(saved.read_text())["implementation"] == "impl/mine.py:Mine"
+
+
+def test_a_long_case_gets_a_regression_test_that_loads_the_saved_failure(tmp_path, capsys, monkeypatch):
+    project = _project(tmp_path, monkeypatch)
+    minimal = [{"id": "00000002-0000-4000-8000-000000000000",
+                "parent_message_id": "00000002-0000-4000-8000-000000000000",
+                "created_at": "2026-01-01T00:00:02+00:00"},
+               {"id": "00000001-0000-4000-8000-000000000000", "created_at": "2026-01-01T00:00:01+00:00"}]
+    older = [{"id": f"00000000-0000-4000-8000-{n:012d}", "created_at": f"2025-12-01T00:00:{n:02d}+00:00"}
+             for n in range(50, 10, -1)]  # forty unrelated heads, older than the rest
+    case = minimal + older
+    with pytest.raises(AssertionError, match=r"thread\.ancestors_only"):
+        check_case("impl/mine.py:Mine", "thread.ancestors_only", case)
+    record = {"implementation": "impl/mine.py:Mine", "check": "thread.ancestors_only", "contract": "thread",
+              "variant": None, "message": "rows not on the newest row's branch", "case": case}
+    saved = project / ".chatconform" / "failures" / "mine--thread.ancestors_only.json"
+    saved.parent.mkdir(parents=True)
+    saved.write_text(json.dumps(record))
+    failure = Failure("thread.ancestors_only", "rows not on the newest row's branch", case,
+                      saved=str(saved.relative_to(project)))
+    print_failures(console(sys.stdout), [Verdict("mine", str(project / "impl" / "mine.py") + ":Mine", "thread",
+                                                 "thread.ancestors_only", Status.FAIL, "x", [failure])])
+    printed = capsys.readouterr().out
+    assert "more lines (the whole case is saved in .chatconform/failures/mine--thread.ancestors_only.json" in printed
+    test = _pasted(printed)
+    assert 'case = saved_case("mine--thread.ancestors_only.json")' in test
+    done = _run_pasted(test, project, tmp_path / "elsewhere")
+    assert done.returncode == 1 and "FAIL thread.ancestors_only" in done.stdout, done.stdout[-2000:]
+    # kept beside the test, it is found there once .chatconform/ is gone
+    (project / "tests" / saved.name).write_text(saved.read_text())
+    saved.unlink()
+    done = _run_pasted(test, project, tmp_path / "elsewhere")
+    assert done.returncode == 1 and "FAIL thread.ancestors_only" in done.stdout, done.stdout[-2000:]
+
+
+def test_a_relative_file_that_is_nowhere_names_where_it_was_looked_for(tmp_path, monkeypatch):
+    _project(tmp_path, monkeypatch)
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(ConfigError, match=r"impl/gone\.py:Mine: no file impl/gone\.py under .*working folder"):
+        check_case("impl/gone.py:Mine", "thread.ancestors_only", [])
 
 
 # -- 4. text is printed literally ----------------------------------------------------------------

@@ -120,3 +120,103 @@ def test_only_the_bundled_reference_runs_in_the_searching_process():
         assert isinstance(reference.obj, ReferenceImplementation) and not reference.hosted
     fake = discovery.load(f"{HOSTILE}:ExitZero")
     assert isinstance(fake.obj, Program) and fake.hosted
+
+
+# -- facts a verdict is made of are measured in the run's process --------------------------------------
+
+FORGERIES = {  # name: (the check, its status, what its message says)
+    "EditAndRewireTheDetector": ("thread.input_untouched", "fail", "changed its input"),
+    "SleepAndRewireTheClock": ("thread.slow", "warn", "slow, past"),
+}
+
+
+@pytest.mark.parametrize("name", list(FORGERIES))
+def test_a_rewired_detector_or_clock_in_its_own_process_forges_no_verdict(tmp_path, name):
+    check, status, said = FORGERIES[name]
+    done, seconds = _run(tmp_path, name, "--examples", "3", "--timeout", "3", "--check", check)
+    assert seconds < BOUND, f"{name} took {seconds:.0f}s"
+    result = _results(tmp_path / "out" / "report.jsonl")[check]
+    assert result["status"] == status and said in result["message"], result
+    assert done.returncode == (1 if status == "fail" else 0), done.stdout + done.stderr
+
+
+# -- replies whose reading would cost more than they weigh ---------------------------------------------
+
+AMPLIFIERS = {  # name: what the no_crash failure says (None: the result was read as JSON instead)
+    "ReplyAllocatingGigabytes": "builtins.bytearray is not a data class",
+    "ReplyExpandingARange": "builtins.range is not a data class",
+    "ReplyStoringAtAFarMemoIndex": "opcode LONG_BINPUT",
+    "ReplyNestedAMillionDeep": "",
+    "JsonNestedAMillionDeep": "nested too deeply",
+    "ReplyRewiringAClass": "adds to what is not being built (an atom or a class)",
+    # What a pickler writes for a value that shares much: the run asks for it as JSON
+    # (the host answers with the implementation's correct result, so no_crash holds).
+    "ReplyHashingSharedTuples": None,
+    "ReplySharingAList": None,
+}
+#: The most memory the run's processes may reach reading such replies (the run itself takes
+#: about 200 MiB; any of these read naively takes gigabytes).
+MEMORY_BOUND_MIB = 700
+
+
+@pytest.mark.parametrize("name", list(AMPLIFIERS))
+def test_a_reply_that_would_amplify_is_a_crash_read_in_bounded_memory_and_time(tmp_path, name):
+    """The run is started by a small Python process that reports the most memory any of its
+    descendants held (``getrusage``: the run's process, its fork server and the hosts)."""
+    measure = ("import resource, subprocess, sys; done = subprocess.run(sys.argv[1:]); "
+               "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss // 1024, file=sys.stderr); "
+               "sys.exit(done.returncode)")
+    (tmp_path / "out").mkdir()
+    command = [sys.executable, "-c", measure, sys.executable, "-m", "chatconform", "run", "--impl",
+               f"{HOSTILE}:{name}", "--contract", "thread", "--examples", "3", "--timeout", "3", "--jobs", "1",
+               "--check", "thread.no_crash", "--report", "out/report.jsonl"]
+    started = time.monotonic()
+    done = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, timeout=BOUND * 3,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)})
+    seconds = time.monotonic() - started
+    said = AMPLIFIERS[name]
+    assert done.returncode == (0 if said is None else 1), done.stdout + done.stderr
+    peak_mib = int(done.stderr.strip().splitlines()[-1])
+    assert peak_mib < MEMORY_BOUND_MIB, f"{name}: {peak_mib} MiB"
+    assert seconds < BOUND, f"{name} took {seconds:.0f}s"
+    crash = _results(tmp_path / "out" / "report.jsonl")["thread.no_crash"]
+    assert crash["status"] == ("pass" if said is None else "fail") and (said or "") in crash["message"], crash
+
+
+# -- processes an implementation starts end with the run ----------------------------------------------
+
+from chatconform.runner.protocol import reaper  # noqa: E402
+from tests.processes import gone_within, living  # noqa: E402
+
+needs_subreapers = pytest.mark.skipif(not reaper.available(),
+                                      reason="no child subreapers here: docs/running.md says what is left")
+
+
+@needs_subreapers
+@pytest.mark.slow
+@pytest.mark.parametrize("ending", ["normal", "SIGKILL"])
+def test_processes_it_starts_outside_its_group_end_with_the_run(tmp_path, ending):
+    """A session of its own and a daemon, started at every call: gone once the run has
+    ended, or once the run's process was killed (its fork server sees its socket close)."""
+    import signal
+
+    noted = tmp_path / "pids"
+    command = [sys.executable, "-m", "chatconform", "run", "--impl", f"{HOSTILE}:LeaveTheGroup", "--contract",
+               "thread", "--examples", "5" if ending == "normal" else "400", "--timeout", "5"]
+    process = subprocess.Popen(command, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                               start_new_session=True,
+                               env={**os.environ, "PYTHONPATH": str(ROOT), "HOSTILE_PIDS": str(noted)})
+    if ending == "SIGKILL":
+        deadline = time.monotonic() + BOUND
+        while len(_pids(noted)) < 4 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        process.send_signal(signal.SIGKILL)  # the run's process alone: nothing of it can act
+    out, err = process.communicate(timeout=BOUND * 3)
+    assert process.returncode == (0 if ending == "normal" else -signal.SIGKILL), out + err
+    started = _pids(noted)
+    assert len(started) >= 4
+    assert gone_within(lambda: living(started), seconds=5) == []
+
+
+def _pids(path: Path) -> list[int]:
+    return [int(line) for line in path.read_text().split()] if path.exists() else []

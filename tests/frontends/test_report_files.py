@@ -265,14 +265,14 @@ def test_a_report_records_a_file_spec_as_given_and_the_failures_still_load_it(tm
     assert json.loads(header)["implementations"]["threads"]["spec"] == "impls/threads.py:Threads"
     assert str(tmp_path) not in header
     saved = list((tmp_path / ".chatconform" / "failures").glob("*.json"))
-    # What loads the file again from anywhere (a saved case, its regression test) keeps its path.
-    assert saved and json.loads(saved[0].read_text())["implementation"] == f"{tmp_path}/impls/threads.py:Threads"
+    # A saved case names it as the report does; check_case finds it again from the test's project.
+    assert saved and json.loads(saved[0].read_text())["implementation"] == "impls/threads.py:Threads"
     capsys.readouterr()
     assert main(["replay", str(saved[0]), "--impl", "impls/threads.py:Threads", "--in-process"]) == 1
     assert main(["summary", "r.jsonl"]) == 0
 
 
-def test_the_recorded_spec_is_relative_to_the_working_directory_or_as_given(tmp_path):
+def test_the_recorded_spec_is_relative_to_its_project_root_or_the_working_directory_or_as_given(tmp_path):
     from chatconform.runner.discovery import relative_spec
 
     assert relative_spec(f"{tmp_path}/a/b.py:C", tmp_path) == "a/b.py:C"
@@ -281,3 +281,9 @@ def test_the_recorded_spec_is_relative_to_the_working_directory_or_as_given(tmp_
     assert relative_spec("/elsewhere/b.py:C", tmp_path) == "/elsewhere/b.py:C"
     assert relative_spec("my_package.module:C", tmp_path) == "my_package.module:C"
     assert relative_spec("exec:python /x/impl.py", tmp_path) == "exec:python /x/impl.py"
+    # inside a project (a pyproject.toml, setup.py, setup.cfg or .git): from its root, wherever the run is
+    (tmp_path / "project" / "impl").mkdir(parents=True)
+    (tmp_path / "project" / "pyproject.toml").write_text("")
+    assert relative_spec(f"{tmp_path}/project/impl/b.py:C", tmp_path / "elsewhere") == "impl/b.py:C"
+    assert relative_spec("impl/b.py:C", tmp_path / "project") == "impl/b.py:C"
+    assert relative_spec("b.py:C", tmp_path / "project" / "impl") == "impl/b.py:C"

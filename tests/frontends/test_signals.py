@@ -21,6 +21,7 @@ from chatconform.cli import main
 from chatconform.errors import ConfigError, Interrupted
 from chatconform.frame import stop
 from chatconform.frame.guard import guarded_call
+from chatconform.runner.protocol import reaper
 from tests.processes import gone_within, group_members, living
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -63,22 +64,31 @@ STUCK = textwrap.dedent("""
             time.sleep(3600)
 """)
 
-#: A thread program that forks a child when it starts and answers correctly; the child
-#: sleeps, noting its pid.
-FORKS = textwrap.dedent("""
-    import json, subprocess, sys
-    sys.path.insert(0, {examples!r})
+#: A thread program that starts processes as it starts, appending their pids to
+#: ``children``: with ``fork`` a child in its process group, with ``escape`` two outside it
+#: (:func:`tests.processes.leave_the_group`); then it answers correctly, or with ``hang``
+#: never (noting that it was called).
+STARTS = textwrap.dedent("""
+    import json, subprocess, sys, time
+    sys.path[:0] = [{examples!r}, {root!r}]
     from impl import thread_of
+    from tests.processes import leave_the_group
 
-    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(3600)"])
-    with open("grandchildren", "a") as out:
-        out.write(f"{{child.pid}}\\n")
+    if "escape" in sys.argv:
+        leave_the_group("children")
+    else:
+        child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(3600)"])
+        with open("children", "a") as out:
+            out.write(f"{{child.pid}}\\n")
     for line in sys.stdin:
         request = json.loads(line)
         if request["type"] == "hello":
-            print(json.dumps({{"protocol": 1, "name": "forks", "version": "0", "contracts": ["thread"]}}), flush=True)
+            print(json.dumps({{"protocol": 1, "name": "starts", "version": "0", "contracts": ["thread"]}}), flush=True)
         elif request["type"] == "stop":
             break
+        elif "hang" in sys.argv:
+            open("called", "w").close()
+            time.sleep(3600)
         else:
             answer = thread_of(request["input"], lambda r, k: r.get(k))
             print(json.dumps({{"id": request["id"], "result": answer}}), flush=True)
@@ -169,12 +179,31 @@ def test_a_program_stuck_in_a_call_is_stopped_at_once_and_is_no_verdict(jobs, st
 
 @pytest.mark.slow
 def test_a_child_forked_by_a_program_does_not_outlive_a_normal_run(start_run, tmp_path):
-    (tmp_path / "forks.py").write_text(FORKS.format(examples=str(ROOT / "examples/python")))
-    process = start_run("--impl", f"exec:{sys.executable} forks.py", "--contract", "thread", "--examples", "5")
+    (tmp_path / "starts.py").write_text(STARTS.format(examples=str(ROOT / "examples/python"), root=str(ROOT)))
+    process = start_run("--impl", f"exec:{sys.executable} starts.py fork", "--contract", "thread", "--examples", "5")
     out, err = process.communicate(timeout=120)
     assert process.returncode == 0, out + err
-    forked = pids(tmp_path / "grandchildren")
+    forked = pids(tmp_path / "children")
     assert forked and gone_within(lambda: living(forked), seconds=5) == []
+
+
+@pytest.mark.skipif(not reaper.available(), reason="no child subreapers here: docs/running.md says what is left")
+@pytest.mark.slow
+@pytest.mark.parametrize("ending", ["normal", "SIGINT", "SIGKILL"])
+def test_processes_a_program_starts_outside_its_group_end_with_the_run(ending, start_run, tmp_path):
+    """Its supervisor ends them: when the program exits at the end of a normal run, when the
+    run stops it on a signal, and when the run's process is killed outright (the supervisor's
+    socket to it closes)."""
+    (tmp_path / "starts.py").write_text(STARTS.format(examples=str(ROOT / "examples/python"), root=str(ROOT)))
+    command = f"exec:{sys.executable} starts.py escape" + ("" if ending == "normal" else " hang")
+    process = start_run("--impl", command, "--contract", "thread", "--examples", "5", "--timeout", "30")
+    if ending != "normal":
+        wait_for(tmp_path / "called")
+        process.send_signal(signal.Signals[ending])
+    out, err = process.communicate(timeout=120)
+    assert process.returncode == {"normal": 0, "SIGINT": 130, "SIGKILL": -signal.SIGKILL}[ending], out + err
+    escaped = pids(tmp_path / "children")
+    assert len(escaped) >= 2 and gone_within(lambda: living(escaped), seconds=5) == []
 
 
 # -- the handlers -----------------------------------------------------------------------------

@@ -132,6 +132,8 @@ DAMAGED_REPORTS = {
     "a huge integer": (['{"type": "result", "examples": ' + HUGE + "}"], 2, "digits"),
     "not JSON": (['{"type": "result", "check": '], 2, "not JSON"),
     "a lone surrogate": ([result(check="\ud800")], 2, "check"),
+    "a result given twice": ([result(), result("thread.no_crash"), result(status="fail")], 4,
+                             "a second result for thread.reaches_root of reference (the first is on line 2)"),
 }
 
 
@@ -217,8 +219,140 @@ def test_validate_on_absurd_json_is_one_line(text, message, tmp_path, capsys):
     one_line_error(capsys, "body.json:", message)
 
 
+@pytest.mark.parametrize("number, path, said", [
+    ("NaN", "$.temperature", "NaN is not JSON"), ("Infinity", "$.temperature", "Infinity"),
+    ("-Infinity", "$.temperature", "Infinity"), ("1e999999", "$.temperature", "past a double's range"),
+])
+def test_validate_calls_nan_and_infinity_the_schema_error_a_provider_answers(number, path, said, tmp_path, capsys):
+    body = '{"model": "m", "messages": [{"role": "user", "content": "hi"}], "temperature": ' + number + "}\n"
+    (tmp_path / "body.json").write_text(body)
+    assert run("validate", "body.json", "--provider", "openai-chat", "--format", "json") == 1
+    problems = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    number_problems = [p for p in problems if p["rule"] == "json-number"]
+    assert len(number_problems) == 1, problems
+    assert number_problems[0]["path"] == path and number_problems[0]["severity"] == "error"
+    assert said in number_problems[0]["message"] and "RFC 8259" in number_problems[0]["message"]
+    assert "could not parse the JSON body" in number_problems[0]["message"]
+
+
 def test_the_re_run_hint_names_the_impl_replay_will_not_load_by_itself():
     from chatconform.outputs.repro import replay_command
 
     assert replay_command("f.json", "reference") == "chatconform replay f.json"
     assert replay_command("f.json", "exec:prog --x") == "chatconform replay f.json --impl 'exec:prog --x'"
+
+
+# -- files that are not regular files, or too large ----------------------------------------------------
+
+ROOT = Path(__file__).resolve().parents[2]
+#: Each command that reads a file named on its command line, with FILE where the file goes.
+READERS = {
+    "summary": ["summary", "FILE"],
+    "diff": ["diff", "FILE", "FILE"],
+    "replay": ["replay", "FILE", "--impl", "reference"],
+    "validate": ["validate", "FILE", "--provider", "openai-chat"],
+    "serve": ["serve", "--script", "FILE", "--port", "0"],
+}
+
+
+def _special(kind: str, folder: Path) -> Path:
+    import os
+
+    path = folder / "input.json"
+    if kind == "fifo":
+        os.mkfifo(path)  # no writer: an open without O_NONBLOCK would wait for ever
+    else:
+        path.symlink_to(os.devnull if kind == "null-device" else "/dev/zero")
+    return path
+
+
+@pytest.mark.parametrize("kind", ["zero-device", "fifo", "null-device"])
+@pytest.mark.parametrize("command", list(READERS))
+def test_a_device_or_fifo_named_as_input_is_refused_in_one_line(command, kind, tmp_path):
+    """In a process of its own, with a memory cap and a timeout: reading /dev/zero until
+    MemoryError, or waiting on the FIFO, would otherwise show as this test's failure."""
+    import os
+    import resource
+    import subprocess
+    import sys
+
+    path = _special(kind, tmp_path)
+    argv = [str(path) if arg == "FILE" else arg for arg in READERS[command]]
+
+    def capped() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (2 * 2**30, 2 * 2**30))
+
+    done = subprocess.run([sys.executable, "-m", "chatconform", *argv], cwd=tmp_path, capture_output=True,
+                          text=True, timeout=60, preexec_fn=capped, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "Traceback" not in done.stderr
+    lines = [line for line in done.stderr.splitlines() if line.strip()]
+    assert len(set(lines)) == 1, done.stderr  # diff names the one file twice: once for each side
+    said = {"fifo": "is a FIFO", "zero-device": "is a device", "null-device": "is a device"}[kind]
+    assert "input.json" in lines[0] and said in lines[0] and "not a regular file" in lines[0], lines[0]
+
+
+def test_a_file_past_its_size_limit_names_the_limit_and_the_variable(tmp_path, monkeypatch):
+    from chatconform.errors import ConfigError
+    from chatconform.inputs import MAX_FILE_VARIABLE, read_input
+
+    big = tmp_path / "r.jsonl"
+    big.write_text("x" * 2000)
+    with pytest.raises(ConfigError) as refused:
+        read_input(big, "a chatconform report", limit=1000)
+    message = str(refused.value)
+    assert "\n" not in message and "1,000 bytes" in message and MAX_FILE_VARIABLE in message, message
+    assert read_input(big, "a chatconform report", limit=2000) == "x" * 2000
+    monkeypatch.setenv(MAX_FILE_VARIABLE, "0.001")  # raises a limit, never lowers it
+    assert read_input(big, "a chatconform report") == "x" * 2000
+    monkeypatch.setenv(MAX_FILE_VARIABLE, "lots")
+    with pytest.raises(ConfigError, match=MAX_FILE_VARIABLE):
+        read_input(big, "a chatconform report")
+
+
+def test_validate_past_the_size_limit_is_one_line(tmp_path, capsys, monkeypatch):
+    from chatconform import inputs
+
+    monkeypatch.setitem(inputs.LIMITS_MIB, "request bodies", 0.0001)  # 104 bytes
+    body = {"model": "m", "messages": [{"role": "user", "content": "x" * 200}]}
+    (tmp_path / "body.json").write_text(json.dumps(body))
+    assert run("validate", "body.json", "--provider", "openai-chat") == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "body.json" in err and inputs.MAX_FILE_VARIABLE in err, err
+
+
+def test_validate_of_stdin_past_the_size_limit_is_one_line(capsys, monkeypatch):
+    """Standard input has the limit a file of bodies has: past it, one line naming it, exit 2."""
+    import io
+    import sys
+
+    from chatconform import inputs
+
+    monkeypatch.setitem(inputs.LIMITS_MIB, "request bodies", 0.0001)  # 104 bytes
+    body = json.dumps({"model": "m", "messages": [{"role": "user", "content": "x"}]}) + "\n"
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(body.encode() * 3)))
+    assert run("validate", "-", "--provider", "openai-chat") == 2
+    err = one_line_error(capsys, "<stdin>", inputs.MAX_FILE_VARIABLE, "104 bytes")
+    assert "request bodies" in err
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(body.encode())))  # within it: read and judged
+    assert run("validate", "-", "--provider", "openai-chat") == 0
+
+
+def test_validate_of_an_endless_stdin_stops_at_the_limit(tmp_path):
+    """``validate - < /dev/zero`` read zeros until MemoryError; now it stops at the limit. In
+    a process of its own, with a memory cap and a timeout."""
+    import os
+    import resource
+    import subprocess
+    import sys
+
+    def capped() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (3 * 2**30, 3 * 2**30))
+
+    with open("/dev/zero", "rb") as zeros:
+        done = subprocess.run([sys.executable, "-m", "chatconform", "validate", "-", "--provider", "openai-chat"],
+                              stdin=zeros, cwd=tmp_path, capture_output=True, text=True, timeout=120,
+                              preexec_fn=capped, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert done.returncode == 2, done.stderr
+    lines = [line for line in done.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and "<stdin>" in lines[0] and "256.0 MiB" in lines[0], done.stderr

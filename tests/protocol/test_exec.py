@@ -241,7 +241,7 @@ def test_reply_problems_name_the_path():
 #: A thread implementation that breaks the protocol once (the first call of the run; a
 #: marker file remembers it across restarts) and answers correctly ever after.
 FAULTY = textwrap.dedent("""
-    import json, os, sys, time
+    import json, os, subprocess, sys, time
     sys.path.insert(0, {examples!r})
     from impl import thread_of
 
@@ -279,6 +279,11 @@ FAULTY = textwrap.dedent("""
             say({{"id": request["id"], "error": {{"type": "KeyError", "message": "'parent'"}}}})
         elif mode == "malformed":
             say({{"id": request["id"], "result": [{{"id": "x"}}]}})
+        elif mode == "exit-held":  # a process of its own session keeps the program's stdout open
+            held = subprocess.Popen(["sleep", "60"], start_new_session=True)
+            with open(marker + ".held", "w") as noted:
+                noted.write(str(held.pid))
+            sys.exit(7)
 """)
 
 FAULTS = {
@@ -290,6 +295,7 @@ FAULTS = {
     "flood": "more than 1 MiB without ending the line",
     "error": "raised KeyError: 'parent'",
     "malformed": "not a thread result: $[0]: 'created_at' is a required property",
+    "exit-held": "exited with status 7",
 }
 
 
@@ -311,6 +317,33 @@ def test_a_fault_is_a_no_crash_failure_and_the_run_goes_on(mode, tmp_path, monke
     others = [r for (_, check), r in found.items() if check != "thread.no_crash"]
     # A hang too: the program is killed and started again, and the search goes on.
     assert others and all(r["status"] == "pass" and r["evaluated"] for r in others), others
+
+
+def test_an_exit_is_seen_while_a_process_it_started_holds_stdout_open(tmp_path, monkeypatch):
+    """Where no supervisor ends what the program left (a system without subreapers), its exit
+    is still seen within a fraction of a second, with its status: not a hang at the deadline."""
+    import os
+    import signal
+    import time
+
+    from chatconform.runner.protocol import channel
+
+    monkeypatch.setattr(channel, "supervised", lambda: False)
+    script = tmp_path / "faulty.py"
+    script.write_text(FAULTY.format(examples=str(ROOT / "examples/python")))
+    spec = f"exec:{sys.executable} {script} exit-held {tmp_path / 'marker'}"
+    started = time.monotonic()
+    try:
+        code = main(["run", "--impl", spec, "--contract", "thread", "--examples", "5", "--timeout", "30",
+                     "--check", "thread.no_crash", "--report", "r.jsonl"])
+    finally:
+        held = tmp_path / "marker.held"
+        if held.exists():
+            os.kill(int(held.read_text()), signal.SIGKILL)
+    assert code == 1 and time.monotonic() - started < 20
+    crash = results(tmp_path / "r.jsonl")[("faulty-exit-held", "thread.no_crash")]
+    assert "exited while a process it started holds its stdout open; it exited with status 7" in crash["message"], \
+        crash["message"]
 
 
 # -- a program that cannot start or fails the hello: exit 2, one line --------------------------

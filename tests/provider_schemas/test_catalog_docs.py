@@ -36,7 +36,8 @@ def _schema_tags(provider: str) -> dict[str, set[str]]:
     tags: dict[str, set[str]] = {}
     for node in _nodes(schema):
         if "x-rule" in node:
-            tags.setdefault(node["x-rule"], set()).add(node.get("x-error", schema["x-error"]))
+            template = node.get("x-error", schema["x-error"])  # braces doubled for str.format read as one
+            tags.setdefault(node["x-rule"], set()).add(template.replace("{{", "{").replace("}}", "}"))
     return tags
 
 
@@ -46,7 +47,8 @@ def _rules_trees() -> list[ast.Module]:
 
 
 def _sequence_ids() -> set[str]:
-    """Every rule id the rules modules pass to ``report.error`` / ``report.warning``.
+    """Every rule id the rules modules pass to ``report.error`` / ``report.warning``, or give a
+    problem they re-level (``replace(problem, rule=...)`` in a module's ``refine``).
 
     A literal id is taken as it is; an id held in a variable is one of the rule-id literals of
     the enclosing function (its lookup table).
@@ -61,6 +63,10 @@ def _sequence_ids() -> set[str]:
             if isinstance(node, ast.Constant) and isinstance(node.value, str) and RULE_ID.match(node.value)
         }
         for node in ast.walk(function):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "replace":
+                ids |= {k.value.value for k in node.keywords
+                        if k.arg == "rule" and isinstance(k.value, ast.Constant)}
+                continue
             if not (
                 isinstance(node, ast.Call)
                 and isinstance(node.func, ast.Attribute)
@@ -124,8 +130,10 @@ def test_every_provider_is_catalogued_with_a_docs_link():
 def test_catalog_lists_exactly_the_rule_ids_the_code_reports(provider):
     schema_ids = set(_schema_tags(provider))
     sequence_ids = {rule_id for rule_id in _sequence_ids() if LETTER[rule_id[0]] == provider}
+    content_ids = {PROVIDERS[provider].content_rule} - {None}
     catalogued = RULES[provider]
-    assert schema_ids | sequence_ids == set(catalogued)
+    assert schema_ids | sequence_ids | content_ids == set(catalogued)
+    assert content_ids == {r for r, info in catalogued.items() if info.check == "content"}
     assert schema_ids == {r for r, info in catalogued.items() if "schema" in info.check}
     assert sequence_ids == {r for r, info in catalogued.items() if "sequence" in info.check}
 
@@ -137,7 +145,7 @@ def test_every_rule_has_an_error_text_and_an_https_source():
             assert info.summary.strip() and info.error.strip(), rule_id
             for source in info.sources:
                 assert re.match(r"^https://[^\s<>|]+$", source), (rule_id, source)
-            assert info.check in ("schema", "sequence", "schema+sequence"), rule_id
+            assert info.check in ("schema", "sequence", "schema+sequence", "content"), rule_id
             assert info.severity in ("error", "warning") and info.text in ("verbatim", "adapted", "synthesized")
 
 
@@ -149,6 +157,8 @@ def test_each_error_text_is_one_the_code_reports(provider):
         reported = set(tags.get(rule_id, ())) if "schema" in info.check else set()
         if "sequence" in info.check:
             reported |= sequence_texts
+        if info.check == "content":
+            reported |= set(PROVIDERS[provider].content_refusals.values())
         assert info.error in reported, (rule_id, info.error)
 
 

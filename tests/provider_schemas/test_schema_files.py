@@ -12,7 +12,7 @@ from chatconform.provider_schemas import PROVIDER_IDS, UnknownProvider, load_sch
 from chatconform.provider_schemas.catalog import RULES
 from chatconform.provider_schemas.problems import GENERIC_RULE
 
-TEMPLATE_FIELDS = {"i", "j", "k", "loc", "oai", "gloc", "top", "value", "detail"}
+TEMPLATE_FIELDS = {"i", "j", "k", "loc", "oai", "gloc", "top", "value", "detail", "kind"}
 ANNOTATIONS = {"$comment", "description", "title", "x-rule", "x-error"}
 
 

@@ -360,3 +360,17 @@ def test_the_script_name_renders_as_text_and_runs_nothing(rendered):
     assert "data-pwned" not in body.attrs  # the planted onerror did not run
     assert HOSTILE in [th.text() for th in dom.all("th", **{"class": "impl"})]
     assert not dom.all("form", id="filters", hidden=None)  # the page's script did run
+
+
+def test_a_plain_run_report_splits_the_payload_checks_by_provider(tmp_path, capsys):
+    """Every run keeps each payload search's line: the page's per-provider sections and its
+    provider filter work for a plain `run --report`, not only for shards."""
+    assert main(["run", "--impl", "reference", "--contract", "payload", "--provider", "glm", "--provider",
+                 "anthropic", "--examples", "5", "--in-process", "--report", str(tmp_path / "r.jsonl")]) == 0
+    tables = reports.provider_matrix(reports.read(tmp_path / "r.jsonl"))
+    assert [t.provider for t in tables] == ["anthropic", "glm"]
+    assert all(t.checks and t.implementations == ["reference"] for t in tables)
+    assert main(["summary", str(tmp_path / "r.jsonl"), "--format", "html", "-o", str(tmp_path / "p.html")]) == 0
+    page = (tmp_path / "p.html").read_text()
+    assert 'data-provider="glm"' in page and 'data-provider="anthropic"' in page
+    assert "search lines" not in page and "--shard" not in page

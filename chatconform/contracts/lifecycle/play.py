@@ -1,11 +1,14 @@
 """Playing a lifecycle: an implementation's methods composed with the reference's, step by step.
 
 A :class:`~chatconform.strategies.lifecycles.Lifecycle` is played on one conversation store
-(:func:`play`): each step calls the implementation's method where it has one and the
-reference's where it has not (:class:`Composition`), and leaves a :class:`Record` of what
-the store held before and after it, what the reference's answer on the same input kept,
-and what the step saw (a restart's reloaded history, the payloads of a request, the thread
-of a branch). The lifecycle checks read the records; nothing here judges.
+(:func:`play`). The kinds of step, and the methods they compose, are what the contracts
+declare in their own modules (``Contract.lifecycle_steps``: :mod:`chatconform.frame.lifecycle`):
+each step is played by its declaration on the :class:`Player`, which calls the implementation's
+method where it has one and the reference's where it has not (:class:`Composition`), and
+leaves a :class:`Record` of what the store held before and after it, what the reference's
+answer on the same input kept, and what the step saw (a restart's reloaded history, the
+payloads of a request, the thread of a branch). The lifecycle checks read the records;
+nothing here judges.
 
 What must still be there after a step is carried from step to step (:class:`Ledger`): the
 user texts of the current branch, less what the reference's own answer on the same input
@@ -26,16 +29,18 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import timedelta
+from functools import cache
 from typing import TYPE_CHECKING, Any
 
-from chatconform.errors import MalformedResult, ProgramError, ProgramHung
-from chatconform.frame.guard import DEFAULT_TIMEOUT, call_deadline, time_left
-from chatconform.frame.snapshot import Frozen
+from chatconform.contracts import all_contracts
+from chatconform.errors import ContractLoadError, MalformedResult, ProgramError, ProgramHung
+from chatconform.frame.calls import Caller
+from chatconform.frame.contract import Contract
+from chatconform.frame.lifecycle import LifecycleStep, cut_at, picked
 from chatconform.history import Row, history_problem
 from chatconform.lazy import pai
 from chatconform.providers import PROVIDER_IDS
 from chatconform.reference import ReferenceImplementation
-from chatconform.reference.trim import valid_starts
 from chatconform.strategies.lifecycles import Lifecycle, Step, standing_request
 from chatconform.strategies.runs import EPOCH, TOOLS, run_scenario
 
@@ -44,13 +49,46 @@ if TYPE_CHECKING:
     from pydantic_ai.messages import ModelMessage, ModelResponse
     from pydantic_ai.models.function import AgentInfo
 
-#: The contract methods a lifecycle composes, by the steps that call them.
-METHODS = ("persist_run", "extract_thread", "dump", "load", "sanitize", "compact", "trim", "repair", "to_payload")
-
 _REFERENCE = ReferenceImplementation()
 
-#: The run's instructions a request step maps with its history.
-REQUEST_INSTRUCTIONS = "Answer briefly. (instructions)"
+
+# -- what the contracts declare ---------------------------------------------------------------------
+
+@cache
+def joined() -> tuple[Contract, ...]:
+    """The contracts that declare steps of a conversation's life, in listing order."""
+    return tuple(c for c in all_contracts().values() if c.lifecycle_steps)
+
+
+@cache
+def step_kinds() -> dict[str, LifecycleStep]:
+    """Every kind of step the contracts declare, by name, in their ``order`` (a program shrinks
+    toward the first)."""
+    kinds: dict[str, LifecycleStep] = {}
+    for contract in joined():
+        for kind in contract.lifecycle_steps:
+            if kind.name in kinds:
+                raise ContractLoadError(f"two contracts declare the lifecycle step {kind.name!r}")
+            kinds[kind.name] = kind
+    return {kind.name: kind for kind in sorted(kinds.values(), key=lambda k: (k.order, k.name))}
+
+
+@cache
+def results() -> dict[str, str]:
+    """What each composed method returns, as its contract's signature says (``history``)."""
+    return {call.method: call.result for contract in joined() for call in contract.calls()}
+
+
+@cache
+def method_groups() -> tuple[tuple[str, ...], ...]:
+    """The methods a lifecycle composes, one group per contract that declares steps (a
+    contract's methods are one: an implementation supplies all of them or none)."""
+    return tuple(tuple(call.method for call in contract.calls()) for contract in joined())
+
+
+def composed_methods() -> tuple[str, ...]:
+    """Every method a lifecycle composes."""
+    return tuple(method for group in method_groups() for method in group)
 
 
 class StepFailed(ProgramError):
@@ -69,9 +107,8 @@ class Composition:
 
     def __init__(self, obj: Any, providers: frozenset[str] | None = None) -> None:
         self.obj = obj
-        self.own = frozenset(m for m in METHODS if callable(getattr(obj, m, None)))
-        if "dump" in self.own or "load" in self.own:  # serde is one contract: both or none
-            self.own |= {"dump", "load"}
+        self.own = frozenset(method for group in method_groups() if any(callable(getattr(obj, m, None)) for m in group)
+                             for method in group)
         chosen = providers if "to_payload" in self.own and providers is not None else frozenset(PROVIDER_IDS)
         self.providers = tuple(p for p in PROVIDER_IDS if p in chosen)
         #: What each call did to its input, where it changed it (a play starts it empty).
@@ -83,42 +120,35 @@ class Composition:
 
     def call(self, where: str, method: str, *args: Any, **kwargs: Any) -> Any:
         """``method`` of the implementation (or the reference), judged as one call: it must
-        return, leave its arguments as they were, and (but for ``dump`` and ``to_payload``)
-        return a history."""
+        return, leave its arguments as they were, and return what its contract's signature
+        says (a history, the stored form). Made inside the engine's call of the whole program, with the run's
+        timeout, within what the program has left (:class:`~chatconform.frame.calls.Caller`)."""
         if method not in self.own:
             return getattr(_REFERENCE, method)(*args, **kwargs)
         fn = getattr(self.obj, method)
-        watch = getattr(self.obj, "watch_input", None)  # a program in a process of its own
-        frozen = None
-        if callable(watch):
-            # Within what the whole program has left: its process is stopped, not abandoned.
-            left = time_left()
-            watch(max(0.1, left) if left is not None else call_deadline(DEFAULT_TIMEOUT, _size(args)))
-        else:  # a private copy, compared afterwards, as the engine's own call is judged
-            frozen = Frozen((args, kwargs))
-            args, kwargs = frozen.copy()
-        try:
-            result = fn(*args, **kwargs)
-        except (ProgramHung, MalformedResult) as exc:
-            raise type(exc)(f"{where}, {method}(): {exc}") from None
-        except Exception as exc:
-            raised = str(exc) if isinstance(exc, ProgramError) else f"{type(exc).__name__}: {exc}"
-            raise StepFailed(f"{raised}, in {method}() at {where}") from exc
-        change = self.obj.input_change() if callable(watch) else None
-        if change is None and frozen is not None and frozen.changed((args, kwargs)):
-            change = "it changed its input"
+        called = Caller(self.obj).call(lambda given: fn(*given[0], **given[1]), (args, kwargs),
+                                       size=_size(args), watch=True, check=_RESULT_CHECKS.get(results()[method]))
+        error = called.error
+        if isinstance(error, (ProgramHung, MalformedResult)):
+            raise type(error)(f"{where}, {method}(): {error}") from None
+        if error is not None:
+            raised = str(error) if isinstance(error, ProgramError) else f"{type(error).__name__}: {error}"
+            raise StepFailed(f"{raised}, in {method}() at {where}") from error
+        change = called.input_change()
         if change is not None:
             self.changes.append(f"{where}, {method}(): {change}")
-        if method in ("dump", "to_payload"):
-            if method == "dump" and not isinstance(result, (bytes, str)):
-                raise MalformedResult(f"{where}, dump() returned {type(result).__name__}, not bytes or str")
-            return result
-        if method == "extract_thread":
-            return result
-        problem = history_problem(result)
-        if problem is not None:
-            raise MalformedResult(f"{where}, {method}(): {problem}")
-        return result
+        if called.problem is not None:
+            raise MalformedResult(f"{where}, {method}(): {called.problem}")
+        return called.output
+
+
+def _stored_form(result: Any) -> str | None:
+    return None if isinstance(result, (bytes, str)) else f"returned {type(result).__name__}, not bytes or str"
+
+
+#: Why a result is not what the steps after it can take, by what the method's signature says it
+#: returns (a request body, a thread: read as they come).
+_RESULT_CHECKS: dict[str, Callable[[Any], str | None]] = {"history": history_problem, "bytes | str": _stored_form}
 
 
 def _size(args: tuple) -> int:
@@ -145,6 +175,12 @@ def user_texts(history: Sequence[ModelMessage]) -> Counter:
     return found
 
 
+def answers(history: Sequence[ModelMessage]) -> Counter:
+    """Every text the model answered in a history, counted."""
+    return Counter(part.content for message in history if isinstance(message, pai.ModelResponse)
+                   for part in message.parts if isinstance(part, pai.TextPart))
+
+
 def occurrences(history: Sequence[ModelMessage], text: str) -> int:
     """In how many parts ``text`` appears (a summary is framed by its compaction)."""
     return sum(1 for message in history for part in message.parts
@@ -158,14 +194,23 @@ def standing_count(history: Sequence[ModelMessage], prompt: str) -> int:
 
 @dataclass(frozen=True)
 class Ledger:
-    """The user texts that must be in the stored history, and the summaries that must be there once."""
+    """The user texts that must be in the stored history, the summaries that must be there once,
+    and how often each user text and answer was said on the branch (stored more often, it is
+    stored twice)."""
 
     texts: Counter = field(default_factory=Counter)
     summaries: frozenset[str] = frozenset()
+    #: Each user text and each answer of the model, as often as the branch said it: what a
+    #: step drops is still counted (an implementation may keep what the reference drops).
+    said: Counter = field(default_factory=Counter)
+    answered: Counter = field(default_factory=Counter)
+    #: Every summary a compaction of the branch wrote.
+    written: frozenset[str] = frozenset()
 
     @classmethod
     def of(cls, history: Sequence[ModelMessage]) -> Ledger:
-        return cls(user_texts(history))
+        texts = user_texts(history)
+        return cls(texts, said=texts, answered=answers(history))
 
     def carried(self, before: Sequence[ModelMessage], kept: Sequence[ModelMessage], summary: str = "") -> Ledger:
         """After a step whose reference answer on ``before`` is ``kept``: what it dropped may
@@ -173,10 +218,31 @@ class Ledger:
         old, new = user_texts(before), user_texts(kept)
         texts = (self.texts - (old - new)) + (new - old)
         summaries = {s for s in (*self.summaries, *([summary] if summary else ())) if occurrences(kept, s)}
-        return Ledger(texts, frozenset(summaries))
+        return Ledger(texts, frozenset(summaries), self.said + (new - old),
+                      self.answered + (answers(kept) - answers(before)),
+                      self.written | ({summary} if summary else set()))
 
     def missing(self, history: Sequence[ModelMessage]) -> list[str]:
         return list((self.texts - user_texts(history)).elements())
+
+    def doubled(self, history: Sequence[ModelMessage]) -> list[tuple[str, str, int, int]]:
+        """(``user text`` or ``answer``, the text, times stored, times said) for each text the
+        branch said that ``history`` stores more often than it was said."""
+        found = []
+        for what, said, stored in (("user text", self.said, user_texts(history)),
+                                   ("answer", self.answered, answers(history))):
+            found += [(what, text, count, said[text]) for text, count in stored.items()
+                      if text in said and count > said[text]]
+        return found
+
+    def nested(self, history: Sequence[ModelMessage]) -> list[tuple[str, ...]]:
+        """The summaries of the branch that one part of ``history`` holds together, for each part
+        that holds more than one (a summary pasted into a later one)."""
+        if len(self.written) < 2:
+            return []
+        return [held for message in history for part in message.parts
+                if isinstance(content := getattr(part, "content", None), str)
+                and len(held := tuple(s for s in sorted(self.written) if s in content)) > 1]
 
 
 # -- the records ----------------------------------------------------------------------------------
@@ -191,6 +257,10 @@ class Record:
     before: list[ModelMessage]
     after: list[ModelMessage]
     ledger: Ledger
+    #: The step in a few words (its kind's :meth:`~chatconform.strategies.lifecycles.StepKind.describe`).
+    description: str
+    #: The methods its kind calls (``LifecycleStep.methods``).
+    methods: tuple[str, ...] = ()
     #: ``restart``: the history ``load`` gave back.
     reloaded: list[ModelMessage] | None = None
     #: ``request``: the history sent (repaired, with the next prompt), and (provider, body) per provider.
@@ -219,7 +289,7 @@ class Trace:
     def program(self, upto: int | None = None) -> str:
         """The steps as numbered lines, up to step ``upto``."""
         shown = self.records if upto is None else self.records[:upto]
-        return "; ".join(f"{r.number}. {r.step.describe()} [{r.whose}]" for r in shown)
+        return "; ".join(f"{r.number}. {r.description} [{r.whose}]" for r in shown)
 
 
 # -- the next run ---------------------------------------------------------------------------------
@@ -249,9 +319,15 @@ def next_agent() -> Agent:
 
 
 def refusal(history: list[ModelMessage], prompt: str = "Next question (u-next)") -> str | None:
-    """Why a real Agent refuses the next prompt on ``history``, or None when it takes it."""
+    """Why a real Agent refuses the next prompt on ``history``, or None when it takes it: the
+    run goes as far as taking the history and the prompt, where pydantic-ai refuses them, and
+    stops before asking its model (a whole run costs twice as much, and is asked after every step)."""
+    async def take() -> None:
+        async with next_agent().iter(prompt, message_history=list(history)) as run:
+            await run.next(run.next_node)
+
     try:
-        asyncio.run(next_agent().run(prompt, message_history=list(history)))
+        asyncio.run(take())
     except Exception as exc:
         return f"{type(exc).__name__}: {str(exc)[:300]}"
     return None
@@ -259,42 +335,26 @@ def refusal(history: list[ModelMessage], prompt: str = "Next question (u-next)")
 
 # -- playing --------------------------------------------------------------------------------------
 
-def _pick(pick: int, choices: Sequence[Any]) -> Any:
-    return choices[pick % len(choices)]
-
-
-def _budget(history: list[ModelMessage], pick: int) -> int:
-    """A trim budget at ``len(history) - start`` for a valid start, or one below it: where a
-    trim that adds the standing prompt on top of its budget is caught."""
-    starts = [s for s in valid_starts(history) if s < len(history)] or [0]
-    start = _pick(pick // 2, starts)
-    return max(1, len(history) - start - (pick % 2))
-
-
-def _cut(history: list[ModelMessage], pick: int) -> int:
-    return _pick(pick, range(1, len(history) + 1)) if history else 0
-
-
-def _plant(history: list[ModelMessage], prompt: str) -> list[ModelMessage]:
-    """What the application does after taking a client's history: its own standing prompt
-    goes back in front when the sanitized history no longer holds it."""
-    if standing_count(history, prompt):
-        return history
-    return [standing_request(prompt), *history]
-
-
 class Player:
-    """One conversation store, played a step at a time (:meth:`advance`), or a whole program (:meth:`play`)."""
+    """One conversation store, played a step at a time (:meth:`advance`), or a whole program
+    (:meth:`play`): the :class:`~chatconform.frame.lifecycle.Conversation` the declared steps
+    are played on."""
 
     def __init__(self, lifecycle: Lifecycle, composition: Composition) -> None:
         self.lc, self.impl = lifecycle, composition
         composition.changes.clear()
+        self.kinds = step_kinds()
+        self.providers = composition.providers
         self.history: list[ModelMessage] = lifecycle.history
         self.ledger = Ledger.of(lifecycle.history)
         self.rows: list[Row] = []
         self.kept: dict[str | None, tuple[list[ModelMessage], Ledger]] = {None: (lifecycle.history, self.ledger)}
         self.head: str | None = None
         self.records: list[Record] = []
+        #: The step being played: its number, its kind's declaration, and the step.
+        self.number = 0
+        self._kind: LifecycleStep | None = None
+        self._playing: Step | None = None
 
     def play(self) -> Trace:
         for number, step in enumerate(self.lc.steps, 1):
@@ -304,7 +364,13 @@ class Player:
 
     def advance(self, number: int, step: Step) -> bool:
         """Play one step; False when the next run refused the history (the conversation is stuck)."""
-        record = getattr(self, f"_{step.kind}")(number, step)
+        kind = self.kinds.get(step.kind)
+        if kind is None:
+            raise ValueError(f"step {number}: no contract declares a lifecycle step {step.kind!r} "
+                             f"(declared: {', '.join(self.kinds)})")
+        self.number, self._kind, self._playing = number, kind, step
+        record: Record = kind.play(self, step)
+        record.methods = kind.methods
         self.records.append(record)
         if record.blocked is not None:
             return False
@@ -318,95 +384,74 @@ class Player:
         return Trace(self.lc.system_prompt, self.lc.history, list(self.records), self.impl.own,
                      list(self.impl.changes))
 
-    def _call(self, number: int, step: Step, method: str, *args: Any, **kwargs: Any) -> Any:
-        return self.impl.call(f"step {number} ({step.kind})", method, *args, **kwargs)
+    # -- what a step may do (chatconform.frame.lifecycle.Conversation) ------------------------
+    def call(self, method: str, *args: Any, **kwargs: Any) -> Any:
+        assert self._kind is not None, "no step is being played"
+        return self.impl.call(f"step {self.number} ({self._kind.name})", method, *args, **kwargs)
 
-    def _record(self, number: int, step: Step, whose: str, after: list[ModelMessage], kept: list[ModelMessage],
-                summary: str = "", **more: Any) -> Record:
-        return Record(number, step, whose, self.history, after, self.ledger.carried(self.history, kept, summary),
-                      **more)
+    def reference(self, method: str, *args: Any, **kwargs: Any) -> Any:
+        return getattr(_REFERENCE, method)(*args, **kwargs)
 
-    # -- the steps --------------------------------------------------------------------------
-    def _turn(self, number: int, step: Step, *, branch_of: Row | None = None) -> Record:
+    def record(self, after: list[ModelMessage], kept: list[ModelMessage], summary: str = "", *,
+               whose: str | None = None, **seen: Any) -> Record:
+        assert self._kind is not None and self._playing is not None, "no step is being played"
+        return Record(self.number, self._playing, whose or self.impl.whose(*self._kind.methods), self.history, after,
+                      self.ledger.carried(self.history, kept, summary), self._kind.describe(self._playing), **seen)
+
+    def with_standing_prompt(self, history: list[ModelMessage]) -> list[ModelMessage]:
+        if standing_count(history, self.lc.system_prompt):
+            return history
+        return [standing_request(self.lc.system_prompt), *history]
+
+    def turn(self, step: Step, *, branch_of: Row | None = None) -> Record:
+        number = self.number
         before, ledger = self.history, self.ledger
         whose = self.impl.whose("persist_run", *(("compact",) if step.compact_in_run else ()),
                                 "extract_thread")
+        assert self._kind is not None, "no step is being played"
+        described = self._kind.describe(step)
         assert step.scenario is not None
         base, kept_base = before, before
         if step.compact_in_run and len(before) > 1:
-            cut = _cut(before, step.pick)
-            base = self._call(number, step, "compact", before, cut=cut, summary=step.summary)
+            cut = cut_at(before, step.pick)
+            base = self.call("compact", before, cut=cut, summary=step.summary)
             kept_base = _REFERENCE.compact(before, cut=cut, summary=step.summary)
             ledger = ledger.carried(before, kept_base, step.summary)
             missing = ledger.missing(base)
             if missing:  # the in-run compaction lost a text: judged where it happened
-                return Record(number, step, whose, before, base, ledger)
+                return Record(number, step, whose, before, base, ledger, described)
         from pydantic_ai.exceptions import UserError
 
         try:
             run = run_scenario(dataclasses.replace(step.scenario, previous=base))
         except UserError as exc:  # the Agent refused the history it was given, before the run began
-            return Record(number, step, whose, before, before, ledger, blocked=f"UserError: {str(exc)[:300]}")
-        stored = self._call(number, step, "persist_run", before, run.captured, run.outcome)
+            return Record(number, step, whose, before, before, ledger, described,
+                          blocked=f"UserError: {str(exc)[:300]}")
+        stored = self.call("persist_run", before, run.captured, run.outcome)
         kept = _REFERENCE.persist_run(before, run.captured, run.outcome)
         ledger = ledger.carried(base, kept)
         if not run.captured:  # the run stopped before it began: nothing it compacted counts
             ledger = self.ledger.carried(before, kept)
-        record = Record(number, step, whose, before, stored, ledger)
+        record = Record(number, step, whose, before, stored, ledger, described)
         parent = self.head if branch_of is None else branch_of.parent_message_id
         row = Row(f"row-{number}", parent, EPOCH + timedelta(minutes=number))
         self.rows.append(row)
         newest_first = self.rows[::-1]
         reference_ids = [r.id for r in _REFERENCE.extract_thread(newest_first)]
         if "extract_thread" in self.impl.own:
-            found = self._call(number, step, "extract_thread", list(newest_first))
+            found = self.call("extract_thread", list(newest_first))
             ids = [getattr(r, "id", None) for r in found] if isinstance(found, list) else [repr(found)[:80]]
             record.thread = ([str(i) for i in ids], reference_ids)
         self.head = row.id
         return record
 
-    def _branch(self, number: int, step: Step) -> Record:
+    def branch(self, step: Step) -> Record:
         if not self.rows:
-            return self._turn(number, step)
+            return self.turn(step)
         chain = _REFERENCE.extract_thread(self.rows[::-1])
-        again = _pick(step.pick, chain)
+        again = picked(step.pick, chain)
         self.history, self.ledger = self.kept[again.parent_message_id]
-        return self._turn(number, step, branch_of=again)
-
-    def _restart(self, number: int, step: Step) -> Record:
-        data = self._call(number, step, "dump", self.history)
-        loaded = self._call(number, step, "load", data)
-        return self._record(number, step, self.impl.whose("dump", "load"), loaded, self.history, reloaded=loaded)
-
-    def _client(self, number: int, step: Step) -> Record:
-        mine = _plant(self._call(number, step, "sanitize", self.history), self.lc.system_prompt)
-        kept = _plant(_REFERENCE.sanitize(self.history), self.lc.system_prompt)
-        return self._record(number, step, self.impl.whose("sanitize"), mine, kept)
-
-    def _compact(self, number: int, step: Step) -> Record:
-        cut = _cut(self.history, step.pick)
-        mine = self._call(number, step, "compact", self.history, cut=cut, summary=step.summary)
-        kept = _REFERENCE.compact(self.history, cut=cut, summary=step.summary)
-        return self._record(number, step, self.impl.whose("compact"), mine, kept, step.summary)
-
-    def _trim(self, number: int, step: Step) -> Record:
-        budget = _budget(self.history, step.pick)
-        mine = self._call(number, step, "trim", self.history, max_messages=budget)
-        kept = _REFERENCE.trim(self.history, max_messages=budget)
-        return self._record(number, step, self.impl.whose("trim"), mine, kept)
-
-    def _repair(self, number: int, step: Step) -> Record:
-        mine = self._call(number, step, "repair", self.history)
-        return self._record(number, step, self.impl.whose("repair"), mine, _REFERENCE.repair(self.history))
-
-    def _request(self, number: int, step: Step) -> Record:
-        sent = [*self._call(number, step, "repair", self.history),
-                pai.ModelRequest([pai.UserPromptPart(f"Step {number}: a question (u-request-{number})",
-                                                     timestamp=EPOCH)], timestamp=EPOCH)]
-        payloads = [(p, self._call(number, step, "to_payload", sent, provider=p,
-                                          instructions=REQUEST_INSTRUCTIONS)) for p in self.impl.providers]
-        return self._record(number, step, self.impl.whose("repair", "to_payload"), self.history, self.history,
-                            sent=sent, payloads=payloads)
+        return self.turn(step, branch_of=again)
 
 
 def play(lifecycle: Lifecycle, composition: Composition) -> Trace:

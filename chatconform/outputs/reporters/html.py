@@ -31,8 +31,10 @@ from chatconform.outputs.report import (
     Cell,
     Report,
     counts_text,
+    failure_status,
     findings,
     interruption,
+    line_failures,
     matrix,
     not_provided_text,
     provided_in,
@@ -118,10 +120,15 @@ def _page(report: Report) -> Page:
     shown: dict[tuple[str, str, str | None], Finding] = {}  # by (implementation, check, variant)
     number = itertools.count(1)
     for result in findings(results):
-        finding = _finding(f"f-{next(number)}", result["implementation"], result["check"], status_of(result),
-                           result, specs, info)
-        shown[(finding.implementation, finding.check, None)] = finding
-        shown.setdefault((finding.implementation, finding.check, finding.variant), finding)
+        # A check several variants failed: a finding for each, the cell linking to the worst (the first).
+        each = [(status_of(result), result)] if not result.get("failures") else [
+            (failure_status(result, failure), result | failure) for failure in line_failures(result)]
+        for index, (status, line) in enumerate(each):
+            finding = _finding(f"f-{next(number)}", result["implementation"], result["check"], status, line,
+                               specs, info)
+            if index == 0:
+                shown[(finding.implementation, finding.check, None)] = finding
+            shown.setdefault((finding.implementation, finding.check, finding.variant), finding)
     tooltips = {(r["check"], r["implementation"]): str(r.get("message") or "") for r in results}
     groups: dict[str, list[Row]] = {}
     for check in checks:
@@ -202,10 +209,14 @@ def _finding(ident: str, impl: str, check_id: str, status: Status, line: dict, s
     text, finding.cut = case_text(case)
     finding.case = highlight(text)
     record = {"implementation": specs.get(impl, impl), "check": check_id, "variant": finding.variant, "case": case}
+    level = str(line.get("level") or ERROR)
     if not finding.cut:
-        finding.test = regression_test(record, str(line.get("level") or ERROR))
+        finding.test = regression_test(record, level)
     if status == Status.FAIL:  # a run saves its failures only, under this name
-        finding.replay = replay_command(saved_path(record, FAILURES_DIR), record["implementation"])
+        saved = saved_path(record, FAILURES_DIR)
+        finding.replay = replay_command(saved, record["implementation"])
+        if finding.cut:  # too long to hold: the test loads the saved case
+            finding.test = regression_test(record, level, case_file=saved.name)
     return finding
 
 

@@ -45,14 +45,15 @@ class JsonlReporter:
                              started=self.started_at)
         if self.providers:
             head["providers"] = self.providers
-        searches = []
+        names = [impl.name for impl in run.implementations]
         if outcome.shard:
-            names = [impl.name for impl in run.implementations]
             report.add_shard(head, *outcome.shard, outcome.units, outcome.planned, names)
-            # What merging folds again; each also holds its provider's verdicts, which the
-            # per-provider tables of a summary read.
-            searches = [report.search_line(names[u.impl], u, outcome.results.get(u)) for u in outcome.units
-                        if u.skip is not None or u in outcome.results]  # an interrupted search left none
+        # A shard's searches are what merging folds again. Each search of a provider (a payload
+        # search) also holds that provider's verdicts, which the per-provider tables of a
+        # summary read: a plain run writes those only.
+        searches = [report.search_line(names[u.impl], u, outcome.results.get(u)) for u in outcome.units
+                    if (outcome.shard or u.variant is not None)
+                    and (u.skip is not None or u in outcome.results)]  # an interrupted search left none
         lines = [head, *searches, *map(report.result_line, outcome.verdicts),
                  report.footer(outcome.verdicts, finished.seconds, interrupted=outcome.interrupted,
                                searched=outcome.searched, searches=outcome.searches)]

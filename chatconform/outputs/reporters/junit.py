@@ -56,19 +56,20 @@ class JunitReporter:
 
         def suite(name: str) -> ET.Element:
             if name not in suites:
-                suites[name] = ET.SubElement(root, "testsuite", name=name, time=f"{self.seconds[name]:.3f}")
+                suites[name] = ET.SubElement(root, "testsuite", name=_xml_text(name),
+                                             time=f"{self.seconds[name]:.3f}")
             return suites[name]
 
         verdicts, absent = report.split_provided(verdicts, self.provided,
                                                  lambda v: (v.implementation, v.contract, v.status))
         for verdict in verdicts:
             name = verdict.implementation
-            case = ET.SubElement(suite(name), "testcase", classname=name, name=verdict.check)
+            case = ET.SubElement(suite(name), "testcase", classname=_xml_text(name), name=_xml_text(verdict.check))
             kind = self._outcome(case, verdict)
             for key in ((name, "tests"), ("", "tests")) + (((name, kind), ("", kind)) if kind else ()):
                 tally[key] += 1
         for name, contracts in absent.items():  # after the test cases, as the schema orders them
-            ET.SubElement(suite(name), "system-out").text = report.not_provided_text(name, contracts)
+            ET.SubElement(suite(name), "system-out").text = _xml_text(report.not_provided_text(name, contracts))
         for element, name in [(root, ""), *((suite, name) for name, suite in suites.items())]:
             for field in ("tests", "failures", "errors", "skipped"):
                 element.set(field, str(tally[(name, field)]))

@@ -3,6 +3,8 @@ then the errors, warnings and expected failures with their cases, for a CI step 
 
 from __future__ import annotations
 
+import html
+import re
 from typing import Any
 
 from chatconform.frame.status import Status
@@ -12,8 +14,10 @@ from chatconform.outputs.report import (
     Cell,
     Report,
     counts_text,
+    failure_status,
     findings,
     interruption,
+    line_failures,
     matrix,
     not_provided_text,
     provided_in,
@@ -30,7 +34,7 @@ def markdown(report: Report) -> str:
     lines = [f"### chatconform {report.header.get('version', '')} "
              f"(profile {report.header.get('profile', '?')})", ""]
     if impls:
-        lines += ["| check | " + " | ".join(impls) + " |", "|---|" + "---|" * len(impls)]
+        lines += ["| check | " + " | ".join(map(_cell, impls)) + " |", "|---|" + "---|" * len(impls)]
     else:  # a shard with nothing to search: no table, which would render broken
         lines.append("No check ran.")
     stopped = interruption(report)
@@ -38,23 +42,39 @@ def markdown(report: Report) -> str:
         lines[1:1] = ["", f"**{stopped}**: {PARTIAL}"]
     for check in checks:
         row = [cells.get((check, i), None) for i in impls]
-        lines.append(f"| `{check}` | " + " | ".join(
+        lines.append(f"| `{_cell(check)}` | " + " | ".join(
             "" if c is None else f"**{c.label}**" if c.status.fails_run else c.label for c in row) + " |")
     lines += ["", counts_text(results)]  # never the footer's: it may be forged
     lines += provider_tables(report)
     if absent:
-        lines += ["", *(f"- {not_provided_text(name, contracts)}" for name, contracts in absent.items())]
+        lines += ["", *(f"- {_cell(not_provided_text(name, contracts))}" for name, contracts in absent.items())]
     shown = findings(report.results)
     if shown:
         lines += ["", "| implementation | check | status | message |", "|---|---|---|---|"]
-        lines += [f"| {r['implementation']} | `{r['check']}` | {status_of(r).label} | "
-                  f"{_cell(r['message'])} |" for r in shown]
-        lines += [block for r in shown if r.get("example") is not None for block in _example_block(r)]
+        for r in shown:
+            if r.get("failures"):  # several variants failed: each with its own message
+                lines += [f"| {_cell(r['implementation'])} | `{_cell(r['check'])}` {_cell(_variant(f))} | "
+                          f"{failure_status(r, f).label} | {_cell(str(f.get('message') or ''))} |"
+                          for f in line_failures(r)]
+            else:
+                lines.append(f"| {_cell(r['implementation'])} | `{_cell(r['check'])}` | {status_of(r).label} | "
+                             f"{_cell(r['message'] or '')} |")
+        lines += [block for r in shown for f in line_failures(r) if f.get("example") is not None
+                  for block in _example_block(r, f)]
     return "\n".join(lines) + "\n"
 
 
+def _variant(failure: dict) -> str:
+    return f"[{failure['variant']}]" if failure.get("variant") else ""
+
+
 def _cell(text: str) -> str:
-    return text.replace("|", "/").replace("\n", " ")
+    """``text`` as one table cell: no line break or other control character (a space each), no
+    pipe (a slash) and no backtick (a quote: cells in a code span would end it)."""
+    return _CONTROL.sub(" ", text).replace("|", "/").replace("`", "'")
+
+
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 
 
 #: Lines of a case a markdown summary shows before it cuts the rest.
@@ -76,11 +96,12 @@ def case_text(case: Any) -> tuple[str, bool]:
     return "\n".join(shown), shown != lines
 
 
-def _example_block(result: dict) -> list[str]:
-    """A collapsed block with the (minimal) case, so a step summary stays one table long."""
-    variant = f" [{result['variant']}]" if result.get("variant") else ""
-    text, _ = case_text(result["example"])
-    return ["", f"<details><summary>{result['implementation']} · {result['check']}{variant}: the case</summary>",
+def _example_block(result: dict, failure: dict) -> list[str]:
+    """A collapsed block with one failure's (minimal) case, so a step summary stays one table long."""
+    variant = f" {_variant(failure)}" if failure.get("variant") else ""
+    text, _ = case_text(failure["example"])
+    title = html.escape(_cell(f"{result['implementation']} · {result['check']}{variant}"))  # inside HTML
+    return ["", f"<details><summary>{title}: the case</summary>",
             "", "```json", text, "```", "", "</details>"]
 
 
@@ -95,11 +116,11 @@ def provider_tables(report: Report) -> list[str]:
     lines = ["", "### The payload contract, provider by provider", ""]
     for table in tables:
         columns = table.implementations
-        lines += [f"#### `{table.provider}`", "", "| check | " + " | ".join(columns) + " |",
+        lines += [f"#### `{_cell(table.provider)}`", "", "| check | " + " | ".join(map(_cell, columns)) + " |",
                   "|---|" + "---|" * len(columns)]
         lines += [f"| `{c}` | " + " | ".join(_provider_label(table.cells.get((c, i))) for i in columns) + " |"
                   for c in table.checks]
-        notes = [f"- {impl} · `{check}` ({_provider_label(cell)}): {_cell(failure['message'])}"
+        notes = [f"- {_cell(impl)} · `{_cell(check)}` ({_provider_label(cell)}): {_cell(failure['message'])}"
                  for (check, impl), failure in table.failures.items()
                  if (cell := table.cells[(check, impl)]).status != Status.WARN]
         if notes:

@@ -10,15 +10,18 @@ since a line broken in them would not run or parse when pasted.
 
 from __future__ import annotations
 
+import re
 import textwrap
 import time
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from chatconform.contracts import get_contract
 from chatconform.engine import (
     BenchInput,
     BenchRound,
@@ -35,12 +38,24 @@ from chatconform.engine import (
 from chatconform.errors import ERROR
 from chatconform.frame.status import Status
 from chatconform.outputs import report
-from chatconform.outputs.present import TEST_BANNER, describe, indent
+from chatconform.outputs.present import TEST_BANNER, describe, failure_record, indent, regression_test
 from chatconform.outputs.repro import replay_command
 from chatconform.version import __version__
 
 #: Off a terminal (a CI log, a file), how often a line says what each running search has done.
 PROGRESS_SECONDS = 30.0
+
+
+#: Characters a terminal acts on rather than shows (C0 and C1 controls, DEL): an escape
+#: sequence in a name, a message or a program's stderr could retitle the window or clear it.
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def visible(text: str, *, lines: bool = True) -> str:
+    """``text`` with every control character shown as an escape (``\\x1b``), never acted on;
+    newlines and tabs too unless ``lines`` (a name or a table cell is one line)."""
+    text = _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+    return text if lines else text.replace("\n", "\\n").replace("\t", "\\t")
 
 
 @dataclass
@@ -72,6 +87,13 @@ def failures_note(failing: Mapping[str, str], expected: Collection[str]) -> tupl
     if declared:
         parts.append(f"{declared} expected failure{'s' * (declared > 1)}, as declared")
     return ", ".join(parts) or "ok", "red" if errors else "yellow" if parts else "green"
+
+
+def reached_text(contract: str, reached: dict[str, set[str]]) -> str:
+    """What a search's cases reached, measure by measure, of how many there are."""
+    totals = get_contract(contract).reachable()
+    return "; ".join(f"{len(found)}" + (f" of {totals[measure]}" if measure in totals else "") + f" {measure}"
+                     for measure, found in reached.items())
 
 
 class TerminalReporter:
@@ -135,7 +157,10 @@ class TerminalReporter:
         note = failures_note(failing, self.expected.get(event.implementation, ()))
         if result.aborted:
             note = ("stopped", "magenta")
-        self.err.print(Text.assemble(f"  {event.label}: {result.examples} examples, {event.seconds:.1f}s, ", note))
+        label = visible(event.label, lines=False)
+        self.err.print(Text.assemble(f"  {label}: {result.examples} examples, {event.seconds:.1f}s, ", note))
+        if self.verbose and result.reached:
+            self.err.print("    reached: " + reached_text(event.contract, result.reached))
         self._show()
 
     def _log_progress(self) -> None:
@@ -149,7 +174,7 @@ class TerminalReporter:
         done = f" ({self.done} of {self.total} searches done)" if self.total > 1 else ""
         for label, running in self.running.items():
             note = failures_note(running.failing, self.expected.get(running.implementation, ()))
-            self.err.print(Text.assemble(f"  still searching {running.text(label)}, "
+            self.err.print(Text.assemble(f"  still searching {visible(running.text(label), lines=False)}, "
                                          f"{now - running.started:.1f}s so far, ", note, done))
 
     def finished(self, event: RunFinished) -> None:
@@ -187,7 +212,8 @@ class TerminalReporter:
         text = "; ".join(r.text(label) if r.examples else label for label, r in self.running.items())
         if self.total > 1:
             text = f"[{self.done}/{self.total}] {text}"
-        line = Text(text, no_wrap=True, overflow="ellipsis")  # one line, however narrow the terminal
+        # One line, however narrow the terminal.
+        line = Text(visible(text, lines=False), no_wrap=True, overflow="ellipsis")
         if self.status is None:
             self.status = self.err.status(line)
             self.status.start()
@@ -203,7 +229,7 @@ def print_matrix(out: Console, results: list[dict], not_provided: Mapping[str, l
     table = Table(title="conformance", title_justify="left")
     table.add_column("check", overflow="fold")  # a narrow terminal folds an id, never cuts it
     for impl in impls:
-        table.add_column(impl, justify="center")
+        table.add_column(visible(impl, lines=False), justify="center")
 
     by_contract: dict[str, list[str]] = {}
     for check in checks:
@@ -220,10 +246,10 @@ def print_matrix(out: Console, results: list[dict], not_provided: Mapping[str, l
             for impl in impls:
                 cell = cells.get((check, impl))
                 row.append(Text(cell.label, style=cell.status.style) if cell else Text(""))
-            table.add_row(check, *row)
+            table.add_row(visible(check, lines=False), *row)
     out.print(table)
     for name, contracts in (not_provided or {}).items():
-        out.print(report.not_provided_text(name, contracts))
+        out.print(visible(report.not_provided_text(name, contracts), lines=False))
 
 
 #: A minimal input longer than this is cut short unless --verbose (the saved case holds all of it).
@@ -243,7 +269,8 @@ def print_failures(out: Console, verdicts, *, verbose: bool = False) -> None:
             grouped.setdefault((status, verdict.implementation, verdict.message), []).append(verdict.check)
     for (status, impl, message), checks in grouped.items():
         word = "ERROR" if status == Status.ERROR else "NOT EVALUATED"
-        out.print(Text.assemble("\n", (word, status.style), f" {', '.join(checks)} · {impl}: {message}"))
+        out.print(Text.assemble("\n", (word, status.style),
+                                visible(f" {', '.join(checks)} · {impl}: {message}", lines=False)))
     shown: dict[tuple[str, str], str] = {}  # (implementation spec, case) -> the block that printed it
     elided = False
     for verdict in verdicts:
@@ -268,7 +295,7 @@ def print_failure(out: Console, verdict, failure, shown_report, shown: dict, ver
     """Print one failure block; True when part of it was cut short."""
     head, _, rest = shown_report.title.partition(" ")
     style = Status.FAIL.style if failure.level == "error" else Status.WARN.style
-    out.print(Text.assemble("\n", (head, style), " ", (rest, "bold")))
+    out.print(Text.assemble("\n", (visible(head, lines=False), style), " ", (visible(rest, lines=False), "bold")))
     for label, text in shown_report.fields:
         if label == "saved":
             saved = failure.saved or ""
@@ -278,7 +305,7 @@ def print_failure(out: Console, verdict, failure, shown_report, shown: dict, ver
     key = (verdict.spec, shown_report.input_json)
     earlier = shown.get(key)
     if earlier is not None and not verbose:
-        out.print(f"  {shown_report.input_label}: the same as for {earlier} above")
+        out.print(f"  {shown_report.input_label}: the same as for {visible(earlier, lines=False)} above")
         out.print(f"  regression test: the one above, ending in  {shown_report.call}")
         return False
     shown.setdefault(key, shown_report.title.partition(" ")[2])
@@ -286,9 +313,17 @@ def print_failure(out: Console, verdict, failure, shown_report, shown: dict, ver
     if len(lines) > MAX_INPUT_LINES and not verbose:
         out.print(f"  {shown_report.input_label} ({len(lines)} lines, the first {MAX_INPUT_LINES // 2}):")
         out.print(indent("\n".join(lines[:MAX_INPUT_LINES // 2])), soft_wrap=True)
-        out.print(f"    … {len(lines) - MAX_INPUT_LINES // 2} more lines (the whole case is saved; "
+        saved = failure.saved or ""
+        if not saved or saved.startswith("not saved"):
+            out.print(f"    … {len(lines) - MAX_INPUT_LINES // 2} more lines (--verbose prints them)")
+            out.print("  regression test: not printed for a case this long that could not be saved "
+                      "(--verbose prints it)")
+            return True
+        out.print(f"    … {len(lines) - MAX_INPUT_LINES // 2} more lines (the whole case is saved in {saved}; "
                   "--verbose prints it)")
-        out.print("  regression test: not printed for a case this long (--verbose prints it)")
+        out.print(TEST_BANNER)
+        test = regression_test(failure_record(verdict, failure), failure.level, case_file=Path(saved).name)
+        out.print(test.rstrip("\n"), soft_wrap=True)
         return True
     out.print(f"  {shown_report.input_label}:")
     out.print(indent(shown_report.input_json), soft_wrap=True)  # never broken: it is pasted
@@ -300,7 +335,7 @@ def print_failure(out: Console, verdict, failure, shown_report, shown: dict, ver
 def print_field(out: Console, label: str, text: str, *, whole: bool = False) -> None:
     """``  label:   text``; on a terminal, wrapped at its width under the text's first column,
     unless ``whole`` (a command to paste: printed on one line, whatever its length)."""
-    head = f"  {label + ':':<9} "
+    head, text = f"  {label + ':':<9} ", visible(text)
     width = out.width if out.is_terminal else None  # off a terminal, nothing is fitted to a width
     if width is None or whole or len(head) + len(text) <= width:
         out.print(head + text, soft_wrap=True)

@@ -9,7 +9,10 @@ blocks first). The shared machinery is in :mod:`.common`.
 A provider's rules module is named as its profile module (``Provider.module_name``) and holds
 ``check(body, report)`` (its sequence rules), ``CATALOG`` (every rule id it reports, schema
 rules included, with evidence), ``LEFT_OUT`` (rules known and not checked, and why) and, where
-a rule's verdict depends on the model, ``MODEL_DEPENDENT``.
+a rule's verdict depends on the model, ``MODEL_DEPENDENT``; where a schema finding's level
+depends on context the schema cannot see, ``refine(body, problems)``; where a request must
+carry back what an earlier answer of the same conversation returned, ``replayed(body, model,
+earlier, report)`` (recorded traffic only: ``validate`` of a cassette).
 """
 
 from __future__ import annotations
@@ -52,4 +55,22 @@ def sequence_problems(body: dict, provider: str) -> list[Problem]:
     """The sequence-rule problems of one request body (an object; the provider is known)."""
     report = Report(provider)
     _MODULES[provider].check(body, report)
+    return report.problems
+
+
+def refine(body: dict, provider: str, problems: list[Problem]) -> list[Problem]:
+    """``problems`` as the provider's rules module re-levels them in context (most have no
+    ``refine``: the problems unchanged)."""
+    hook = getattr(_MODULES[provider], "refine", None)
+    return problems if hook is None else hook(body, problems)
+
+
+def replay_problems(body: dict, provider: str, model: str | None, earlier: list[str]) -> list[Problem]:
+    """The problems of a request against the answers recorded before it in the same
+    conversation (their texts, oldest first); none for a provider with no such rule."""
+    hook = getattr(_MODULES[provider], "replayed", None)
+    if hook is None or not earlier:
+        return []
+    report = Report(provider)
+    hook(body, model, earlier, report)
     return report.problems

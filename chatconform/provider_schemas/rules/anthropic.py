@@ -1,15 +1,19 @@
-"""Anthropic Messages: turn order (A4, A5), tool_use/tool_result pairing (A8, A9, A15), the last message (A10, A11)."""
+"""Anthropic Messages: turn order (A4, A5), tool_use/tool_result pairing (A8, A9, A15), the last message
+(A10, A11), a blank text block beside others (A18)."""
 
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from typing import Any
 
+from ..problems import Problem, path_tokens
 from .common import (
     ALTERNATION_NEXT_ROLES,
     BOTH,
     SCHEMA,
     SEQUENCE,
+    Family,
     ModelDependence,
     PendingCalls,
     Report,
@@ -37,6 +41,8 @@ A9 = (
 A10 = "messages: final assistant content cannot end with trailing whitespace"
 A15 = "messages.{i}.content.{j}: `tool_use` ids must be unique"
 A11 = "This model does not support assistant message prefill. The conversation must end with a user message."
+A18 = ("messages: text content blocks must contain non-whitespace text (a blank text block beside other blocks of "
+       "an assistant message: claude-haiku-4-5 accepted one in 2026-04, other models are not known)")
 
 
 def _blocks(message: dict, i: int) -> list[tuple[int, int | None, Any]]:
@@ -56,6 +62,31 @@ def _report_a9(pending: PendingCalls, report: Report) -> None:
     if missing:
         i = pending.opened[missing[0]]
         report.error("A9", ["messages", i], A9.format(i=i, ids=", ".join(missing)))
+
+
+def _beside_other_blocks(message: Any) -> bool:
+    """An assistant message holding a block that is not blank text (a tool_use, say)."""
+    if role_of(message) != "assistant" or not isinstance(message.get("content"), list):
+        return False
+    return any(_block_type(block) != "text" or (as_str(block.get("text")) or "").strip()
+               for block in message["content"] if isinstance(block, dict))
+
+
+def refine(body: dict, problems: list[Problem]) -> list[Problem]:
+    """A18: a blank text block beside other blocks of an assistant message is a warning, not A7:
+    claude-haiku-4-5 answered an assistant turn of [" ", tool_use, tool_use] (llm-anthropic
+    recorded it, 2026-04-05); the rejections of A7 were of user text, system text and
+    assistant messages of blank text alone."""
+    messages = as_list(body.get("messages"))
+    out = []
+    for problem in problems:
+        tokens = path_tokens(problem.path)
+        if (problem.rule == "A7" and len(tokens) == 5 and tokens[0] == "messages" and tokens[2] == "content"
+                and isinstance(tokens[1], int) and tokens[1] < len(messages)
+                and _beside_other_blocks(messages[tokens[1]])):
+            problem = replace(problem, rule="A18", severity="warning", message=A18)
+        out.append(problem)
+    return out
 
 
 def check(body: dict, report: Report) -> None:
@@ -202,8 +233,11 @@ CATALOG = rules(
         "There is a limit of 100,000 messages in a single request.", _ANTHROPIC_SDK + "message_create_params.py",
     ),
     RuleInfo(
-        "A13", "content block types and shapes; tool ids ^[a-zA-Z0-9_-]+$", SCHEMA,
+        "A13", "content block shapes; tool ids ^[a-zA-Z0-9_-]+$; no block type the API rejects (video)", SCHEMA,
         "{loc}: {detail}", _ANTHROPIC_SDK + "message_param.py", text="synthesized",
+        # A video block, in the API's words (2026-08): "Input tag 'video' found using 'type' does
+        # not match any of the expected tags: ..."
+        more=("https://github.com/ben-vargas/ai-sdk-provider-claude-code/pull/140",),
     ),
     RuleInfo(
         "A14", "a complete request (it names its model) sets max_tokens", SCHEMA,
@@ -214,17 +248,64 @@ CATALOG = rules(
         "messages.{i}.content.{j}: `tool_use` ids must be unique",
         "https://github.com/anthropics/claude-code/issues/20901",
     ),
+    RuleInfo(
+        "A16", "a content block carries no key of a streaming event (`index`): its fields are fixed", SCHEMA,
+        "messages.{i}.content.{j}.{kind}.index: Extra inputs are not permitted",
+        "https://github.com/langchain-ai/langchain/issues/31208", text="adapted",
+    ),
+    RuleInfo(
+        "A17", "a block type chatconform's schema of 2026-08 knows (a newer type, or a typo)", SCHEMA,
+        "{loc}: block type '{value}' is not known to chatconform's schema of 2026-08 (a newer block type, or a typo)",
+        "https://github.com/ben-vargas/ai-sdk-provider-claude-code/pull/140", severity="warning",
+        text="synthesized",
+    ),
+    RuleInfo(
+        "A18", "a blank text block beside other blocks of an assistant message", SEQUENCE,
+        A18, "https://github.com/simonw/llm-anthropic/blob/3ae428f3b5143cc81da25af0271d8fa55bda3f05/"
+             "tests/cassettes/test_anthropic/test_tools.yaml",
+        severity="warning", text="adapted",
+    ),
+    RuleInfo(
+        "A19", "a custom tool's name matches ^[a-zA-Z0-9_-]{1,128}$", SCHEMA,
+        "tools.{i}.custom.name: String should match pattern '^[a-zA-Z0-9_-]{1,128}$'",
+        "https://github.com/home-assistant/core/issues/147760",
+    ),
 )
 
 LEFT_OUT: dict[str, str] = {
     "A3": "placement of mid-conversation system messages (Opus 4.8 only); error text not captured",
 }
 
+#: Claude 3 (the opus, sonnet and haiku of early 2024, retired since) answered a tool_result
+#: for a call the previous message did not make: dd-trace-py recorded claude-3-opus-20240229
+#: streaming its answer (200) on 2024-06-12. Every Claude since rejects it.
+_PAIRING = ModelDependence(
+    families=(
+        Family("claude-3 (2024)", re.compile(r"(^|[.:/])claude-3-(opus|sonnet|haiku)-2024"), accepts=True,
+               evidence="https://github.com/DataDog/dd-trace-py/blob/3bb9ecda22830e3303b18b0ffa5abe7586aef6a7/"
+                        "tests/contrib/anthropic/cassettes/anthropic_completion_tools_call_with_tool_result_stream.yaml",
+               date="2024-06-12"),
+        Family("every later Claude", re.compile(r"(^|[.:/])claude-"), accepts=False,
+               evidence="https://github.com/anthropics/claude-code/issues/13460", date="2025-12"),
+    ),
+    unnamed="error",
+    why="every Claude family still served rejects it",
+)
+
 MODEL_DEPENDENT: dict[str, ModelDependence] = {
     # Opus 4.6+ and Sonnet 4.6+ reject prefill; earlier Claude models continue from it.
     "A11": ModelDependence(
-        rejected_by=re.compile(r"^claude-(opus|sonnet)-(4-[6-9]|[5-9])"),
-        accepted_by=re.compile(r"^claude-(3|(opus|sonnet|haiku)-4-[0-5]\b|haiku)"),
-        evidence="https://github.com/agenticloops-ai/agentic-ai-engineering/issues/43",
+        families=(
+            Family("claude-3 to 4.5, and every haiku", re.compile(r"^claude-(3|(opus|sonnet|haiku)-4-[0-5]\b|haiku)"),
+                   accepts=True, evidence="https://github.com/agenticloops-ai/agentic-ai-engineering/issues/43",
+                   date="2026-02"),
+            Family("claude-opus-4-6 and claude-sonnet-4-6 or later",
+                   re.compile(r"^claude-(opus|sonnet)-(4-[6-9]|[5-9])"), accepts=False,
+                   evidence="https://github.com/agenticloops-ai/agentic-ai-engineering/issues/43", date="2026-02"),
+        ),
+        unnamed="warning",
+        why="Claude families still served differ: Sonnet 4.5 continues from a prefill, Opus 4.6 rejects it",
     ),
+    "A8": _PAIRING,
+    "A9": _PAIRING,
 }

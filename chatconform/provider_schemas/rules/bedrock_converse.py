@@ -10,6 +10,7 @@ from .common import (
     ALTERNATION_NEXT_ROLES,
     SCHEMA,
     SEQUENCE,
+    Family,
     ModelDependence,
     PendingCalls,
     Report,
@@ -141,6 +142,14 @@ CATALOG = rules(
         more=("https://github.com/BerriAI/litellm/pull/36499", "https://github.com/archestra-ai/archestra/pull/4220"),
     ),
     RuleInfo(
+        "B9", "a tool's name, declared or called, matches [a-zA-Z0-9_-]+, at most 64 characters", SCHEMA,
+        "1 validation error detected: Value '{value}' at 'toolConfig.tools.{i}.member.toolSpec.name' failed to "
+        "satisfy constraint: Member must satisfy regular expression pattern: [a-zA-Z0-9_-]+",
+        "https://github.com/aws-samples/remote-swe-agents/pull/457",
+        # A name replayed in a toolUse block is held to the same pattern:
+        more=("https://github.com/openclaw/openclaw/pull/12949",),
+    ),
+    RuleInfo(
         "B8", "the conversation ends with a user message", SEQUENCE,
         "A conversation must end with a user message.",
         "https://github.com/microsoft/semantic-kernel/issues/10281", severity="warning", text="synthesized",
@@ -149,11 +158,32 @@ CATALOG = rules(
 
 LEFT_OUT: dict[str, str] = {}
 
+_B5_EVIDENCE = "https://github.com/pydantic/pydantic-ai/pull/6098"  # live Converse tests per model family
+
 MODEL_DEPENDENT: dict[str, ModelDependence] = {
-    # Live Converse tests per model family, in https://github.com/pydantic/pydantic-ai/pull/6098
     "B5": ModelDependence(
-        rejected_by=re.compile(r"(^|[.:/])(meta\.llama|mistral\.)"),
-        accepted_by=re.compile(r"(^|[.:/])(anthropic\.claude|amazon\.nova|qwen\.)"),
-        evidence="https://github.com/pydantic/pydantic-ai/pull/6098",
+        families=(
+            Family("Claude, Nova and Qwen", re.compile(r"(^|[.:/])(anthropic\.claude|amazon\.nova|qwen\.)"),
+                   accepts=True, evidence=_B5_EVIDENCE, date="2026-06"),
+            Family("Llama and Mistral", re.compile(r"(^|[.:/])(meta\.llama|mistral\.)"), accepts=False,
+                   evidence=_B5_EVIDENCE, date="2026-06"),
+        ),
+        unnamed="warning",
+        why="Converse models differ: Claude, Nova and Qwen take text beside a toolResult, Llama and Mistral do not",
+    ),
+    # Titan Text took two user messages in a row (openllmetry recorded a 200 from
+    # amazon.titan-text-express-v1 on 2025-08-19); Claude on Bedrock rejects them.
+    "B3": ModelDependence(
+        families=(
+            Family("Titan Text", re.compile(r"(^|[.:/])amazon\.titan-text"), accepts=True,
+                   evidence="https://github.com/traceloop/openllmetry/blob/93429cfb9767e6b51db6cb35f6b70f758117669a/"
+                            "packages/opentelemetry-instrumentation-bedrock/tests/traces/cassettes/test_guardrails/"
+                            "test_guardrail_converse.yaml",
+                   date="2025-08-19"),
+            Family("Claude", re.compile(r"(^|[.:/])anthropic\.claude"), accepts=False,
+                   evidence="https://github.com/microsoft/semantic-kernel/issues/10281", date="2025-01"),
+        ),
+        unnamed="error",
+        why="the Claude models most Converse conversations go to reject it",
     ),
 }

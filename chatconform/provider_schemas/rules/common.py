@@ -133,15 +133,16 @@ def tool_pairing(messages: list, on_problem: Callable[[str, list, str], None], *
 
 # --- the catalog records
 
-#: Where a rule is checked (``RuleInfo.check``): the JSON Schema, the rules module, or both.
-SCHEMA, SEQUENCE, BOTH = "schema", "sequence", "schema+sequence"
+#: Where a rule is checked (``RuleInfo.check``): the JSON Schema, the rules module, or both; or
+#: the profile's table of the content each model family takes (``capabilities``).
+SCHEMA, SEQUENCE, BOTH, CONTENT = "schema", "sequence", "schema+sequence", "content"
 
 
 @dataclass(frozen=True)
 class RuleInfo:
     id: str
     summary: str
-    check: str  # "schema", "sequence" or both ("schema+sequence")
+    check: str  # "schema", "sequence", both ("schema+sequence"), or "content" (the model's content table)
     error: str  # the error text reported for the rule (a template: "{i}" = a message index, ...)
     source: str  # public evidence: provider docs, validator or SDK source, an issue or PR
     severity: str = "error"
@@ -159,8 +160,52 @@ def rules(*infos: RuleInfo) -> dict[str, RuleInfo]:
     return {info.id: info for info in infos}
 
 
+#: The date of chatconform's model tables: a model named in a body and in no family of a
+#: table is one the table does not know.
+MODEL_TABLE_DATE = "2026-08"
+
+
+@dataclass(frozen=True)
+class Family:
+    """Models of one provider that answer one body the same way, and the evidence that says how."""
+
+    #: For people: ``"claude-3 (2024)"``.
+    name: str
+    #: The model ids of the family (searched, so a Bedrock id ``us.anthropic.claude-...`` is found).
+    models: re.Pattern[str]
+    #: Whether the family accepts the body (True) or answers it with the rule's error (False).
+    accepts: bool
+    #: A public source: a recorded exchange (repository, path, commit) or a report of the error.
+    evidence: str
+    #: When the evidence was seen (``YYYY-MM`` or ``YYYY-MM-DD``): rules of this kind change with
+    #: model versions, so a verdict is only as current as its date.
+    date: str
+
+
 @dataclass(frozen=True)
 class ModelDependence:
-    rejected_by: re.Pattern[str]  # model ids the provider answers with the rule's error
-    accepted_by: re.Pattern[str]  # model ids known to take the body as it is
-    evidence: str  # a public source for both lists
+    """A rule whose verdict depends on the model: its families, oldest first.
+
+    A model in a family gets that family's verdict. A model named but in no family is judged as
+    the last family (the newest, for one line of models; for a table of vendors, the one most
+    traffic goes to), as a warning that says the table does not know it. A body whose model is
+    not named gets ``unnamed``: the verdict of the families still served, with ``why`` it holds.
+    """
+
+    families: tuple[Family, ...]
+    #: The level when the model is not named: "error", "warning" or None (no problem).
+    unnamed: str | None
+    #: Why ``unnamed`` is what it is (the families still served agree, or they do not).
+    why: str
+
+    def family(self, model: str) -> Family | None:
+        return next((family for family in self.families if family.models.search(model)), None)
+
+    @property
+    def newest(self) -> Family:
+        return self.families[-1]
+
+    @property
+    def evidence(self) -> str:
+        """The last family's evidence (the page links it)."""
+        return self.newest.evidence

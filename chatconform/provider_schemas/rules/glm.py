@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from chatconform.providers.glm import GLM_1214
+from chatconform.providers.glm import GLM_1214, GLM_TEXT_ONLY
 
-from .common import SCHEMA, SEQUENCE, Report, RuleInfo, as_list, rules, tool_pairing
+from .common import CONTENT, SCHEMA, SEQUENCE, Report, RuleInfo, as_list, rules, tool_pairing
 
 
 def check(body: dict, report: Report) -> None:
@@ -29,10 +29,13 @@ CATALOG = rules(
         "Z2", "tool messages pair with tool_calls as on OpenAI; no duplicate ids (error 1214)", SEQUENCE,
         GLM_1214, "https://github.com/lobehub/lobehub/issues/11408",
     ),
+    RuleInfo(
+        "Z3", "a named GLM text model takes text parts only (the vision models, glm-*v, take images)", CONTENT,
+        GLM_TEXT_ONLY, "https://github.com/BigPizzaV3/CodexPlusPlus/issues/1760",
+    ),
 )
 
 LEFT_OUT: dict[str, str] = {
-    "Z3": "text-only GLM models: depends on the model",
     "Z4": "no evidence of a GLM system-position rule",
     "Z5": "legacy ChatGLM history parameter",
 }

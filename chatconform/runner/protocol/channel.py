@@ -1,12 +1,15 @@
 """One running program: JSON lines to its stdin, JSON lines from its stdout, its stderr kept.
 
 Every read and write has a deadline (``select`` on the pipes, so this needs a POSIX
-system). A line longer than the limit is a flood, end of file is an exit, and output that
-arrives when no request is waiting for it is reported by :meth:`Channel.stray`. The
-program runs in a session of its own, so stopping it stops what it started too: at close,
-and for every live program at once on a stop (:func:`kill_all`). A wait also ends when a
-stop is asked for (:mod:`chatconform.frame.stop`), raising
-:class:`~chatconform.errors.Interrupted`.
+system). A line longer than the limit is a flood, end of file is an exit, so is the
+program's exit while a process it started holds its stdout open, and output that arrives
+when no request is waiting for it is reported by :meth:`Channel.stray`. The program runs in
+a session of its own, so stopping it stops what it started in its process group: at close,
+and for every live program at once on a stop (:func:`kill_all`). On Linux it is started by
+a supervisor (:func:`~chatconform.runner.protocol.reaper.supervise`) that also ends what
+left the group (a session of its own, a daemon) when the program exits, is stopped, or the
+run's process goes. A wait also ends when a stop is asked for
+(:mod:`chatconform.frame.stop`), raising :class:`~chatconform.errors.Interrupted`.
 """
 
 from __future__ import annotations
@@ -16,12 +19,16 @@ import json
 import os
 import select
 import signal
+import socket
 import subprocess
+import sys
 import threading
 import time
+from functools import cache
 from typing import Any
 
 from chatconform.frame import stop
+from chatconform.runner.protocol import reaper
 
 
 class Fault(Exception):
@@ -96,6 +103,11 @@ class Channel:
         ``stdout``, ``stderr``, ``pid``, ``poll``, ``wait`` and ``kill`` (the built-in host,
         :mod:`chatconform.runner.protocol.forked`)."""
         self.argv = argv
+        #: The supervisor's control socket and the program's pid, where a supervisor runs it.
+        self._control: socket.socket | None = None
+        self._program: int | None = None
+        if process is None and supervised():
+            process = self._supervised(argv, env)
         self.process = process or subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                                    stderr=subprocess.PIPE, bufsize=0, start_new_session=True,
                                                    env=env)
@@ -108,6 +120,37 @@ class Channel:
         self._scanned = 0  # how much of the buffer is known to hold no newline
         self.stderr = _Tail(self.process.stderr)
         _LIVE[id(self)] = self
+
+    def _supervised(self, argv: list[str], env: dict[str, str] | None) -> subprocess.Popen:
+        """``argv`` started by a supervisor, which says the program's pid (or why it could not
+        start it, raised as the OSError starting it here would raise)."""
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)  # a message a read
+        try:
+            supervisor = subprocess.Popen(reaper.command(theirs.fileno(), argv), stdin=subprocess.PIPE,
+                                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, bufsize=0,
+                                          start_new_session=True, env=env, pass_fds=(theirs.fileno(),))
+        except BaseException:
+            ours.close()
+            raise
+        finally:
+            theirs.close()
+        ours.settimeout(_SUPERVISOR_SECONDS)
+        try:
+            said = ours.recv(64)
+        except OSError:
+            said = b""
+        if said.startswith(reaper.STARTED):
+            ours.setblocking(False)  # a kill never waits
+            self._control, self._program = ours, int(said[len(reaper.STARTED):])
+            return supervisor
+        ours.close()
+        supervisor.kill()
+        supervisor.communicate()
+        if said.startswith(reaper.FAILED):
+            number = int(said[len(reaper.FAILED):])
+            raise OSError(number, os.strerror(number), argv[0])
+        raise OSError(f"the supervisor that starts {argv[0]!r} did not start "
+                      f"(it ended with {exit_text(supervisor.returncode)})")
 
     # -- framing -------------------------------------------------------------------------
     def send(self, message: Any, deadline: float) -> None:
@@ -124,7 +167,8 @@ class Channel:
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:
                     raise Fault("hung", "stopped reading its stdin")
-                self._wait([], [self._in], remaining)
+                if not self._wait([], [self._in], remaining) and self.process.poll() is not None:
+                    raise Fault("exited", "exited while a process it started holds its stdin open")
 
     def receive(self, deadline: float, limit: int) -> bytes:
         """The next line the program writes (without its newline)."""
@@ -146,11 +190,15 @@ class Channel:
                 if not chunk:
                     raise Fault("exited", "closed its stdout")
                 self._buffer += chunk
+            elif self.process.poll() is not None:  # and nothing more came
+                raise Fault("exited", "exited while a process it started holds its stdout open")
 
     def _wait(self, read: list[int], write: list[int], timeout: float) -> bool:
-        """``select`` for up to ``timeout`` s, ended early by a stop; whether a pipe is ready."""
+        """``select`` for up to ``timeout`` s, ended early by a stop, and after
+        :data:`_EXIT_POLL` s at most, to look whether the program has exited; whether a pipe
+        is ready."""
         wake = stop.wakeup_fd()
-        readable, writable, _ = select.select([*read, wake], write, [], timeout)
+        readable, writable, _ = select.select([*read, wake], write, [], min(timeout, _EXIT_POLL))
         stop.check()
         return bool([fd for fd in readable if fd != wake] or writable)
 
@@ -170,11 +218,19 @@ class Channel:
             return None
 
     def kill(self) -> None:
-        """Stop the program and whatever it started, its whole process group, now; do not wait.
+        """Stop the program and whatever it started, its whole process group (and, under a
+        supervisor, what left the group), now; do not wait.
 
         Also once the program itself has exited, as a child it forked may still run (the
         group's id is not given to another while any process is left in the group).
         """
+        if self._control is not None:  # the supervisor ends what left the group too
+            try:
+                self._control.send(b"kill")
+            except OSError:
+                pass
+            reaper.kill_with_group(self._program)  # should the program have killed its supervisor
+            return
         try:
             os.killpg(self.process.pid, signal.SIGKILL)
         except OSError:
@@ -197,6 +253,8 @@ class Channel:
         self.kill()  # what is left: the program, or a child it forked when it exited by itself
         self.exit_status(grace)
         _LIVE.pop(id(self), None)
+        if self._control is not None:
+            self._control.close()
         self.process.stdout.close()
         if self.stderr.finished(wait=0.5):  # never close a pipe a thread still reads
             self.process.stderr.close()
@@ -204,6 +262,19 @@ class Channel:
 
 #: Every channel not yet closed, by id (a program stuck in a call included).
 _LIVE: dict[int, Channel] = {}
+#: How long a wait on a program goes before it looks whether the program has exited (its
+#: pipes may stay open in a process it started), and how long a supervisor has to say it
+#: started the program.
+_EXIT_POLL = 0.25
+_SUPERVISOR_SECONDS = 30.0
+
+
+@cache
+def supervised() -> bool:
+    """Whether ``exec:`` programs are started by a supervisor: where the system has child
+    subreapers (:mod:`~chatconform.runner.protocol.reaper`) and this Python can be started
+    again."""
+    return bool(sys.executable) and reaper.available()
 
 
 def kill_all() -> None:
@@ -211,6 +282,11 @@ def kill_all() -> None:
     ends before it could close them. Safe from any thread, and without a lock."""
     for channel in list(_LIVE.values()):
         channel.kill()
+
+
+def exit_text(code: int | None) -> str:
+    """A Popen return code in words: ``signal 9``, ``status 3``."""
+    return f"signal {-code}" if code is not None and code < 0 else f"status {code}"
 
 
 def _size(limit: int) -> str:

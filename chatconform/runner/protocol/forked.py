@@ -48,6 +48,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from chatconform.runner.protocol import reaper
+
 #: The module that answers the protocol for a Python implementation (its ``serve(spec)``).
 HOST_MODULE = "chatconform.runner.protocol.host"
 _MESSAGE_BYTES = 1 << 20  # a request holds the environment
@@ -460,6 +462,10 @@ class _Forks:
 
     # -- processes -------------------------------------------------------------------------
     def _reap(self) -> None:
+        """Reap the hosts and loaders that ended, telling each host's end to the process it
+        was forked for; take over the hosts of a loader that ended before them (given to this
+        subreaper); kill every other child: what a host or a loader left behind."""
+        self.children.update(pid for pid in reaper.children() if pid in self.owners)
         for pid in list(self.children):
             done, raw = os.waitpid(pid, os.WNOHANG)
             if not done:
@@ -469,6 +475,7 @@ class _Forks:
             if owner is not None:
                 self._tell(owner, {"ended": pid, "status": _status(raw)})
             # A loader's end is read from its socket instead, after all it said before it ended.
+        reaper.end_children(spare=self.children | self.owners.keys())
 
     def _leave(self, keep: list[int]) -> None:
         """In a child: close every file the server holds but ``keep`` and stdio (its
@@ -507,7 +514,11 @@ def _serve_forks(channel: socket.socket) -> None:
     gc.freeze()  # see _become_loader
     wake = _wake_on_children()
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    _Forks(host, channel, wake).serve()
+    reaper.become_subreaper()
+    try:
+        _Forks(host, channel, wake).serve()
+    finally:  # the run's process has gone: so does every process started for it
+        reaper.end_children()
 
 
 def _open_files() -> set[int]:
@@ -532,6 +543,7 @@ def _become_loader(host: Any, request: dict, server: socket.socket) -> None:
     say whether hosts may be forked from here, then fork one for each request until the
     server goes."""
     try:
+        reaper.become_subreaper()
         _quiet_stdio()
         os.chdir(request["cwd"])
         os.environ.clear()
@@ -545,15 +557,16 @@ def _become_loader(host: Any, request: dict, server: socket.socket) -> None:
                     "it holds files it opened while loading" if _open_files() - held else None)
         if unusable is not None:  # its hosts would share the thread's locks, the files' offsets
             server.send(json.dumps({"unusable": unusable}).encode())
-            os._exit(0)
-        gc.freeze()  # its hosts' collections leave what it loaded alone: those pages stay shared
-        server.send(json.dumps({"ready": True}).encode())
-        _fork_hosts(host, impl, server, wake)
+        else:
+            gc.freeze()  # its hosts' collections leave what it loaded alone: those pages stay shared
+            server.send(json.dumps({"ready": True}).encode())
+            _fork_hosts(host, impl, server, wake, started=set(reaper.children()))
     except BaseException:
         try:
             server.send(json.dumps({"unusable": "it did not load"}).encode())
         except OSError:
             pass
+    reaper.end_children()  # what the implementation started as it loaded, and what its hosts left
     os._exit(0)
 
 
@@ -566,9 +579,11 @@ def _quiet_stdio() -> None:
         os.close(null)
 
 
-def _fork_hosts(host: Any, impl: Any, server: socket.socket, wake: tuple[int, int]) -> None:
+def _fork_hosts(host: Any, impl: Any, server: socket.socket, wake: tuple[int, int], started: set[int]) -> None:
     """Fork a host for each request of the server, and tell it when each ends; until the
-    server goes, or retires this loader and its last host has ended."""
+    server goes, or retires this loader and its last host has ended. Kill any other child
+    but ``started`` (what the implementation started as it loaded): what a host left behind,
+    given to this subreaper when the host ended."""
     children: set[int] = set()
     retired = False
     while not (retired and not children):
@@ -581,6 +596,7 @@ def _fork_hosts(host: Any, impl: Any, server: socket.socket, wake: tuple[int, in
             if done:
                 children.discard(pid)
                 server.send(json.dumps({"ended": pid, "status": _status(raw)}).encode())
+        reaper.end_children(spare=children | started)
         if server not in readable:
             continue
         data, fds, _, _ = socket.recv_fds(server, _MESSAGE_BYTES, 3)
@@ -603,15 +619,17 @@ def _fork_hosts(host: Any, impl: Any, server: socket.socket, wake: tuple[int, in
 
 
 def _become_host(request: dict | None, fds: list[int], serve: Any) -> None:
-    """In the forked child: a session of its own, the pipes as fd 0, 1 and 2, the run's
-    working folder and environment (``request``'s; None: this process's already), default
-    signals; then ``serve()`` and exit with its status."""
+    """In the forked child: a session of its own, the subreaper of what the implementation
+    starts, the pipes as fd 0, 1 and 2, the run's working folder and environment
+    (``request``'s; None: this process's already), default signals; then ``serve()``, kill
+    what the implementation left running, and exit with its status."""
     code = 1
     try:
         signal.set_wakeup_fd(-1)
         for sig in (signal.SIGCHLD, signal.SIGINT):
             signal.signal(sig, signal.SIG_DFL)
         os.setsid()
+        reaper.become_subreaper()
         for target, fd in enumerate(fds):
             os.dup2(fd, target)
             os.close(fd)
@@ -627,6 +645,7 @@ def _become_host(request: dict | None, fds: list[int], serve: Any) -> None:
     finally:
         try:
             sys.stderr.flush()
+            reaper.end_children()
         finally:
             os._exit(code)
 

@@ -7,19 +7,25 @@ its process and answers chatconform's hello and calls on stdio like any ``exec:`
 (``docs/protocol.md``). The engine, the
 checks and the reports stay in the parent, so nothing the implementation does to its own
 process (exiting, holding the GIL, closing a file descriptor, rewiring chatconform's
-functions) changes a verdict: the parent sees an exit, a missed deadline or a reply.
+functions) changes a verdict: the parent sees an exit, a missed deadline or a reply (what a reply
+can forge is said in ``docs/running.md``, "Isolation").
 
 What the host adds to a plain program: each call of a contract's own method loads the
 case from the call's input, snapshots it (:meth:`~chatconform.frame.contract.Contract.freeze`),
 calls the implementation on a private copy, and says in the reply whether the copy changed
-(``input_changed``, so ``input_untouched`` judges a Python implementation as it did in one
-process); a call from the parent, which sends the very objects pickled, is snapshotted
-when it asks (``"watch": true``: the engine's own call of each case). A result comes
+(``input_changed``); a call from the parent, which sends the very objects pickled, and asks
+(``"watch": true``: the engine's own call of each case) gets back the digest of its copy of
+those objects pickled again after the call (``input_digest``), with the copy itself when its
+bytes differ from what was sent (``input_copy``): the parent decides whether the input
+changed (:func:`~chatconform.runner.protocol.program.input_change`). The host does not time
+its calls: the parent measures each from its side of the pipe. A result comes
 back as a data pickle (:mod:`~chatconform.runner.protocol.datapickle`) where it holds
-only data classes, else as the contract's JSON; one that is not the contract's kind is an
-error of type ``MalformedResult`` with the contract's own words. The protocol's stdin and
-stdout are moved to private file descriptors before the implementation loads: what it
-prints goes to stderr, and closing or reading fd 0 and 1 cannot cut the session.
+only data classes, else as the contract's JSON (and as JSON when the parent asks for a kept
+result again, ``"resend"``: a pickle it would not read, shared past its bound); one that
+is not the contract's kind is an error of type ``MalformedResult`` with the contract's own
+words. The protocol's stdin and stdout are moved to private file descriptors before the
+implementation loads: what it prints goes to stderr, and closing or reading fd 0 and 1
+cannot cut the session.
 
 Loading fails with exit status 2 (3: a library is not installed) and the reason as the
 last line of stderr, which the parent turns into its one-line error.
@@ -32,12 +38,12 @@ import base64
 import inspect
 import json
 import os
+import pickle
 import sys
-import time
 from typing import Any, BinaryIO
 
 from chatconform.frame.snapshot import Frozen
-from chatconform.runner.protocol import datapickle
+from chatconform.runner.protocol import datapickle, kept
 from chatconform.runner.protocol.channel import PIPE_BYTES
 from chatconform.runner.protocol.host_codes import (
     DEFAULT_MEMORY_MIB,
@@ -120,9 +126,14 @@ class _Host:
         contract = self.contract(call["contract"])
         wire = {method.name: method for method in contract.wire()}[call["method"]]
         changed: str | None = None
+        returned: dict[str, str] = {}  # the input as it is after the call, for the parent to judge
         if call.get("fresh"):
             self.kept.clear()
-        started = time.perf_counter()
+        if "resend" in call:  # a result the run would not read as a data pickle, as JSON
+            try:
+                return self._json_reply(call["id"], wire, self.kept.get(call["resend"]))
+            except KeptMissing as exc:
+                return {"id": call["id"], "error": {"type": "KeptMissing", "message": str(exc)}}
         try:
             if "arguments" in call:  # the parent's own objects (the built-in host's calls)
                 blob = base64.b64decode(call["arguments"])
@@ -132,13 +143,13 @@ class _Host:
                     args, kwargs = frozen.copy() if frozen is not None else self.kept.loads(blob)
                 except KeptMissing as exc:  # the run's error, not the implementation's
                     return {"id": call["id"], "error": {"type": "KeptMissing", "message": str(exc)}}
-                kwargs = _named(kwargs)
+                kwargs = kept.named(kwargs)
                 output = _settled(getattr(self.impl.obj, call["method"])(*args, **kwargs))
                 problem = contract.output_problem(output, args) if own else None
                 if problem is not None:
                     return {"id": call["id"], "error": {"type": "MalformedResult", "message": problem}}
                 if frozen is not None:
-                    changed = _changed(frozen, (args, kwargs))
+                    returned = _returned_input(blob, (args, kwargs))
             elif call["method"] == contract.method:
                 case = contract.case_from_json(call["input"])
                 frozen = contract.freeze(case)
@@ -152,33 +163,45 @@ class _Host:
                 args, kwargs = wire.receive(call["input"]) if wire.receive else ((call["input"],), {})
                 output = _settled(getattr(self.impl.obj, call["method"])(*args, **kwargs))
         except BaseException as exc:
-            return {"id": call["id"], "error": _error(exc), "seconds": time.perf_counter() - started}
-        reply: dict[str, Any] = {"id": call["id"], "seconds": time.perf_counter() - started}
+            return {"id": call["id"], "error": _error(exc)}
+        reply: dict[str, Any] = {"id": call["id"], **returned}
         pickled = datapickle.dumps(output)
         if pickled is not None:  # the objects as they are, where they are data
             reply["pickled"] = pickled
             if "keep" in call:  # the checks may give them back (protocol.kept)
                 self.kept.keep(call["keep"], output)
         else:
-            try:
-                reply["result"] = wire.result_json(output)
-                json.dumps(reply["result"])  # fails here, as the implementation's, not in send
-            except Exception as exc:
-                return {"id": call["id"], "error": {
-                    "type": "MalformedResult",
-                    "message": f"the result cannot be sent as JSON ({type(exc).__name__}: {exc})"}}
+            answered = self._json_reply(call["id"], wire, output)
+            if "error" in answered:
+                return answered
+            reply["result"] = answered["result"]
         if changed is not None:
             reply["input_changed"] = changed
         return reply
 
+    @staticmethod
+    def _json_reply(number: int, wire: Any, output: Any) -> dict[str, Any]:
+        """The reply carrying ``output`` as the contract's JSON, or the error saying it cannot."""
+        try:
+            result = wire.result_json(output)
+            json.dumps(result)  # fails here, as the implementation's, not in send
+        except Exception as exc:
+            why = f"the result cannot be sent as JSON ({type(exc).__name__}: {exc})"
+            return {"id": number, "error": {"type": "MalformedResult", "message": why}}
+        return {"id": number, "result": result}
 
-def _named(kwargs: dict) -> dict:
-    """Keyword arguments by their names as the interpreter interns them, as they were in the
-    run's process. There a keyword and an attribute of the same name in the input
-    (``instructions``) are one string, pickled once; loaded, the attribute's name is interned
-    again and the keyword's is not, so an untouched copy pickled differently from the bytes it
-    was loaded from, and telling it untouched cost another load and pickle of the input."""
-    return {sys.intern(key) if type(key) is str else key: value for key, value in kwargs.items()}
+
+def _returned_input(blob: bytes, working: Any) -> dict[str, str]:
+    """What the parent judges the input by: the digest of the copy pickled again after the
+    call, and the copy itself where its bytes differ from ``blob``, the bytes sent."""
+    try:
+        after = pickle.dumps(working, protocol=pickle.HIGHEST_PROTOCOL)
+    except Exception as exc:  # something that does not pickle was put into the input
+        return {"input_changed": f"the implementation changed its input ({type(exc).__name__}: {exc})"}
+    returned = {"input_digest": kept.digest(after)}
+    if after != blob:
+        returned["input_copy"] = base64.b64encode(after).decode("ascii")
+    return returned
 
 
 def _changed(frozen: Frozen, working: Any) -> str | None:

@@ -17,9 +17,11 @@ which refuses persistent ids).
 
 from __future__ import annotations
 
+import hashlib
 import io
 import itertools
 import pickle
+import sys
 from typing import Any
 
 from chatconform.frame import collector
@@ -28,6 +30,21 @@ from chatconform.frame import collector
 _ATOMS = (str, bytes, int, float, bool, complex, type(None))
 #: Kept objects after which this side starts a fresh table (runs that never say a case began).
 LIMIT = 10_000
+
+
+def named(kwargs: dict) -> dict:
+    """Keyword arguments by their names as the interpreter interns them, as they were in the
+    run's process. There a keyword and an attribute of the same name in the input
+    (``instructions``) are one string, pickled once; loaded, the attribute's name is interned
+    again and the keyword's is not, so an untouched copy would pickle differently from the
+    bytes it was loaded from, and telling it untouched would cost another load and pickle."""
+    return {sys.intern(key) if type(key) is str else key: value for key, value in kwargs.items()}
+
+
+def digest(data: bytes) -> str:
+    """The digest both sides compare a pickled input by (the host's copy after a call, the
+    run's bytes as sent)."""
+    return hashlib.blake2b(data, digest_size=16).hexdigest()
 
 
 def handles(prefix: str, value: Any) -> list[tuple[str, Any]]:
@@ -83,7 +100,7 @@ class _ByKey(pickle.Pickler):
 
 
 class KeptMissing(Exception):
-    """Arguments named a result the host does not hold: the two tables went out of step."""
+    """The run named a result the host does not hold: the two tables went out of step."""
 
 
 class Kept:
@@ -98,19 +115,21 @@ class Kept:
     def keep(self, prefix: str, value: Any) -> None:
         self._objects.update(handles(prefix, value))
 
+    def get(self, key: Any) -> Any:
+        """The result kept under ``key`` (named by arguments, or asked for again as JSON);
+        KeptMissing where none is."""
+        try:
+            return self._objects[key]
+        except (KeyError, TypeError):
+            raise KeptMissing(f"no kept result {key!r} in this process") from None
+
     def loads(self, blob: bytes) -> Any:
         """Arguments as pickled by :meth:`Sent.dumps`, each key replaced by the kept object."""
         with collector.paused():
-            return _Resolving(io.BytesIO(blob), self._objects).load()
+            return _Resolving(io.BytesIO(blob), self).load()
 
 
 class _Resolving(pickle.Unpickler):
-    def __init__(self, file: io.BytesIO, objects: dict[str, Any]):
+    def __init__(self, file: io.BytesIO, kept: Kept):
         super().__init__(file)
-        self._objects = objects
-
-    def persistent_load(self, pid: Any) -> Any:
-        try:
-            return self._objects[pid]
-        except (KeyError, TypeError):
-            raise KeptMissing(f"the arguments name a kept result {pid!r} this process does not hold") from None
+        self.persistent_load = kept.get  # type: ignore[method-assign]

@@ -118,7 +118,7 @@ def main(argv: list[str] | None = None) -> int:
     import argparse
     from pathlib import Path
 
-    parser = argparse.ArgumentParser(description=main.__doc__)
+    parser = argparse.ArgumentParser(description=main.__doc__, allow_abbrev=False)
     parser.add_argument("folder", type=Path)
     folder = parser.parse_args(argv).folder
     folder.mkdir(parents=True, exist_ok=True)

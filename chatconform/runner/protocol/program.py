@@ -20,6 +20,7 @@ from __future__ import annotations
 import base64
 import itertools
 import json
+import pickle
 import shlex
 import threading
 import time
@@ -39,11 +40,14 @@ from chatconform.errors import (
     RejectedInput,
     UnsendableCase,
 )
+from chatconform.frame import collector
+from chatconform.frame.calls import ImplementationProcess
 from chatconform.frame.contract import Contract
 from chatconform.frame.guard import DEFAULT_TIMEOUT, time_left
+from chatconform.frame.snapshot import snapshot
 from chatconform.frame.wire import WireMethod
 from chatconform.runner.protocol import datapickle, kept, messages
-from chatconform.runner.protocol.channel import Channel, Fault
+from chatconform.runner.protocol.channel import Channel, Fault, exit_text
 from chatconform.runner.protocol.forked import HostProcess
 from chatconform.runner.protocol.host_codes import LOAD_ERROR, MISSING_LIBRARY
 
@@ -92,6 +96,9 @@ class Session:
         self._ids = itertools.count(1)
         self._answered = 0  # the id of the last call answered
         self._answered_here = 0  # calls answered since the program last started
+        #: What the last call took as this process saw it: from its last byte sent to the
+        #: reply's line read (the program's own clock is never asked).
+        self.seconds: float | None = None
         self._lock = threading.Lock()
 
     def open(self) -> dict:
@@ -123,7 +130,11 @@ class Session:
                     self._restart(deadline)
                 self._quiet(f"after answering call {self._answered}, before call {number}")
                 self._channel.send({"type": "call", "id": number, **request}, deadline)
-                reply = self._read(deadline, "call-reply", f"call {number}")
+                sent = time.perf_counter()
+                line = self._channel.receive(deadline, MAX_LINE_BYTES)
+                self.seconds = time.perf_counter() - sent
+                reply = _parse(line, f"call {number}")
+                _conform(reply, "call-reply", f"call {number}")
                 if isinstance(reply["id"], int) and reply["id"] < number:
                     # A second answer to an earlier call, come after the check for stray output.
                     raise Fault("out-of-turn", f"wrote to stdout out of turn (an answer to call {reply['id']}, "
@@ -181,11 +192,6 @@ class Session:
             raise Fault("changed", "declared something else when it was started again: "
                                    f"{_quote(json.dumps(declared).encode())}")
 
-    def _read(self, deadline: float, schema: str, label: str) -> dict:
-        reply = _parse(self._channel.receive(deadline, MAX_LINE_BYTES), label)
-        _conform(reply, schema, label)
-        return reply
-
     def _quiet(self, when: str) -> None:
         stray, closed = self._channel.stray()
         if stray:
@@ -206,7 +212,7 @@ class Session:
             spare = max(0.0, hard - time.monotonic()) / 3
             status = channel.exit_status(min(0.5, spare)) if fault.kind == "exited" else None
             if status is not None:
-                what += f"; it exited with {_status(status)}"
+                what += f"; it exited with {exit_text(status)}"
             channel.kill()
             tail = channel.stderr.lines(wait=min(0.5, spare))
             self.ended = (status, channel.stderr.lines(count=4, width=4000))
@@ -221,13 +227,18 @@ class Session:
 def _parse(line: bytes, label: str) -> Any:
     try:
         return json.loads(line)
+    except RecursionError:
+        raise Fault("not-json", f"answered {label} with JSON nested too deeply to read") from None
     except ValueError:
         raise Fault("not-json", f"answered {label} with a line that is not JSON: {_quote(line)} "
                                 "(logs belong on stderr)") from None
 
 
 def _conform(reply: Any, schema: str, label: str) -> None:
-    problem = messages.problem(reply, schema)
+    try:
+        problem = messages.problem(reply, schema)
+    except RecursionError:
+        problem = "$: nested too deeply to check"
     if problem is not None:
         raise Fault("invalid", f"answered {label} with a reply that breaks the protocol ({schema}): {problem}")
 
@@ -237,13 +248,9 @@ def _quote(data: bytes, limit: int = 160) -> str:
     return repr(text if len(text) <= limit else text[:limit] + " …")
 
 
-def _status(code: int) -> str:
-    return f"signal {-code}" if code < 0 else f"status {code}"
-
-
 # -- the implementation object ----------------------------------------------------------------
 
-class Program:
+class Program(ImplementationProcess):
     """An implementation answered by a program: name, version and settings from its
     hello-reply; one method per contract it declared (added by :func:`start`)."""
 
@@ -260,7 +267,7 @@ class Program:
         self._watch = False
         self._deadline: float | None = None
         self._shared: dict | None = None  # see watch_input
-        self._took: float | None = None  # what the last own call took, as its process measured it
+        self._took: float | None = None  # what the last own call took, as this process measured it
         self._sent = kept.Sent()  # what the built-in host keeps of this case's results
         self._closer = weakref.finalize(self, session.close)  # also at exit
 
@@ -286,22 +293,24 @@ class Program:
     def watch_input(self, timeout: float | None = None, shared: dict | None = None) -> None:
         """Ask the next call of a contract's own method to report what became of its input
         (the engine's call of each case; the checks' further calls are not watched, which
-        spares the snapshot of a long history each time), and to count as hung when the
-        implementation itself took more than ``timeout`` seconds (the time the built-in
-        host measured, so that moving a long history through the pipe is not held
-        against it). ``shared``: where that call's arguments, pickled, are kept for the calls
+        spares the snapshot of a long history each time), and to count as hung when it
+        took more than ``timeout`` seconds, as this process measures it (from the call's
+        last byte sent to its reply read). ``shared``: where that call's arguments, pickled, are kept for the calls
         of other programs on the same objects (a case judged for several implementations is
-        pickled once)."""
+        pickled once). What an earlier call reported is forgotten: a composed call (the
+        lifecycle's) that makes no call of a contract's own method reports nothing."""
         self._watch, self._deadline, self._shared = True, timeout, shared
+        self._input_change = None
 
     def took(self) -> float | None:
-        """The seconds the last call of a contract's own method took in the implementation's
-        process (the built-in host measures it), or None: not measured there."""
+        """The seconds the last call of a contract's own method took, measured in this
+        process (see :attr:`Session.seconds`), or None: it was not answered."""
         return self._took
 
     def input_change(self) -> str | None:
-        """What the program said it did to the input of the last call of a contract's own
-        method (the reply's ``input_changed``), or None: it said nothing."""
+        """How the last call of a contract's own method changed its input, or None. For a
+        watched call of the built-in host this process decides it (:func:`input_change`);
+        a program in another language says it (the reply's ``input_changed``)."""
         return self._input_change
 
     def _pickled(self, args: tuple, kwargs: dict, shared: dict | None = None) -> str | None:
@@ -360,10 +369,10 @@ class Program:
         if own:
             self._took = None
         reply = self._session.call(request)
-        took = reply.get("seconds")
-        if own and isinstance(took, (int, float)):
-            self._took = float(took)
-        if deadline is not None and isinstance(took, (int, float)) and took > deadline:
+        took = self._session.seconds
+        if own:
+            self._took = took
+        if deadline is not None and took is not None and took > deadline:
             raise ProgramHung(f"the implementation took {took:.1f}s")
         if "error" in reply:
             if reply["error"].get("type") == "KeptMissing":  # the host and this side out of step
@@ -374,16 +383,32 @@ class Program:
             error = RejectedInput if reply["error"].get("invalid_input") else ProgramError
             raise error(_error_text(reply["error"]))
         if own:
-            self._input_change = reply.get("input_changed")
+            self._input_change = (input_change(pickled, reply) if pickled is not None and "watch" in request
+                                  else reply.get("input_changed"))
         kind = name if own else f"{name}.{method}"
         if "pickled" in reply:
             try:
                 result = datapickle.loads(reply["pickled"])
+            except datapickle.Shared as exc:
+                if keep is None:
+                    raise MalformedResult(f"not a {kind} result: {exc}") from None
+                # What a pickler writes of a value that shares much or holds itself: the
+                # same result as JSON, which holds each object as many times as it is met.
+                again = self._session.call({"contract": name, "method": method, "resend": keep})
+                if "result" not in again:
+                    why = _error_text(again["error"]) if "error" in again else "sent again not as JSON"
+                    raise MalformedResult(f"not a {kind} result: {exc}; {why}") from None
+                result = self._decoded(wire, again, kind)
             except ValueError as exc:
                 raise MalformedResult(f"not a {kind} result: {exc}") from None
             if keep is not None:
                 self._sent.remember(keep, result)
             return result
+        return self._decoded(wire, reply, kind)
+
+    @staticmethod
+    def _decoded(wire: WireMethod, reply: dict, kind: str) -> Any:
+        """The result of a reply carrying JSON, as the contract's checks read it."""
         # The result's schema: the contract's own method's, or "<contract>.<method>".
         problem = messages.problem(reply["result"], "call-reply", kind)
         if problem is not None:
@@ -392,6 +417,38 @@ class Program:
             return wire.decode(reply["result"])
         except ValueError as exc:
             raise MalformedResult(f"not a {kind} result: {exc}") from None
+
+
+def input_change(sent: str, reply: dict) -> str | None:
+    """How a watched call of the built-in host changed its input, decided here from the bytes
+    this process sent (``sent``, base64) and what the host sent back: the digest of its copy
+    pickled again after the call (``input_digest``), and the copy where its bytes differ
+    (``input_copy``). Equal digests: untouched. Else the copy is compared with the input: as
+    bytes with an untouched copy's pickle (a copy may share equal strings differently), then
+    by value (:func:`~chatconform.frame.snapshot.snapshot`) once read back as data only."""
+    if "input_digest" not in reply:
+        return reply.get("input_changed") or "its process gave no account of the input after the call"
+    data = base64.b64decode(sent)
+    if reply["input_digest"] == kept.digest(data):
+        return None
+    copy = reply.get("input_copy")
+    if copy is None:
+        return "the implementation changed its input"
+    try:
+        returned = base64.b64decode(copy, validate=True)
+    except ValueError:
+        return "the implementation changed its input (its copy came back as no base64)"
+    if kept.digest(returned) != reply["input_digest"]:
+        return "the implementation changed its input (its copy came back unlike its digest)"
+    with collector.paused():
+        args, kwargs = pickle.loads(data)  # this process's own bytes
+        if returned == pickle.dumps((args, kept.named(kwargs)), protocol=pickle.HIGHEST_PROTOCOL):
+            return None
+        try:
+            after = datapickle.loads(copy)
+        except ValueError as exc:
+            return f"the implementation changed its input (it now holds what is not data: {exc})"
+    return None if snapshot((args, kwargs)) == snapshot(after) else "the implementation changed its input"
 
 
 #: The key of a call's pickled arguments in a ``shared`` dict (see :meth:`Program.watch_input`).
