@@ -39,7 +39,7 @@ def content_problems(body: dict, provider: str, model: str | None) -> list[Probl
     """A problem for each part the named model's family does not take (and its provider has
     been seen refusing); nothing when no model is named or the family is not known."""
     profile = get_provider(provider)
-    if not model or not profile.model_content or profile.content_rule is None or profile.dialect != "openai":
+    if not model or not profile.model_content or profile.content_rule is None or profile.dialect != "openai_chat":
         return []
     family = next((f for f in profile.model_content if re.search(f.models, model)), None)
     if family is None:

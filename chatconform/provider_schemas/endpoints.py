@@ -64,17 +64,17 @@ def endpoint(method: str | None, url: str | None, body: Any) -> Endpoint:
     if path.endswith("/chat/completions"):
         provider = next((p for suffix, p in _HOSTS if host == suffix or host.endswith("." + suffix)), None)
         skipped = None if provider else f"OpenAI-compatible chat at {host or 'no host'}"
-        return Endpoint(provider, _model(body, None), skipped, "openai")
+        return Endpoint(provider, _model(body, None), skipped, "openai_chat")
     if path.endswith("/v1/messages") or path == "/messages":
-        return Endpoint("anthropic", _model(body, None), dialect="anthropic")
+        return Endpoint("anthropic", _model(body, None), dialect="anthropic_messages")
     if found := _GEMINI.search(raw_path):
-        return Endpoint("gemini", _model(body, unquote(found["model"])), dialect="gemini")
+        return Endpoint("gemini", _model(body, unquote(found["model"])), dialect="gemini_generate")
     if (found := _BEDROCK.search(raw_path)) and "bedrock" in host:
         model = unquote(found["model"])
         if found["op"].startswith("converse"):
-            return Endpoint("bedrock-converse", model, dialect="bedrock")
+            return Endpoint("bedrock-converse", model, dialect="bedrock_converse")
         if isinstance(body, dict) and "anthropic_version" in body and "messages" in body:
             # Claude's own Messages body, through InvokeModel
-            return Endpoint("anthropic", model, dialect="anthropic")
+            return Endpoint("anthropic", model, dialect="anthropic_messages")
         return Endpoint(None, model, f"{found['op']} ({model.split('.')[0]})")
     return Endpoint(None, None, last)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Literal
 
 from chatconform.dialects import get_dialect
 from chatconform.dialects.base import FileKind

@@ -185,7 +185,7 @@ def test_a_ninth_contract_is_its_own_files(tmp_path):
     assert "fake-echo-drops-last" in checks["scratch.keeps_length"]["violated_by"]
 
     ran = run_in(tmp_path, *cli, "run", "--impl", "reference", "--impl", f"exec:{sys.executable} program.py",
-               "--contract", "scratch", "--examples", "5", "--report", "r.jsonl")
+                 "--contract", "scratch", "--examples", "5", "--report", "r.jsonl")
     assert ran.returncode == 0, ran.stdout[-2000:] + ran.stderr[-2000:]
     verdicts = {(r["implementation"], r["check"]): r["status"]
                 for r in map(json.loads, (tmp_path / "r.jsonl").read_text().splitlines()) if r["type"] == "result"}
@@ -203,7 +203,7 @@ def test_a_ninth_contract_is_its_own_files(tmp_path):
 
     # The copy holds only the new contract's tests, so only its parts are checked there.
     parts = run_in(tmp_path, sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
-                 "tests/contracts/test_contract_parts.py::test_every_contract_has_its_parts[scratch]",
+                   "tests/contracts/test_contract_parts.py::test_every_contract_has_its_parts[scratch]",
                  "tests/contracts/test_scratch.py")
     assert parts.returncode == 0, parts.stdout[-3000:]
     assert "2 passed" in parts.stdout
@@ -216,8 +216,9 @@ def test_a_contract_joins_the_lifecycle_from_its_own_module(tmp_path):
     the stored history is caught by an invariant of the lifecycle."""
     _copy_with_scratch(tmp_path)
     cli = [sys.executable, "-c", "import sys; from chatconform.cli import main; sys.exit(main(sys.argv[1:]))"]
-    ran = run_in(tmp_path, *cli, "run", "--impl", "chatconform.fakes.scratch:ReversesInPlace", "--contract", "lifecycle",
-               "--check", "lifecycle.input_untouched", "--examples", "5", "--report", "r.jsonl")
+    ran = run_in(tmp_path, *cli, "run", "--impl", "chatconform.fakes.scratch:ReversesInPlace",
+                 "--contract", "lifecycle", "--check", "lifecycle.input_untouched", "--examples", "5",
+                 "--report", "r.jsonl")
     results = [r for r in map(json.loads, (tmp_path / "r.jsonl").read_text().splitlines()) if r["type"] == "result"]
     assert [(r["check"], r["status"]) for r in results] == [("lifecycle.input_untouched", "fail")], ran.stdout[-2000:]
     assert "echo_history()" in results[0]["message"]

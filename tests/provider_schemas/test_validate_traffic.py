@@ -148,7 +148,7 @@ def test_provider_and_model_from_the_url():
     assert endpoint("POST", "https://api.mistral.ai/v1/chat/completions", {}).provider == "mistral"
     assert endpoint("POST", "https://open.bigmodel.cn/api/paas/v4/chat/completions", {}).provider == "glm"
     other = endpoint("POST", "http://localhost:8000/v1/chat/completions", {"model": "qwen"})
-    assert other.provider is None and other.dialect == "openai" and "OpenAI-compatible" in (other.skipped or "")
+    assert other.provider is None and other.dialect == "openai_chat" and "OpenAI-compatible" in (other.skipped or "")
     assert endpoint("GET", OPENAI, None).provider is None
 
 
