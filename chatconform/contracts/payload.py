@@ -424,7 +424,10 @@ PAIRING = "payload.tool_pairing"
 )
 def tool_pairing(ex: Example) -> None:
     """Pairing faults weigh what the provider's pairing rule says (``PAIRING``), a reused id
-    what its rule on ids says; an answer holding another call's result is always an error."""
+    what its rule on ids says; an answer holding another call's result is always an error.
+    Every fault of the body is weighed and the worst reported: a reused id the provider
+    accepts, met first, never hides a pairing it rejects."""
+    faults: list[Violation] = []
     pending: dict[str, str] = {}  # call id -> path of its call
     seen_calls: set[str] = set()
     answered: set[str] = set()
@@ -436,29 +439,37 @@ def tool_pairing(ex: Example) -> None:
             if not call_id and nameless:
                 call_id = nameless.popleft()
             if call_id not in seen_calls:
-                raise _cited(ex, PAIRING, f"tool result {call_id} at {turn.path} has no earlier call")
-            if call_id in answered:
-                raise _cited(ex, PAIRING, f"tool call {call_id} is answered twice (again at {turn.path})")
+                faults.append(_cited(ex, PAIRING, f"tool result {call_id} at {turn.path} has no earlier call"))
+            elif call_id in answered:
+                faults.append(_cited(ex, PAIRING, f"tool call {call_id} is answered twice (again at {turn.path})"))
             answered.add(call_id)
             pending.pop(call_id, None)
         if pending and not turn.tool_results:
             call_id, path = next(iter(pending.items()))
-            raise _cited(ex, PAIRING, f"tool call {call_id} ({path}) is not answered before {turn.path}",
-                         expected="its result next", actual=turn.role)
+            faults.append(_cited(ex, PAIRING, f"tool call {call_id} ({path}) is not answered before {turn.path}",
+                                 expected="its result next", actual=turn.role))
+            pending.clear()  # reported once: what follows is weighed on its own
         if pending and turn.tool_calls:
-            raise _cited(ex, PAIRING, f"new tool calls at {turn.path} while {', '.join(pending)} are open")
+            faults.append(_cited(ex, PAIRING, f"new tool calls at {turn.path} while {', '.join(pending)} are open"))
+            pending.clear()
         for call_id, _ in turn.tool_calls:
             if not call_id:
                 call_id = f"(a call without an id, #{len(seen_calls) + 1})"
                 nameless.append(call_id)
             elif call_id in seen_calls:
-                raise _cited(ex, REUSED_ID, f"tool call id {call_id} is used twice (again at {turn.path})",
-                             expected="a unique id per call (rewrite a reused one)", actual=call_id)
+                faults.append(_cited(ex, REUSED_ID, f"tool call id {call_id} is used twice (again at {turn.path})",
+                                     expected="a unique id per call (rewrite a reused one)", actual=call_id))
+                answered.discard(call_id)  # the new call is answered by the results after it
             seen_calls.add(call_id)
             pending[call_id] = turn.path
     if pending:
-        raise _cited(ex, PAIRING, f"tool calls never answered: {', '.join(pending)}")
-    _results_are_their_own(ex)
+        faults.append(_cited(ex, PAIRING, f"tool calls never answered: {', '.join(pending)}"))
+    try:
+        _results_are_their_own(ex)
+    except Violation as own:
+        faults.append(own)
+    if faults:
+        raise Violation.worst(faults)
 
 
 def _unheld_results(ex: Example) -> list[tuple[_Answer, str]]:

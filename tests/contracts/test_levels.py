@@ -387,3 +387,22 @@ def test_a_refusal_excuses_only_the_exception_that_refuses_the_content(raised, l
     crash = [f for f in evaluation.failures if f.check == "payload.no_crash"]
     assert [f.level for f in crash] == [level]
     assert ("a crash, not a refusal" in crash[0].message) == (level == "error")
+
+
+def test_a_reused_id_met_first_does_not_hide_a_pairing_error():
+    """OpenAI accepts a reused id (a warning) but rejects a call left unanswered: the body
+    with both fails tool_pairing as the error, counting the other fault."""
+    from chatconform.fakes.payload import ReusedIdsPassedThrough
+
+    class ReusesAndDropsTheLast(ReusedIdsPassedThrough):
+        providers = frozenset({"openai-chat"})
+
+        def to_payload(self, history, *, provider, instructions=None):
+            body = super().to_payload(history, provider=provider, instructions=instructions)
+            body["messages"] = body["messages"][:-1]  # the second call's result
+            return body
+
+    evaluation = evaluate_case(wrap(ReusesAndDropsTheLast), get_contract("payload"), PayloadCase(list(REUSED)),
+                               "openai-chat", timeout=5)
+    pairing = next(f for f in evaluation.failures if f.check == "payload.tool_pairing")
+    assert pairing.level == "error" and "never answered" in pairing.message and "1 more fault" in pairing.message
