@@ -583,6 +583,61 @@ def _anonymous(ex: Example) -> list[int]:
     return ex.output_once("anonymous", compute)
 
 
+#: The first bytes of each file kind a history holds (pydantic-ai's FileUrl kinds), as their
+#: formats begin; bytes that begin otherwise are of no kind the check can tell.
+_MAGIC: tuple[tuple[str, tuple[bytes, ...]], ...] = (
+    ("image-url", (b"\x89PNG", b"\xff\xd8\xff", b"GIF8", b"BM")),
+    ("document-url", (b"%PDF",)),
+    ("audio-url", (b"ID3", b"\xff\xfb", b"\xff\xf3", b"\xff\xf2", b"OggS", b"fLaC")),
+    ("video-url", (b"\x1aE\xdf\xa3",)),
+)
+
+
+def _sniffed(data: bytes) -> str | None:
+    """The file kind ``data`` begins as, or None."""
+    if data[:4] == b"RIFF":  # WebP images, WAV audio, AVI video share the container
+        return {b"WEBP": "image-url", b"WAVE": "audio-url", b"AVI ": "video-url"}.get(data[8:12])
+    if data[4:8] == b"ftyp":  # MP4, MOV, M4A, HEIC
+        return "audio-url" if data[8:11] == b"M4A" else "image-url" if data[8:12] in (b"heic", b"avif") \
+            else "video-url"
+    return next((kind for kind, heads in _MAGIC if data.startswith(heads)), None)
+
+
+def _link_kinds(ex: Example) -> dict[str, str]:
+    """The file kind of each link the history holds, by URL (tool results' nested ones too)."""
+    def compute():
+        kinds: dict[str, str] = {}
+        stack: list[Any] = [getattr(part, "content", None) for message in ex.case.history for part in message.parts]
+        while stack:
+            value = stack.pop()
+            if isinstance(value, pai.FileUrl):
+                kinds.setdefault(value.url, value.kind)
+            elif isinstance(value, (list, tuple)):
+                stack.extend(value)
+            elif isinstance(value, dict):
+                stack.extend(value.values())
+        return kinds
+
+    return ex.case_once("link kinds", compute)
+
+
+def _download(ex: Example, url: str, identity: str) -> bool | None:
+    """Whether bytes the history does not hold (``identity``, their base64) can be the file
+    downloaded from ``url``: True when they are recognisably its (of its kind, or naming the
+    URL, as an offline stand-in does), False when they are of no kind the check can tell
+    (a match, with a warning), None when they are another kind of file (no match)."""
+    try:
+        data = base64.b64decode(identity, validate=True)
+    except ValueError:
+        return None
+    if url.encode() in data:
+        return True
+    kind = _sniffed(data)
+    if kind is None:
+        return False
+    return True if kind == _link_kinds(ex).get(url) else None
+
+
 @dataclass(frozen=True)
 class _Placing:
     """The history's content items (indices into ``_items``) found in order, and not."""
@@ -591,6 +646,8 @@ class _Placing:
     missed: list[int]
     #: (item index, start, end) of each text found in ``_Stream.text``, in history order.
     spans: list[tuple[int, int, int]]
+    #: Links found as downloaded bytes of no kind the check can tell: (item index, file index).
+    unsure: list[tuple[int, int]]
 
 
 def _placing(ex: Example) -> _Placing:
@@ -603,6 +660,7 @@ def _placing(ex: Example) -> _Placing:
         cursor = {"text": 0, "call": 0, "media": 0}
         anonymous = _anonymous(ex)
         spans: list[tuple[int, int, int]] = []
+        unsure: list[tuple[int, int]] = []
 
         def in_text(index: int, value: str) -> bool:
             # Whitespace at the edges of a text is not content: a provider may require it
@@ -615,13 +673,21 @@ def _placing(ex: Example) -> _Placing:
             spans.append((index, position, cursor["text"]))
             return True
 
-        def file(item: Item) -> bool:
+        def file(index: int, item: Item) -> bool:
             position = _index(stream.media, item.value, cursor["media"])
-            if position < 0:
-                # A link sent as the bytes downloaded from it, bytes as the link they were
-                # uploaded to: a file of the other kind that the history does not hold.
-                wanted = not _is_inline(item)
-                position = next((i for i in anonymous if i >= cursor["media"] and stream.inline[i] == wanted), -1)
+            if position < 0 and _is_inline(item):
+                # Bytes sent as the link they were uploaded to: a link the history does not hold.
+                position = next((i for i in anonymous if i >= cursor["media"] and not stream.inline[i]), -1)
+            elif position < 0:
+                # A link the provider cannot take may travel as its URL in text; else as the
+                # bytes downloaded from it: bytes the history does not hold, at its place, of
+                # its kind (or of no kind the bytes tell).
+                if in_text(index, item.value):
+                    return True
+                position = next((i for i in anonymous if i >= cursor["media"] and stream.inline[i]
+                                 and _download(ex, item.value, stream.media[i]) is not None), -1)
+                if position >= 0 and not _download(ex, item.value, stream.media[position]):
+                    unsure.append((index, position))
             if position < 0:
                 return False
             cursor["media"] = position + 1
@@ -637,12 +703,11 @@ def _placing(ex: Example) -> _Placing:
                     cursor["call"] = position + 1
                 placed = position >= 0
             elif item.kind == "media":
-                # A file the provider cannot take by URL may travel as its link in text.
-                placed = file(item) or (not _is_inline(item) and in_text(index, item.value))
+                placed = file(index, item)
             else:
                 placed = in_text(index, item.value)
             (found if placed else missed).append(index)
-        return _Placing(found, missed, spans)
+        return _Placing(found, missed, spans, unsure)
 
     return ex.output_once("placed", compute)
 
@@ -703,7 +768,8 @@ def _lost(ex: Example) -> _Loss:
             else:
                 sent[key] = _count_upto(body, value, wanted[key])
         short = {key: wanted[key] - sent[key] for key in wanted if wanted[key] > sent[key]}
-        spare = Counter(stream.inline[i] for i in _anonymous(ex))  # True: bytes, False: links
+        uploads = sum(not stream.inline[i] for i in _anonymous(ex))  # links the history does not hold
+        downloads = [stream.media[i] for i in _anonymous(ex) if stream.inline[i]]  # bytes it does not hold
         lost = []
         for index in sorted((i for i in (*placing.found, *placing.missed) if _key(items[i]) in short),
                             reverse=True):
@@ -712,10 +778,14 @@ def _lost(ex: Example) -> _Loss:
             if short[key] <= 0:
                 continue
             short[key] -= 1
-            other = not _is_inline(item)
-            if item.kind == "media" and spare[other] > 0:
-                spare[other] -= 1
+            if item.kind == "media" and _is_inline(item) and uploads > 0:
+                uploads -= 1
                 continue
+            if item.kind == "media" and not _is_inline(item):
+                download = next((d for d in downloads if _download(ex, item.value, d) is not None), None)
+                if download is not None:
+                    downloads.remove(download)
+                    continue
             lost.append(index)
         return _Loss(sorted(lost), wanted, sent)
 
@@ -809,6 +879,15 @@ def nothing_lost(ex: Example) -> None:
         raise Violation(f"the answer at {answer.turn.path} to tool call {answer.stored.tool_call_id} "
                         f"lacks its result's content {missing[:200]!r}" + and_more(unheld, "answer"),
                         expected=missing[:200], actual=[t[:200] for t in answer.turn.texts])
+    unsure = _placing(ex).unsure
+    if unsure:
+        index, position = unsure[0]
+        size = len(base64.b64decode(_payload_stream(ex).media[position]))
+        raise Violation(f"{_what(ex, _items(ex)[index])} is sent as {size} inline bytes of no file kind "
+                        "chatconform can tell: counted as its download, but the bytes cannot be matched to "
+                        "the URL" + and_more(unsure, "such file"),
+                        expected="the file's bytes (of its kind) or its link", actual="unrecognised bytes",
+                        level=WARNING)
 
 
 def _glued(ex: Example) -> tuple[str, str] | None:
