@@ -510,6 +510,7 @@ def cmd_serve(args, out: Console, err: Console) -> int:
         log = ServeLog(report, version=_version(), seed=seed,
                        settings={"script": args.script, "generate": args.generate})
         replies = Replies(script, generate=args.generate, seed=seed or 0)
+        log.notice = err.print
 
         def announce(root: str) -> None:
             drawn = f"; replies drawn with --seed {seed}" if args.generate else ""
@@ -517,11 +518,15 @@ def cmd_serve(args, out: Console, err: Console) -> int:
                       f"Anthropic, Gemini, Bedrock: {root}){drawn}; Ctrl-C stops")
 
         stopped_by = run(args.port, log, replies, announce)
-    verdicts = log.verdicts
+    verdicts = [v for v in log.verdicts if v.served == "judged"]
     rejected = sum(1 for v in verdicts if v.rejected)
     warned = sum(1 for v in verdicts if not v.rejected and v.problems)
+    canned = sum(1 for v in log.verdicts if v.served == "not judged")
+    missed = sum(1 for v in log.verdicts if v.served == "no route")
     out.print(f"stopped by {stopped_by or 'the server'}: {len(verdicts)} requests judged, {rejected} rejected, "
-              f"{warned} with warnings" + (f"; report: {args.report}" if report is not None else ""))
+              f"{warned} with warnings" + (f"; {canned} answered but not judged" if canned else "")
+              + (f"; {missed} to routes it does not serve" if missed else "")
+              + (f"; report: {args.report}" if report is not None else ""))
     return 0
 
 

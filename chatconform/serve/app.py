@@ -9,6 +9,11 @@ Routes (POST), from the dialects (``Dialect.routes``): ``/v1/chat/completions`` 
 anthropic, gemini, bedrock-converse) and under ``/<provider>`` for every provider of it
 (``/mistral/v1/chat/completions``); and a provider's own paths (``Provider.api_paths``: GLM's
 ``/glm/api/paas/v4/chat/completions``).
+
+Every other request meets :meth:`_Judge.fallback`: a route a dialect's SDK calls besides the
+chat (``Dialect.extra_routes``: the model list, token counts, embeddings) gets the dialect's
+canned answer, recorded as not judged; any other is answered with the provider's 404, printed
+and recorded, so a route the server lacks is never a silent miss.
 """
 
 from __future__ import annotations
@@ -22,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import Response
-from starlette.routing import Route
+from starlette.routing import Match, Route
 
 from chatconform.dialects import Dialect, get_dialect
 from chatconform.dialects.http import Answer, Context, Reply, RouteCall
@@ -40,7 +45,7 @@ __all__ = ["build_app", "conversation_key", "home_provider", "text_key"]
 def home_provider(profile: Provider) -> Provider:
     """The provider the dialect's routes answer for without a ``/<provider>`` prefix: the
     first in the table that speaks the dialect (openai-chat for OpenAI Chat)."""
-    return next(p for p in PROVIDERS.values() if p.dialect == profile.dialect)
+    return home_provider_of(get_dialect(profile.dialect))
 
 
 def conversation_key(body: Any, provider: str) -> str:
@@ -90,15 +95,26 @@ def _judged(raw: bytes, provider: str, model: str | None) -> tuple[Any, list[Pro
     return body, validate(body, provider, model=model)
 
 
+def _marked(dialect: Dialect, request: Request) -> bool:
+    return any(name in request.headers for name in dialect.markers)
+
+
 class _Judge:
     """Judges and answers the requests of every route."""
 
     def __init__(self, log: ServeLog, replies: Replies) -> None:
         self.log, self.replies = log, replies
+        self.dialects = [get_dialect(name) for name in dict.fromkeys(p.dialect for p in PROVIDERS.values())]
+        #: Each dialect's extra routes, as routes that match a path (their endpoint is never called).
+        self.extras = [(dialect, path, Route(path, _never, methods=[method]))
+                       for dialect in self.dialects for method, path in dialect.extra_routes]
 
-    async def handle(self, request: Request, profile: Provider, dialect: Dialect, call: RouteCall) -> Response:
+    async def handle(self, request: Request, profile: Provider, dialect: Dialect, call: RouteCall,
+                     path: str) -> Response:
         provider = profile.id
         raw = await request.body()
+        if not call.judged:
+            return self._canned(request, profile, dialect, path, raw, call.model)
         body, problems = _judged(raw, provider, call.model)
         named = body.get("model") if isinstance(body, dict) else None
         model = call.model or (named if isinstance(named, str) and named else "chatconform-serve")
@@ -120,6 +136,64 @@ class _Judge:
                              tuple(problems), status, answered, body))
         return respond(answer)
 
+    def _canned(self, request: Request, profile: Provider, dialect: Dialect, path: str, raw: bytes,
+                model: str | None, params: dict | None = None) -> Response:
+        """A canned answer to a route the SDK calls besides the chat, recorded as not judged."""
+        try:
+            body: Any = json.loads(raw) if raw else None
+        except (ValueError, RecursionError):
+            body = raw.decode("utf-8", "replace")
+        named = body.get("model") if isinstance(body, dict) else None
+        model = model or (named if isinstance(named, str) and named else "chatconform-serve")
+        stream = isinstance(body, dict) and body.get("stream") is True
+        number, _ = self.log.next_turn("")
+        ctx = Context(profile, model, "", 0, stream, max(1, len(raw) // 4))
+        answer = dialect.canned(request.method, path, params if params is not None else request.path_params,
+                                body, ctx)
+        self.log.add(Verdict(number, profile.id, request.url.path, model, stream, "", 0, (), answer.status,
+                             "not judged", body, method=request.method, served="not judged"))
+        return respond(answer)
+
+    def _missed(self, request: Request, profile: Provider, dialect: Dialect, answer: Answer | None = None) -> Response:
+        """A route the server does not serve: the provider's 404 (or ``answer``), a console line
+        and a report line."""
+        method, path = request.method, request.url.path
+        if answer is None:
+            answer = dialect.error(404, f"chatconform serve does not serve {method} {path} (the routes it "
+                                        "serves: docs/serve.md#routes)", profile)
+        number, _ = self.log.next_turn("")
+        self.log.add(Verdict(number, profile.id, path, "", False, "", 0, (), answer.status, "no route", None,
+                             method=method, served="no route"))
+        self.log.notice(f"chatconform serve: no route for {method} {path}: answered {answer.status} as "
+                        f"{profile.id} answers an error, and recorded in the report")
+        return respond(answer)
+
+    async def fallback(self, request: Request) -> Response:
+        """A request no chat route took: an extra route's canned answer, else a miss. A path
+        under ``/<provider>`` is that provider's; a shared path (``GET /v1/models``) is the
+        dialect's whose SDK header the request carries, else the first's."""
+        first, _, rest = request.url.path.lstrip("/").partition("/")
+        named = PROVIDERS.get(first)
+        path = "/" + rest if named is not None else request.url.path
+        scope = {"type": "http", "path": path, "method": request.method, "root_path": ""}
+        found: list[tuple[Dialect, str, dict]] = []
+        for dialect, pattern, route in self.extras:
+            if named is not None and dialect.name != named.dialect:
+                continue
+            match, child = route.matches(scope)
+            if match == Match.FULL:
+                found.append((dialect, pattern, child["path_params"]))
+        marked = [f for f in found if _marked(f[0], request)]
+        unmarked = [f for f in found if not f[0].markers]
+        if not found:
+            dialect = (get_dialect(named.dialect) if named is not None else
+                       next((d for d in self.dialects if _marked(d, request)), self.dialects[0]))
+            return self._missed(request, named or home_provider_of(dialect), dialect)
+        dialect, pattern, params = (marked or unmarked or found)[0]
+        profile = named or home_provider_of(dialect)
+        return self._canned(request, profile, dialect, pattern, await request.body(), params.get("model_id")
+                            or params.get("model"), params)
+
     def _answer(self, dialect: Dialect, reply: Reply, ctx: Context) -> tuple[Answer, int, str]:
         if reply.status is not None:
             message = reply.message or f"chatconform serve: scripted error {reply.status}"
@@ -138,11 +212,11 @@ class _Judge:
                 named = request.path_params["provider"]
                 chosen = PROVIDERS.get(named)
                 if chosen is None or chosen.dialect != dialect.name:
-                    return Response(f"no route for {request.url.path}", status_code=404)
+                    return await self.fallback(request)
             call = dialect.route(path, request.path_params, request.query_params)
-            if isinstance(call, Answer):
-                return respond(call)
-            return await self.handle(request, chosen, dialect, call)
+            if isinstance(call, Answer):  # a method the API does not have
+                return self._missed(request, chosen, dialect, call)
+            return await self.handle(request, chosen, dialect, call, path)
 
         return endpoint
 
@@ -161,4 +235,15 @@ def build_app(log: ServeLog, replies: Replies) -> Starlette:
             prefixed.append(Route("/{provider}" + path, judge.endpoint(dialect, path, None), methods=["POST"]))
         own += [Route(f"/{profile.id}{path}", judge.endpoint(dialect, path, profile), methods=["POST"])
                 for profile in speakers for path in profile.api_paths]
-    return Starlette(routes=own + prefixed)
+    fallback = Route("/{path:path}", judge.fallback,
+                     methods=["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"])
+    return Starlette(routes=[*own, *prefixed, fallback])
+
+
+def home_provider_of(dialect: Dialect) -> Provider:
+    """The first provider in the table that speaks ``dialect``."""
+    return next(p for p in PROVIDERS.values() if p.dialect == dialect.name)
+
+
+async def _never(request: Request) -> Response:  # pragma: no cover - a route used only to match paths
+    raise AssertionError("an extra route is matched, never called")

@@ -18,8 +18,10 @@ as they are, so it costs a write of the file, not a serialization of every body 
 from __future__ import annotations
 
 import json
+import sys
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -37,6 +39,12 @@ FLUSH_EVERY = 0.2
 FLUSH_SHARE = 10
 #: The request lines are kept encoded in chunks of about this many bytes.
 _CHUNK = 1 << 20
+#: The check of the routes called: a route the server lacks makes it a warning.
+ROUTE_CHECK = "serve.route"
+
+
+def _stderr(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
 
 
 @dataclass(frozen=True)
@@ -54,13 +62,18 @@ class Verdict:
     status: int  # the HTTP status answered
     answered: str  # what: the reply's kind, or "rejected"
     body: Any
+    method: str = "POST"
+    #: "judged"; "not judged" (a canned answer to a route the SDK calls besides the chat:
+    #: the model list, token counts, embeddings); "no route" (a route the server lacks).
+    served: str = "judged"
 
     @property
     def rejected(self) -> bool:
         return any(p.severity == "error" for p in self.problems)
 
     def line(self) -> dict:
-        return {"type": "request", "number": self.number, "provider": self.provider, "route": self.route,
+        return {"type": "request", "number": self.number, "provider": self.provider, "method": self.method,
+                "route": self.route, "served": self.served,
                 "model": self.model, "stream": self.stream, "conversation": self.conversation, "turn": self.turn,
                 "status": self.status, "answered": self.answered,
                 "problems": [{"rule": p.rule, "path": p.path, "message": p.message, "severity": p.severity,
@@ -94,6 +107,8 @@ class ServeLog:
         self._stopped = threading.Event()
         self._writer: threading.Thread | None = None
         self._error: str | None = None
+        #: Where a line for the console goes (a route the server lacks); the command sets its own.
+        self.notice: Callable[[str], None] = _stderr
 
     def next_turn(self, conversation: str) -> tuple[int, int]:
         """(the request's number, its turn in ``conversation``), both counted from 1."""
@@ -196,6 +211,28 @@ def _order(provider: str) -> int:
     return get_provider(provider).order
 
 
+def _route_line(provider: str, called: list[Verdict], judged: int) -> dict:
+    """The line of the routes called: a warning naming each route the server lacks, else a
+    pass that names the routes answered with a canned answer (not judged)."""
+    def tally(served: str) -> str:
+        routes: dict[str, int] = {}
+        for verdict in called:
+            if verdict.served == served:
+                key = f"{verdict.method} {verdict.route}"
+                routes[key] = routes.get(key, 0) + 1
+        return ", ".join(f"{route} ({count})" for route, count in routes.items())
+
+    missed, canned = tally("no route"), tally("not judged")
+    line: dict[str, Any] = {"type": "result", "implementation": provider, "contract": "serve", "check": ROUTE_CHECK,
+            "status": str(Status.WARN if missed else Status.PASS), "level": "warning" if missed else None,
+            "example": None, "variant": None, "examples": len(called), "evaluated": len(called),
+            "message": f"{judged} requests judged" + (f"; answered but not judged: {canned}" if canned else "")}
+    if missed:
+        line["message"] = (f"routes chatconform serve does not serve (answered 404, not judged): {missed}; "
+                           + line["message"])
+    return line
+
+
 def result_lines(verdicts: list[Verdict]) -> list[dict]:
     """One line per (provider, rule) of every provider called: pass, warn (only warnings) or
     fail, with the first breaking request as the example."""
@@ -203,7 +240,9 @@ def result_lines(verdicts: list[Verdict]) -> list[dict]:
 
     lines = []
     for provider in sorted({v.provider for v in verdicts}, key=_order):
-        judged = [v for v in verdicts if v.provider == provider]
+        called = [v for v in verdicts if v.provider == provider]
+        judged = [v for v in called if v.served == "judged"]
+        lines.append(_route_line(provider, called, len(judged)))
         broken: dict[str, list[tuple[Verdict, Any]]] = {}
         for verdict in judged:
             for problem in verdict.problems:

@@ -269,3 +269,27 @@ def test_a_body_with_a_lone_surrogate_is_judged_and_reported(tmp_path):
     (request,) = [line for line in lines if line["type"] == "request"]
     assert request["body"]["messages"][0]["content"] == "half a pair \ud800 (u1)"
     assert lines[-1]["type"] == "footer"
+
+
+def test_a_miss_and_a_canned_answer_are_report_lines(tmp_path, capsys):
+    path = tmp_path / "serve.jsonl"
+    endpoint = start(report=path, version="test")
+    try:
+        assert httpx.get(endpoint.root + "/v1/models", timeout=10).status_code == 200
+        missed = httpx.post(endpoint.root + "/v1/audio/speech", json={}, timeout=10)
+        assert missed.status_code == 404 and "does not serve POST /v1/audio/speech" in missed.json()["error"]["message"]
+        assert chat(endpoint.root, "Hello (routes)").status_code == 200
+    finally:
+        endpoint.stop()
+    lines = [json.loads(line) for line in path.read_text().splitlines()]
+    served = [(r["method"], r["route"], r["served"]) for r in lines if r["type"] == "request"]
+    assert served == [("GET", "/v1/models", "not judged"), ("POST", "/v1/audio/speech", "no route"),
+                      ("POST", "/v1/chat/completions", "judged")]
+    route = next(r for r in lines if r["type"] == "result" and r["check"] == "serve.route")
+    assert route["status"] == "warn" and "POST /v1/audio/speech (1)" in route["message"]
+    assert "1 requests judged; answered but not judged: GET /v1/models (1)" in route["message"]
+    schema = next(r for r in lines if r["type"] == "result" and r["check"] == "serve.schema")
+    assert schema["message"] == "held on 1 requests"  # the canned and missed requests are not judged
+    capsys.readouterr()
+    assert main(["summary", str(path), "--format", "json"]) == 0
+    assert json.loads(capsys.readouterr().out)["matrix"]["openai-chat"]["serve.route"] == "warn"
