@@ -32,14 +32,15 @@ from starlette.routing import Match, Route
 from chatconform.dialects import Dialect, get_dialect
 from chatconform.dialects.http import Answer, Context, Reply, RouteCall
 from chatconform.providers import PROVIDERS, Provider, get_provider
+from chatconform.serve.conversations import Conversations, turn_keys
 from chatconform.serve.log import ServeLog, Verdict
 from chatconform.serve.replies import Replies
 from chatconform.serve.stream import respond
 
 if TYPE_CHECKING:
-    from chatconform.provider_schemas import Problem
+    from chatconform.provider_schemas import Problem, Turn
 
-__all__ = ["build_app", "conversation_key", "home_provider", "text_key"]
+__all__ = ["build_app", "first_user_text", "home_provider", "text_key"]
 
 
 def home_provider(profile: Provider) -> Provider:
@@ -48,26 +49,14 @@ def home_provider(profile: Provider) -> Provider:
     return home_provider_of(get_dialect(profile.dialect))
 
 
-def conversation_key(body: Any, provider: str) -> str:
-    """A conversation is known by its first user text (:func:`text_key`). The turn view reads
-    only the messages up to the first user one: a long conversation costs no more."""
-    from chatconform.provider_schemas import turn_view
-
-    key = get_provider(provider).messages_key
-    messages = body if isinstance(body, list) else body.get(key) if isinstance(body, dict) else None
-    if not isinstance(messages, list):
-        return text_key("")
-    users = (i for i, m in enumerate(messages) if isinstance(m, dict) and m.get("role") == "user")
-    for index in users:
-        turns = turn_view({key: messages[index:index + 1]}, provider)
-        texts = [t for turn in turns if turn.role == "user" for t in turn.texts]
-        if texts:
-            return text_key("\n".join(texts))
-    return text_key("")
+def first_user_text(turns: list[Turn]) -> str:
+    """The text of a conversation's first user turn that has text ("" if none has)."""
+    return next(("\n".join(turn.texts) for turn in turns if turn.role == "user" and turn.texts), "")
 
 
 def text_key(first_user_text: str) -> str:
-    """The key of the conversation that opens with this user text: a short digest of it."""
+    """The name of a conversation that opens with this user text: a short digest of it (a
+    second conversation that opens alike gets ``-2`` after it, and so on)."""
     return hashlib.sha256(first_user_text.encode("utf-8", "surrogatepass")).hexdigest()[:12]
 
 
@@ -99,11 +88,18 @@ def _marked(dialect: Dialect, request: Request) -> bool:
     return any(name in request.headers for name in dialect.markers)
 
 
+def _turns(body: Any, provider: str) -> list[Turn]:
+    from chatconform.provider_schemas import turn_view
+
+    return turn_view(body, provider) if isinstance(body, dict) else []
+
+
 class _Judge:
     """Judges and answers the requests of every route."""
 
     def __init__(self, log: ServeLog, replies: Replies) -> None:
         self.log, self.replies = log, replies
+        self.conversations = Conversations()
         self.dialects = [get_dialect(name) for name in dict.fromkeys(p.dialect for p in PROVIDERS.values())]
         #: Each dialect's extra routes, as routes that match a path (their endpoint is never called).
         self.extras = [(dialect, path, Route(path, _never, methods=[method]))
@@ -119,21 +115,24 @@ class _Judge:
         named = body.get("model") if isinstance(body, dict) else None
         model = call.model or (named if isinstance(named, str) and named else "chatconform-serve")
         wants = call.stream if call.stream is not None else isinstance(body, dict) and body.get("stream") is True
-        conversation = conversation_key(body, provider)
-        number, turn = self.log.next_turn(conversation)
+        turns = _turns(body, provider)
+        opening = first_user_text(turns)
+        place = self.conversations.place(turn_keys(turns), text_key(opening))
+        number = self.log.next_number()
         errors = [p for p in problems if p.severity == "error"]
-        if errors:
+        if errors:  # a rejected request uses no script entry
             answer, status, answered = dialect.error(400, errors[0].message, profile), 400, "rejected"
         else:
             tools = dialect.tool_names(body)
-            reply = self.replies.next(conversation, turn, tools)
+            reply = self.replies.next(opening, place.conversation, place.entry, tools)
+            self.conversations.answered(place, reply.status is not None or reply.cut_stream_after is not None)
             if reply.delay:
                 await asyncio.sleep(reply.delay)
             answer, status, answered = self._answer(dialect, reply, Context(
-                profile, model, conversation, turn, bool(wants), max(1, len(raw) // 4),
+                profile, model, place.conversation, place.entry, bool(wants), max(1, len(raw) // 4),
                 dialect.include_usage(body), call.sse))
-        self.log.add(Verdict(number, provider, request.url.path, model, bool(wants), conversation, turn,
-                             tuple(problems), status, answered, body))
+        self.log.add(Verdict(number, provider, request.url.path, model, bool(wants), place.conversation, place.turn,
+                             tuple(problems), status, answered, body, entry=place.entry, again=place.again))
         return respond(answer)
 
     def _canned(self, request: Request, profile: Provider, dialect: Dialect, path: str, raw: bytes,
@@ -146,7 +145,7 @@ class _Judge:
         named = body.get("model") if isinstance(body, dict) else None
         model = model or (named if isinstance(named, str) and named else "chatconform-serve")
         stream = isinstance(body, dict) and body.get("stream") is True
-        number, _ = self.log.next_turn("")
+        number = self.log.next_number()
         ctx = Context(profile, model, "", 0, stream, max(1, len(raw) // 4))
         answer = dialect.canned(request.method, path, params if params is not None else request.path_params,
                                 body, ctx)
@@ -161,7 +160,7 @@ class _Judge:
         if answer is None:
             answer = dialect.error(404, f"chatconform serve does not serve {method} {path} (the routes it "
                                         "serves: docs/serve.md#routes)", profile)
-        number, _ = self.log.next_turn("")
+        number = self.log.next_number()
         self.log.add(Verdict(number, profile.id, path, "", False, "", 0, (), answer.status, "no route", None,
                              method=method, served="no route"))
         self.log.notice(f"chatconform serve: no route for {method} {path}: answered {answer.status} as "

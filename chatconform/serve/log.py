@@ -56,8 +56,8 @@ class Verdict:
     route: str
     model: str
     stream: bool
-    conversation: str  # the key of its conversation: a digest of its first user text
-    turn: int  # its place in that conversation, from 1
+    conversation: str  # its conversation's name: a digest of its first user text (docs/serve.md)
+    turn: int  # its place in that conversation, from 1 (a request asked again: the same turn)
     problems: tuple  # of provider_schemas.Problem
     status: int  # the HTTP status answered
     answered: str  # what: the reply's kind, or "rejected"
@@ -66,6 +66,8 @@ class Verdict:
     #: "judged"; "not judged" (a canned answer to a route the SDK calls besides the chat:
     #: the model list, token counts, embeddings); "no route" (a route the server lacks).
     served: str = "judged"
+    entry: int = 0  # the script entry that answered it, from 1 (0: none)
+    again: bool = False  # it asked a turn asked before (a retry, or a second run)
 
     @property
     def rejected(self) -> bool:
@@ -75,6 +77,7 @@ class Verdict:
         return {"type": "request", "number": self.number, "provider": self.provider, "method": self.method,
                 "route": self.route, "served": self.served,
                 "model": self.model, "stream": self.stream, "conversation": self.conversation, "turn": self.turn,
+                "entry": self.entry, "again": self.again,
                 "status": self.status, "answered": self.answered,
                 "problems": [{"rule": p.rule, "path": p.path, "message": p.message, "severity": p.severity,
                               "source": p.source} for p in self.problems],
@@ -99,7 +102,6 @@ class ServeLog:
         self.verdicts: list[Verdict] = []
         self._chunks: list[bytes] = []  # the request lines of verdicts[:self._made], encoded
         self._made = 0
-        self._turns: dict[str, int] = {}
         self._count = 0
         self._lock = threading.Lock()
         self._making = threading.Lock()
@@ -110,12 +112,11 @@ class ServeLog:
         #: Where a line for the console goes (a route the server lacks); the command sets its own.
         self.notice: Callable[[str], None] = _stderr
 
-    def next_turn(self, conversation: str) -> tuple[int, int]:
-        """(the request's number, its turn in ``conversation``), both counted from 1."""
+    def next_number(self) -> int:
+        """The request's number among every request served, from 1."""
         with self._lock:
             self._count += 1
-            self._turns[conversation] = self._turns.get(conversation, 0) + 1
-            return self._count, self._turns[conversation]
+            return self._count
 
     def add(self, verdict: Verdict) -> None:
         with self._lock:

@@ -12,14 +12,14 @@ import logging
 import signal
 import socket
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from chatconform.errors import ConfigError
 from chatconform.serve.log import ServeLog, Verdict
-from chatconform.serve.replies import Replies, parse_entries
+from chatconform.serve.replies import Replies, parse_script
 
 __all__ = ["HOST", "Endpoint", "base_url", "bind", "start"]
 
@@ -120,9 +120,10 @@ class Endpoint:
     def verdicts(self) -> list[Verdict]:
         return list(self.log.verdicts)
 
-    def script(self, entries: Sequence[Any]) -> None:
-        """Answer the turns of each conversation from now on with these script entries."""
-        self.replies.script = parse_entries(list(entries), "the script")
+    def script(self, entries: Sequence[Any] | Mapping[str, Sequence[Any]]) -> None:
+        """Answer the turns of each conversation from now on with these script entries (a
+        list, or lists by the marker a conversation's first user text holds)."""
+        self.replies.script = parse_script(dict(entries) if isinstance(entries, Mapping) else list(entries))
 
     def stop(self) -> None:
         self._server.should_exit = True
@@ -130,12 +131,13 @@ class Endpoint:
         self.log.close()
 
 
-def start(*, script: Sequence[Any] = (), generate: bool = False, seed: int = 0, report: str | Path | None = None,
-          version: str = "", port: int = 0) -> Endpoint:
+def start(*, script: Sequence[Any] | Mapping[str, Sequence[Any]] = (), generate: bool = False, seed: int = 0,
+          report: str | Path | None = None, version: str = "", port: int = 0) -> Endpoint:
     """Start a server in a daemon thread on a free port; returns once it accepts requests."""
     _warm()
     log = ServeLog(report, version=version, seed=seed, settings={"generate": generate})
-    replies = Replies(parse_entries(list(script), "the script"), generate=generate, seed=seed)
+    replies = Replies(parse_script(dict(script) if isinstance(script, Mapping) else list(script)),
+                      generate=generate, seed=seed)
     sock = bind(port)
     server = _server(sock, log, replies, "error")
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, name="chatconform-serve", daemon=True)

@@ -66,7 +66,7 @@ def test_json_lines_scripts_name_the_line(tmp_path):
     with pytest.raises(ConfigError, match=rf"^{path}:2:\d+: not JSON"):
         load_script(path)
     path.write_text('{"text": "one"}\n{"text": "two"}\n')
-    assert [r.text for r in load_script(path)] == ["one", "two"]
+    assert [r.text for r in load_script(path)[""]] == ["one", "two"]
 
 
 def test_the_command_refuses_a_bad_script_in_one_line(tmp_path, capsys):
@@ -85,7 +85,7 @@ def test_the_command_refuses_a_bad_script_in_one_line(tmp_path, capsys):
 def test_drawn_replies_replay_from_the_seed():
     def draws(seed: int) -> list[Reply]:
         replies = Replies(generate=True, seed=seed)
-        return [replies.next(conversation, turn, ["get_weather", "search"])
+        return [replies.next("", conversation, turn, ["get_weather", "search"])
                 for conversation in ("a", "b") for turn in range(1, 6)]
 
     first = draws(7)
@@ -97,8 +97,8 @@ def test_drawn_replies_replay_from_the_seed():
 
 def test_the_script_comes_first_then_drawn_replies():
     replies = Replies(parse_entries(["scripted"]), generate=True, seed=1)
-    assert replies.next("c", 1, []).text == "scripted"
-    assert not replies.next("c", 2, []).tool_calls  # no tool declared: no call drawn
+    assert replies.next("", "c", 1, []).text == "scripted"
+    assert not replies.next("", "c", 2, []).tool_calls  # no tool declared: no call drawn
 
 
 # -- the report ----------------------------------------------------------------------------------
@@ -121,8 +121,8 @@ def test_the_report_reads_in_summary_and_diff(tmp_path, capsys):
     lines = [json.loads(line) for line in broken.read_text().splitlines()]
     assert lines[0]["type"] == "header" and lines[-1]["type"] == "footer"
     requests = [line for line in lines if line["type"] == "request"]
-    assert [(r["provider"], r["turn"], r["status"]) for r in requests] == [
-        ("qwen-vllm", 1, 400), ("qwen-vllm", 2, 400), ("openai-chat", 1, 200)]
+    assert [(r["provider"], r["turn"], r["again"], r["status"]) for r in requests] == [
+        ("qwen-vllm", 1, False, 400), ("qwen-vllm", 1, False, 400), ("openai-chat", 1, False, 200)]
     assert requests[0]["problems"][0]["rule"] == "Q3"
     results = {(r["implementation"], r["check"]): r for r in lines if r["type"] == "result"}
     assert results[("qwen-vllm", "serve.Q3")]["status"] == "fail"
