@@ -94,6 +94,12 @@ class AnthropicMessages(Dialect):
     routes = ("/v1/messages",)
     extra_routes = (("POST", "/v1/messages/count_tokens"), ("GET", "/v1/models"), ("GET", "/v1/models/{model:path}"))
     markers = ("anthropic-version",)
+    #: "The maximum request size is 32 MB for standard API endpoints" (https://docs.anthropic.com/en/api/errors).
+    max_request_bytes = 32 * 2**20
+
+    def too_large(self, size: int, limit: int, profile: Provider) -> Answer:
+        """413 ``request_too_large``, as the API's front end answers before the API sees it."""
+        return self.error(413, "Request exceeds the maximum allowed number of bytes.", profile)
 
     def canned(self, method: str, path: str, params: Mapping[str, str], body: Any, ctx: Context) -> Answer:
         """The token count of a request (estimated from its length), the model list, one model."""

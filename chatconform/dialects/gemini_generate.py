@@ -108,6 +108,13 @@ class GeminiGenerate(Dialect):
     routes = ("/{version}/models/{model}:{method}",)
     extra_routes = (("GET", "/{version}/models"), ("GET", "/{version}/models/{model}"))
     markers = ("x-goog-api-client", "x-goog-api-key")
+    #: "the total request size (including the files, text prompt, system instructions, etc.)"
+    #: is at most 20 MB inline (https://ai.google.dev/gemini-api/docs/image-understanding).
+    max_request_bytes = 20 * 2**20
+
+    def too_large(self, size: int, limit: int, profile: Provider) -> Answer:
+        """400 ``INVALID_ARGUMENT`` in the words of Google's API front end."""
+        return _error(400, f"Request payload size exceeds the limit: {limit} bytes.")
 
     def canned(self, method: str, path: str, params: Mapping[str, str], body: Any, ctx: Context) -> Answer:
         """The model list, one model, a token count (estimated from the request's length) and

@@ -60,6 +60,17 @@ def text_key(first_user_text: str) -> str:
     return hashlib.sha256(first_user_text.encode("utf-8", "surrogatepass")).hexdigest()[:12]
 
 
+#: The most bytes of a request body for a provider that documents no cap (``Dialect.max_request_bytes``).
+DEFAULT_MAX_BYTES = 32 * 2**20
+#: The names the server is reached by: a Host header naming anything else is a page of another
+#: site resolving its name to this machine (DNS rebinding), refused.
+_LOCAL_HOSTS = frozenset({"127.0.0.1", "localhost", "[::1]"})
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON value (JSON has no NaN or Infinity)")
+
+
 #: What a request body that is JSON but not an object is, in the words of the JSON spec.
 _JSON_KINDS = {list: "an array", str: "a string", bool: "a boolean", int: "a number", float: "a number",
                type(None): "null"}
@@ -73,7 +84,7 @@ def _judged(raw: bytes, provider: str, model: str | None) -> tuple[Any, list[Pro
 
     generic = get_provider(provider).generic_rule
     try:
-        body: Any = json.loads(raw)
+        body: Any = json.loads(raw, parse_constant=_reject_constant)
     except (ValueError, RecursionError) as exc:
         text = raw.decode("utf-8", "replace")
         return text, [Problem(generic, "$", f"The request body is not JSON: {exc}", provider, source="schema")]
@@ -97,18 +108,66 @@ def _turns(body: Any, provider: str) -> list[Turn]:
 class _Judge:
     """Judges and answers the requests of every route."""
 
-    def __init__(self, log: ServeLog, replies: Replies) -> None:
-        self.log, self.replies = log, replies
+    def __init__(self, log: ServeLog, replies: Replies, allow_origins: tuple[str, ...] = ()) -> None:
+        self.log, self.replies, self.allow_origins = log, replies, allow_origins
         self.conversations = Conversations()
         self.dialects = [get_dialect(name) for name in dict.fromkeys(p.dialect for p in PROVIDERS.values())]
         #: Each dialect's extra routes, as routes that match a path (their endpoint is never called).
         self.extras = [(dialect, path, Route(path, _never, methods=[method]))
                        for dialect in self.dialects for method, path in dialect.extra_routes]
 
+    def _refusal(self, request: Request) -> str | None:
+        """Why a request is refused before it is read: a Host that is not this machine's name,
+        or an Origin (a page in a browser) that ``--allow-origin`` does not name."""
+        host = request.headers.get("host", "")
+        name = host.rsplit(":", 1)[0] if not host.endswith("]") else host
+        if host and name.lower() not in _LOCAL_HOSTS:
+            return f"the Host header names {host!r}, not this machine (127.0.0.1 or localhost)"
+        origin = request.headers.get("origin")
+        if origin is not None and origin not in self.allow_origins and "*" not in self.allow_origins:
+            return (f"it comes from a page of {origin!r} in a browser (Origin); chatconform serve --allow-origin "
+                    f"{origin} lets that page post")
+        return None
+
+    async def _read(self, request: Request, dialect: Dialect) -> bytes | int:
+        """The body, or its size when it is over the provider's cap (then read to its end and
+        dropped, so the client gets the answer rather than a reset while it is still sending)."""
+        limit = dialect.max_request_bytes or DEFAULT_MAX_BYTES
+        declared = request.headers.get("content-length", "")
+        over = declared.isdigit() and int(declared) > limit
+        chunks: list[bytes] = []
+        size = 0
+        async for chunk in request.stream():
+            size += len(chunk)
+            over = over or size > limit
+            if not over:
+                chunks.append(chunk)
+        return size if over else b"".join(chunks)
+
+    def _turned_away(self, request: Request, profile: Provider, answer: Answer, served: str, line: str) -> Response:
+        """A request answered before it is judged (refused, or too large): a console line and a
+        request line, without its body."""
+        self.log.add(Verdict(self.log.next_number(), profile.id, request.url.path, "", False, "", 0, (),
+                             answer.status, served, None, method=request.method, served=served))
+        self.log.notice(f"chatconform serve: {request.method} {request.url.path} {line}")
+        return respond(answer)
+
+    def _refused(self, request: Request, profile: Provider, dialect: Dialect, reason: str) -> Response:
+        answer = dialect.error(403, f"chatconform serve refused this request: {reason}.", profile)
+        return self._turned_away(request, profile, answer, "refused", f"refused (403): {reason}")
+
+    def _too_large(self, request: Request, profile: Provider, dialect: Dialect, size: int) -> Response:
+        limit = dialect.max_request_bytes or DEFAULT_MAX_BYTES
+        answer = dialect.too_large(size, limit, profile)
+        return self._turned_away(request, profile, answer, "too large",
+                                 f"is {size} bytes, over {profile.id}'s cap of {limit}: answered {answer.status}")
+
     async def handle(self, request: Request, profile: Provider, dialect: Dialect, call: RouteCall,
                      path: str) -> Response:
         provider = profile.id
-        raw = await request.body()
+        raw = await self._read(request, dialect)
+        if isinstance(raw, int):
+            return self._too_large(request, profile, dialect, raw)
         if not call.judged:
             return self._canned(request, profile, dialect, path, raw, call.model)
         body, problems = _judged(raw, provider, call.model)
@@ -167,6 +226,13 @@ class _Judge:
                         f"{profile.id} answers an error, and recorded in the report")
         return respond(answer)
 
+    def _dialect_of(self, request: Request, named: Provider | None) -> Dialect:
+        """The dialect a request off the chat routes speaks: its path's provider's, else the one
+        whose SDK header it carries, else OpenAI Chat's."""
+        if named is not None:
+            return get_dialect(named.dialect)
+        return next((d for d in self.dialects if _marked(d, request)), self.dialects[0])
+
     async def fallback(self, request: Request) -> Response:
         """A request no chat route took: an extra route's canned answer, else a miss. A path
         under ``/<provider>`` is that provider's; a shared path (``GET /v1/models``) is the
@@ -174,6 +240,10 @@ class _Judge:
         first, _, rest = request.url.path.lstrip("/").partition("/")
         named = PROVIDERS.get(first)
         path = "/" + rest if named is not None else request.url.path
+        refusal = self._refusal(request)
+        if refusal is not None:
+            dialect = self._dialect_of(request, named)
+            return self._refused(request, named or home_provider_of(dialect), dialect, refusal)
         scope = {"type": "http", "path": path, "method": request.method, "root_path": ""}
         found: list[tuple[Dialect, str, dict]] = []
         for dialect, pattern, route in self.extras:
@@ -185,13 +255,15 @@ class _Judge:
         marked = [f for f in found if _marked(f[0], request)]
         unmarked = [f for f in found if not f[0].markers]
         if not found:
-            dialect = (get_dialect(named.dialect) if named is not None else
-                       next((d for d in self.dialects if _marked(d, request)), self.dialects[0]))
+            dialect = self._dialect_of(request, named)
             return self._missed(request, named or home_provider_of(dialect), dialect)
         dialect, pattern, params = (marked or unmarked or found)[0]
         profile = named or home_provider_of(dialect)
-        return self._canned(request, profile, dialect, pattern, await request.body(), params.get("model_id")
-                            or params.get("model"), params)
+        raw = await self._read(request, dialect)
+        if isinstance(raw, int):
+            return self._too_large(request, profile, dialect, raw)
+        return self._canned(request, profile, dialect, pattern, raw, params.get("model_id") or params.get("model"),
+                            params)
 
     def _answer(self, dialect: Dialect, reply: Reply, ctx: Context) -> tuple[Answer, int, str]:
         if reply.status is not None:
@@ -212,6 +284,9 @@ class _Judge:
                 chosen = PROVIDERS.get(named)
                 if chosen is None or chosen.dialect != dialect.name:
                     return await self.fallback(request)
+            refusal = self._refusal(request)
+            if refusal is not None:
+                return self._refused(request, chosen, dialect, refusal)
             call = dialect.route(path, request.path_params, request.query_params)
             if isinstance(call, Answer):  # a method the API does not have
                 return self._missed(request, chosen, dialect, call)
@@ -220,10 +295,11 @@ class _Judge:
         return endpoint
 
 
-def build_app(log: ServeLog, replies: Replies) -> Starlette:
+def build_app(log: ServeLog, replies: Replies, allow_origins: tuple[str, ...] = ()) -> Starlette:
     """The app: every route judged by one :class:`_Judge`, its verdicts in ``log``. The routes
-    without a prefix come first, then the ``/<provider>`` ones."""
-    judge = _Judge(log, replies)
+    without a prefix come first, then the ``/<provider>`` ones. ``allow_origins``: the pages
+    (``--allow-origin``) that may post from a browser, answered with CORS headers."""
+    judge = _Judge(log, replies, allow_origins)
     own: list[Route] = []
     prefixed: list[Route] = []
     for name in dict.fromkeys(p.dialect for p in PROVIDERS.values()):  # in table order
@@ -236,7 +312,14 @@ def build_app(log: ServeLog, replies: Replies) -> Starlette:
                 for profile in speakers for path in profile.api_paths]
     fallback = Route("/{path:path}", judge.fallback,
                      methods=["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"])
-    return Starlette(routes=[*own, *prefixed, fallback])
+    middleware = []
+    if allow_origins:
+        from starlette.middleware import Middleware
+        from starlette.middleware.cors import CORSMiddleware
+
+        middleware.append(Middleware(CORSMiddleware, allow_origins=list(allow_origins), allow_methods=["*"],
+                                     allow_headers=["*"]))
+    return Starlette(routes=[*own, *prefixed, fallback], middleware=middleware)
 
 
 def home_provider_of(dialect: Dialect) -> Provider:

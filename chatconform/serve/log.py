@@ -21,6 +21,7 @@ import json
 import sys
 import threading
 import time
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -39,8 +40,9 @@ FLUSH_EVERY = 0.2
 FLUSH_SHARE = 10
 #: The request lines are kept encoded in chunks of about this many bytes.
 _CHUNK = 1 << 20
-#: The check of the routes called: a route the server lacks makes it a warning.
-ROUTE_CHECK = "serve.route"
+#: The checks of the requests not judged: a route the server lacks, a body over the provider's
+#: size cap, a request refused for its Host or Origin.
+ROUTE_CHECK, SIZE_CHECK, ORIGIN_CHECK = "serve.route", "serve.size", "serve.origin"
 
 
 def _stderr(line: str) -> None:
@@ -145,6 +147,13 @@ class ServeLog:
             outputs.write_atomic(self.path, self.chunks())
         except Exception as exc:
             self._error = str(exc)
+        else:
+            self._error = None  # a report written whole after a failed write is a report
+
+    @property
+    def write_error(self) -> str | None:
+        """Why the report could not be written (None: it could, or there is none)."""
+        return self._error
 
     def close(self) -> None:
         """Stop the writer and write the report a last time; a ConfigError if a write failed."""
@@ -212,26 +221,37 @@ def _order(provider: str) -> int:
     return get_provider(provider).order
 
 
-def _route_line(provider: str, called: list[Verdict], judged: int) -> dict:
-    """The line of the routes called: a warning naming each route the server lacks, else a
-    pass that names the routes answered with a canned answer (not judged)."""
-    def tally(served: str) -> str:
-        routes: dict[str, int] = {}
-        for verdict in called:
-            if verdict.served == served:
-                key = f"{verdict.method} {verdict.route}"
-                routes[key] = routes.get(key, 0) + 1
-        return ", ".join(f"{route} ({count})" for route, count in routes.items())
+def _tally(called: list[Verdict], served: str) -> str:
+    """The routes of the requests served so, each with its count: ``GET /v1/models (2)``."""
+    routes = Counter(f"{v.method} {v.route}" for v in called if v.served == served)
+    return ", ".join(f"{route} ({count})" for route, count in routes.items())
 
-    missed, canned = tally("no route"), tally("not judged")
-    line: dict[str, Any] = {"type": "result", "implementation": provider, "contract": "serve", "check": ROUTE_CHECK,
-            "status": str(Status.WARN if missed else Status.PASS), "level": "warning" if missed else None,
-            "example": None, "variant": None, "examples": len(called), "evaluated": len(called),
-            "message": f"{judged} requests judged" + (f"; answered but not judged: {canned}" if canned else "")}
-    if missed:
-        line["message"] = (f"routes chatconform serve does not serve (answered 404, not judged): {missed}; "
-                           + line["message"])
-    return line
+
+def _served_lines(provider: str, called: list[Verdict], judged: int) -> list[dict]:
+    """The lines of the requests not judged: ``serve.route`` (a warning naming each route the
+    server lacks, else a pass naming the routes answered but not judged), ``serve.size`` (a
+    failure: bodies over the provider's cap, which the provider rejects) and ``serve.origin``
+    (a warning: requests refused for their Host or Origin)."""
+    def line(check: str, status: Status, message: str) -> dict:
+        return {"type": "result", "implementation": provider, "contract": "serve", "check": check,
+                "status": str(status), "level": None if status == Status.PASS else
+                "error" if status == Status.FAIL else "warning", "message": message, "example": None,
+                "variant": None, "examples": len(called), "evaluated": len(called)}
+
+    missed, canned = _tally(called, "no route"), _tally(called, "not judged")
+    routes = f"{judged} requests judged" + (f"; answered but not judged: {canned}" if canned else "")
+    large, refused = _tally(called, "too large"), _tally(called, "refused")
+    return [
+        line(ROUTE_CHECK, Status.WARN if missed else Status.PASS,
+             f"routes chatconform serve does not serve (answered 404, not judged): {missed}; {routes}" if missed
+             else routes),
+        line(SIZE_CHECK, Status.FAIL if large else Status.PASS,
+             f"request bodies over the provider's size cap (answered as the provider does, not judged): {large}"
+             if large else f"every body of {len(called)} requests within the provider's size cap"),
+        line(ORIGIN_CHECK, Status.WARN if refused else Status.PASS,
+             f"requests refused for their Host or Origin (a page in a browser; --allow-origin lets one post): "
+             f"{refused}" if refused else "no request refused for its Host or Origin"),
+    ]
 
 
 def result_lines(verdicts: list[Verdict]) -> list[dict]:
@@ -243,7 +263,7 @@ def result_lines(verdicts: list[Verdict]) -> list[dict]:
     for provider in sorted({v.provider for v in verdicts}, key=_order):
         called = [v for v in verdicts if v.provider == provider]
         judged = [v for v in called if v.served == "judged"]
-        lines.append(_route_line(provider, called, len(judged)))
+        lines += _served_lines(provider, called, len(judged))
         broken: dict[str, list[tuple[Verdict, Any]]] = {}
         for verdict in judged:
             for problem in verdict.problems:

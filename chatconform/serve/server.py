@@ -65,7 +65,8 @@ def _quiet_cuts(record: logging.LogRecord) -> bool:
     return record.getMessage() != "ASGI callable returned without completing response."
 
 
-def _server(sock: socket.socket, log: ServeLog, replies: Replies, log_level: str):
+def _server(sock: socket.socket, log: ServeLog, replies: Replies, log_level: str,
+            allow_origins: tuple[str, ...] = ()):
     import uvicorn
 
     logging.getLogger("uvicorn.error").addFilter(_quiet_cuts)
@@ -82,17 +83,18 @@ def _server(sock: socket.socket, log: ServeLog, replies: Replies, log_level: str
             self.force_exit = self.should_exit and sig == signal.SIGINT  # a second Ctrl-C: now
             self.should_exit, self.stopped_by = True, signal.Signals(sig).name
 
-    config = uvicorn.Config(build_app(log, replies), log_level=log_level, lifespan="off", access_log=False,
-                            timeout_graceful_shutdown=2)
+    config = uvicorn.Config(build_app(log, replies, allow_origins), log_level=log_level, lifespan="off",
+                            access_log=False, timeout_graceful_shutdown=2)
     return Server(config)
 
 
-def run(port: int, log: ServeLog, replies: Replies, announce: Callable[[str], None]) -> str | None:
+def run(port: int, log: ServeLog, replies: Replies, announce: Callable[[str], None],
+        allow_origins: tuple[str, ...] = ()) -> str | None:
     """Serve in the foreground until SIGINT or SIGTERM (the signal's name is returned); the
-    report is written when it stops."""
+    report is written when it stops (a ConfigError if it cannot be)."""
     sock = bind(port)
     threading.Thread(target=_warm, name="chatconform-serve-warm", daemon=True).start()
-    server = _server(sock, log, replies, "warning")
+    server = _server(sock, log, replies, "warning", allow_origins)
     announce(f"http://{HOST}:{sock.getsockname()[1]}")
     try:
         server.run(sockets=[sock])
@@ -132,14 +134,15 @@ class Endpoint:
 
 
 def start(*, script: Sequence[Any] | Mapping[str, Sequence[Any]] = (), generate: bool = False, seed: int = 0,
-          report: str | Path | None = None, version: str = "", port: int = 0) -> Endpoint:
+          report: str | Path | None = None, version: str = "", port: int = 0,
+          allow_origins: Sequence[str] = ()) -> Endpoint:
     """Start a server in a daemon thread on a free port; returns once it accepts requests."""
     _warm()
     log = ServeLog(report, version=version, seed=seed, settings={"generate": generate})
     replies = Replies(parse_script(dict(script) if isinstance(script, Mapping) else list(script)),
                       generate=generate, seed=seed)
     sock = bind(port)
-    server = _server(sock, log, replies, "error")
+    server = _server(sock, log, replies, "error", tuple(allow_origins))
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, name="chatconform-serve", daemon=True)
     thread.start()
     while not server.started:
