@@ -437,6 +437,9 @@ def cmd_summary(args, out: Console, err: Console) -> int:
         results, absent = report.split_provided(parsed.results, report.provided_in(parsed.header))
         print_matrix(out, results, absent)
         out.print(report.counts_text(results))  # recounted: the footer's are not trusted
+        served = report.requests_text(parsed)
+        if served:
+            out.print(served)
     elif target is None:
         _write(_summary_text(parsed, args.format))
     else:

@@ -181,6 +181,7 @@ class _Judge:
         errors = [p for p in problems if p.severity == "error"]
         if errors:  # a rejected request uses no script entry
             answer, status, answered = dialect.error(400, errors[0].message, profile), 400, "rejected"
+            self.conversations.rejected(place)
         else:
             tools = dialect.tool_names(body)
             reply = self.replies.next(opening, place.conversation, place.entry, tools)

@@ -9,7 +9,8 @@ from its first entry: running an application twice against one server plays the 
 twice. A request with the history of one seen before asks the same turn again (an SDK's
 retry, or a second run): it gets the same entry, unless that entry was an interruption (an
 error status, a cut connection), after which the script moves on to the next entry, so a
-script can say "529, then the answer" and a client that retries meets both.
+script can say "529, then the answer" and a client that retries meets both. A rejected
+request uses no entry.
 """
 
 from __future__ import annotations
@@ -89,7 +90,15 @@ class Conversations:
 
     def answered(self, place: Place, interrupted: bool) -> None:
         """``place`` was answered with its entry (``interrupted``: an error status or a cut)."""
+        self._keep(place, _Node(place.conversation, place.turn, place.entry, interrupted))
+
+    def rejected(self, place: Place) -> None:
+        """``place`` was rejected: it used no entry, so asked again (or extended) it gets the
+        entry it would have had."""
+        self._keep(place, _Node(place.conversation, place.turn, place.entry - 1, True))
+
+    def _keep(self, place: Place, node: _Node) -> None:
         if place.key is None:
             return
         with self._lock:
-            self._nodes[place.key] = _Node(place.conversation, place.turn, place.entry, interrupted)
+            self._nodes[place.key] = node

@@ -18,6 +18,8 @@ as they are, so it costs a write of the file, not a serialization of every body 
 from __future__ import annotations
 
 import json
+import os
+import shlex
 import sys
 import threading
 import time
@@ -111,6 +113,7 @@ class ServeLog:
         self._stopped = threading.Event()
         self._writer: threading.Thread | None = None
         self._error: str | None = None
+        self._saved: set[int] = set()  # the requests whose body is saved beside the report
         #: Where a line for the console goes (a route the server lacks); the command sets its own.
         self.notice: Callable[[str], None] = _stderr
 
@@ -175,12 +178,41 @@ class ServeLog:
             self._make_lines(verdicts)
             requests = list(self._chunks)
         results = result_lines(verdicts)
+        self._save_examples(results, verdicts)
         head = self.header(sorted({v.provider for v in verdicts}, key=_order))
         counts = {str(s): sum(1 for r in results if r["status"] == s) for s in STATUSES}
         foot = {"type": "footer", "counts": counts, "seconds": round(time.monotonic() - self.clock, 3),
                 "requests": len(verdicts)}
         tail = b"".join([*(json_line(r) for r in results), json_line(foot)])
         return [json_line(head), *requests, tail]
+
+    @property
+    def bodies(self) -> Path | None:
+        """The folder beside the report where the first body breaking each rule is saved."""
+        return None if self.path is None else self.path.with_name(self.path.stem + ".bodies")
+
+    def _save_examples(self, results: list[dict], verdicts: list[Verdict]) -> None:
+        """Save the body of each failing or warning line's first request beside the report, as
+        a recorded request ``chatconform validate`` reads (its route says the model, where the
+        path names it), and name it and that command in the line. Each body is written once."""
+        folder = self.bodies
+        if folder is None:
+            return
+        by_number = {v.number: v for v in verdicts}
+        for line in results:
+            verdict = by_number.get(line.get("request", 0))
+            if verdict is None:
+                continue
+            saved = folder / f"request-{verdict.number}.json"
+            if verdict.number not in self._saved:
+                folder.mkdir(exist_ok=True)
+                record = {"request": {"method": verdict.method, "uri": f"http://127.0.0.1{verdict.route}",
+                                      "parsed_body": verdict.body}}
+                outputs.write_atomic(saved, json_line(record), "a saved request body")
+                self._saved.add(verdict.number)
+            shown = os.path.relpath(saved) if not os.path.relpath(saved).startswith("..") else str(saved)
+            line["saved"] = shown
+            line["command"] = f"chatconform validate --provider {verdict.provider} {shlex.quote(shown)}"
 
     def _make_lines(self, verdicts: list[Verdict]) -> None:
         """Encode the request lines of the verdicts not made yet, onto the last chunk while it is small."""
@@ -236,7 +268,7 @@ def _served_lines(provider: str, called: list[Verdict], judged: int) -> list[dic
         return {"type": "result", "implementation": provider, "contract": "serve", "check": check,
                 "status": str(status), "level": None if status == Status.PASS else
                 "error" if status == Status.FAIL else "warning", "message": message, "example": None,
-                "variant": None, "examples": len(called), "evaluated": len(called)}
+                "variant": None, "examples": len(called), "evaluated": len(called), "why": _SERVED_WHY[check]}
 
     missed, canned = _tally(called, "no route"), _tally(called, "not judged")
     routes = f"{judged} requests judged" + (f"; answered but not judged: {canned}" if canned else "")
@@ -252,6 +284,28 @@ def _served_lines(provider: str, called: list[Verdict], judged: int) -> list[dic
              f"requests refused for their Host or Origin (a page in a browser; --allow-origin lets one post): "
              f"{refused}" if refused else "no request refused for its Host or Origin"),
     ]
+
+
+def rule_why(provider: str, rule: str) -> str:
+    """Why a rule is checked: what the provider requires, its own answer, and the evidence."""
+    from chatconform.provider_schemas.rules import RULES
+
+    info = RULES.get(provider, {}).get(rule)
+    if info is None:
+        return f"{rule}: a rule of {provider} (docs/provider-rules.md)"
+    answer = "rejects the request" if info.severity == "error" else "may accept it, but"
+    return (f"{rule}, {info.summary}: {provider} {answer} with \"{info.error}\" ({info.text} text; "
+            f"evidence: {info.source})")
+
+
+#: Why each check of the requests not judged is there.
+_SERVED_WHY = {
+    "serve.route": "a request to a route chatconform serve does not serve was answered 404 and not judged: the "
+                   "application calls an API the server does not stand in for, so its requests there are untested",
+    "serve.size": "the provider rejects a request body over its size cap before reading it (docs/serve.md#limits)",
+    "serve.origin": "a page in a browser could post to a local endpoint that needs no key; the server refuses it "
+                    "unless --allow-origin names the page (docs/serve.md#limits)",
+}
 
 
 def result_lines(verdicts: list[Verdict]) -> list[dict]:
@@ -276,8 +330,10 @@ def result_lines(verdicts: list[Verdict]) -> list[dict]:
             line = {"type": "result", "implementation": provider, "contract": "serve",
                     "check": check_id(provider, rule), "status": str(status), "level": None, "message": None,
                     "example": None, "variant": None, "examples": len(judged), "evaluated": len(judged)}
+            line["why"] = rule_why(provider, rule)
             if hits:
                 first, problem = hits[0]
+                line |= {"request": first.number, "route": first.route, "model": first.model}
                 line |= {"level": problem.severity,
                          "message": f"{rule} at {problem.path}: {problem.message} ({requests} of {len(judged)} "
                                     f"requests; first: request {first.number}, turn {first.turn} of conversation "

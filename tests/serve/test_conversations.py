@@ -100,3 +100,13 @@ def test_the_longest_known_prefix_is_the_parent():
     assert conversations.place([b"a", b"b", b"c", b"d", b"e"], "x").turn == 3
     assert conversations.place([b"z"], "c").conversation == "c-2"
     assert conversations.place([], "c").conversation == "c-3"  # no turn at all: nothing to extend
+
+
+def test_a_rejected_request_uses_no_entry():
+    conversations = Conversations()
+    rejected = conversations.place([b"a"], "c")
+    conversations.rejected(rejected)
+    again = conversations.place([b"a"], "c")
+    assert (again.conversation, again.entry, again.again) == ("c", 1, True)
+    conversations.answered(again, interrupted=False)
+    assert conversations.place([b"a", b"b"], "c").entry == 2

@@ -122,7 +122,7 @@ def test_the_report_reads_in_summary_and_diff(tmp_path, capsys):
     assert lines[0]["type"] == "header" and lines[-1]["type"] == "footer"
     requests = [line for line in lines if line["type"] == "request"]
     assert [(r["provider"], r["turn"], r["again"], r["status"]) for r in requests] == [
-        ("qwen-vllm", 1, False, 400), ("qwen-vllm", 1, False, 400), ("openai-chat", 1, False, 200)]
+        ("qwen-vllm", 1, False, 400), ("qwen-vllm", 1, True, 400), ("openai-chat", 1, False, 200)]
     assert requests[0]["problems"][0]["rule"] == "Q3"
     results = {(r["implementation"], r["check"]): r for r in lines if r["type"] == "result"}
     assert results[("qwen-vllm", "serve.Q3")]["status"] == "fail"
