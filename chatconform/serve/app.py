@@ -188,9 +188,17 @@ class _Judge:
             self.conversations.answered(place, reply.status is not None or reply.cut_stream_after is not None)
             if reply.delay:
                 await asyncio.sleep(reply.delay)
-            answer, status, answered = self._answer(dialect, reply, Context(
-                profile, model, place.conversation, place.entry, bool(wants), max(1, len(raw) // 4),
-                dialect.include_usage(body), call.sse))
+            undeclared = sorted({c.name for c in reply.tool_calls} - set(tools))
+            if undeclared:  # a model calls only the tools a request declares: the script is wrong
+                message = (f"chatconform serve: script entry {place.entry} calls {', '.join(undeclared)}, which this "
+                           f"request does not declare (it declares: {', '.join(tools) or 'no tool'}); the error is "
+                           "the script's, not the application's")
+                answer, status, answered = dialect.error(500, message, profile), 500, "script error"
+                self.log.notice(message)
+            else:
+                answer, status, answered = self._answer(dialect, reply, Context(
+                    profile, model, place.conversation, place.entry, bool(wants), max(1, len(raw) // 4),
+                    dialect.include_usage(body), call.sse))
         self.log.add(Verdict(number, provider, request.url.path, model, bool(wants), place.conversation, place.turn,
                              tuple(problems), status, answered, body, entry=place.entry, again=place.again))
         return respond(answer)

@@ -143,6 +143,8 @@ class Replies:
     script: list[Reply] | Script = field(default_factory=list)
     generate: bool = False
     seed: int = 0
+    #: Whether a drawn call may reuse an id sent before in its conversation (off: every id fresh).
+    reuse_ids: bool = False
     _ids: dict[str, list[str]] = field(default_factory=dict)  # call ids sent, per conversation
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -178,7 +180,8 @@ class Replies:
             seen = tuple(self._ids.get(conversation, ()))
         material = f"{self.seed}/{conversation}/{turn}".encode()
         data = ConjectureData(random=random.Random(hashlib.sha256(material).digest()))
-        strategy = replies(tool_names=sorted(set(tool_names)), reusable_ids=seen)
+        # fresh ids by default: a drawn reply reuses a call id only when asked to (reuse_ids)
+        strategy = replies(tool_names=sorted(set(tool_names)), reusable_ids=seen if self.reuse_ids else ())
         try:
             with BuildContext(data, wrapped_test=self._drawn):  # what a composite strategy's draw needs
                 entry = data.draw(strategy)

@@ -110,3 +110,24 @@ def test_a_rejected_request_uses_no_entry():
     assert (again.conversation, again.entry, again.again) == ("c", 1, True)
     conversations.answered(again, interrupted=False)
     assert conversations.place([b"a", b"b"], "c").entry == 2
+
+
+def test_a_scripted_call_to_a_tool_the_request_does_not_declare_is_the_scripts_error(server, capfd):
+    server.script([{"tool_calls": [{"name": "search", "arguments": {}}]}])
+    response = httpx.post(server.root + "/v1/chat/completions", timeout=10, json={
+        "model": "gpt-4o", "messages": [{"role": "user", "content": "Undeclared (script)"}], "tools": TOOLS})
+    assert response.status_code == 500
+    message = response.json()["error"]["message"]
+    assert "script entry 1 calls search, which this request does not declare (it declares: lookup)" in message
+    assert "the error is the script's" in capfd.readouterr().err
+    assert (server.verdicts[-1].answered, server.verdicts[-1].problems) == ("script error", ())
+
+
+def test_drawn_calls_get_fresh_ids():
+    from chatconform.serve.replies import Replies
+
+    replies = Replies(generate=True, seed=3)
+    for turn in range(1, 30):
+        reply = replies.next("", "c", turn, ["lookup", "search"])
+        assert all(call.id is None for call in reply.tool_calls)  # made from the conversation, entry, index
+        replies.remember("c", [f"id{turn}-{i}" for i in range(len(reply.tool_calls))])

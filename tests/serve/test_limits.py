@@ -11,6 +11,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -101,6 +102,11 @@ def test_a_report_that_cannot_be_written_fails_the_command(tmp_path):
         root = process.stdout.readline().split("listening on ")[1].split()[0]
         body = {"model": "m", "messages": [{"role": "user", "content": "Hi (unwritten)"}]}
         assert httpx.post(root + "/v1/chat/completions", json=body, timeout=10).status_code == 200
+        for _ in range(100):  # the writer's rewrite after the request, done before the folder goes
+            if (folder / "serve.jsonl").exists():
+                break
+            time.sleep(0.05)
+        time.sleep(0.3)
         shutil.rmtree(folder)  # the report's folder is gone: the last write fails
     finally:
         process.send_signal(signal.SIGTERM)

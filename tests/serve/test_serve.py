@@ -226,9 +226,10 @@ def test_a_json_body_that_is_not_an_object_is_rejected(endpoint, route, provider
 
 def test_the_pytest_fixture(chatconform_endpoint):
     chatconform_endpoint.script([{"tool_calls": [{"name": "lookup", "arguments": {"q": "x"}}]}])
-    reply = chat(chatconform_endpoint.root, "Fixture").json()
+    tools = [{"type": "function", "function": {"name": "lookup", "parameters": {"type": "object"}}}]
+    reply = chat(chatconform_endpoint.root, "Fixture", tools=tools).json()
     assert reply["choices"][0]["finish_reason"] == "tool_calls"
-    assert chat(chatconform_endpoint.root, "Again", route="/glm/v1/chat/completions").status_code == 200
+    assert chat(chatconform_endpoint.root, "Again", route="/glm/v1/chat/completions", tools=tools).status_code == 200
     assert [(v.provider, v.turn) for v in chatconform_endpoint.verdicts] == [("openai-chat", 1), ("glm", 1)]
     assert chatconform_endpoint.base_url("mistral") == chatconform_endpoint.root + "/mistral/v1"
 
