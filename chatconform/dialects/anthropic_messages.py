@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 from chatconform.dialects.base import (
@@ -31,6 +31,7 @@ from chatconform.dialects.base import (
     text_blocks,
 )
 from chatconform.dialects.http import (
+    SERVED_MODEL,
     Answer,
     Context,
     Reply,
@@ -84,9 +85,30 @@ def _deltas(block: dict[str, Any]) -> list[dict[str, Any]]:
     return [{"type": "input_json_delta", "partial_json": json.dumps(block["input"])}]
 
 
+def _model(name: str) -> dict[str, Any]:
+    return {"type": "model", "id": name, "display_name": name, "created_at": "2025-01-01T00:00:00Z"}
+
+
 class AnthropicMessages(Dialect):
     name = "anthropic_messages"
     routes = ("/v1/messages",)
+    extra_routes = (("POST", "/v1/messages/count_tokens"), ("GET", "/v1/models"), ("GET", "/v1/models/{model:path}"))
+    markers = ("anthropic-version",)
+    #: "The maximum request size is 32 MB for standard API endpoints" (https://docs.anthropic.com/en/api/errors).
+    max_request_bytes = 32 * 2**20
+
+    def too_large(self, size: int, limit: int, profile: Provider) -> Answer:
+        """413 ``request_too_large``, as the API's front end answers before the API sees it."""
+        return self.error(413, "Request exceeds the maximum allowed number of bytes.", profile)
+
+    def canned(self, method: str, path: str, params: Mapping[str, str], body: Any, ctx: Context) -> Answer:
+        """The token count of a request (estimated from its length), the model list, one model."""
+        if path == "/v1/messages/count_tokens":
+            return json_answer({"input_tokens": ctx.prompt_tokens})
+        if path == "/v1/models":
+            return json_answer({"data": [_model(SERVED_MODEL)], "has_more": False, "first_id": SERVED_MODEL,
+                                "last_id": SERVED_MODEL})
+        return json_answer(_model(params["model"]))
 
     def render(self, hooks: RenderHooks, profile: Provider, system: str | None, turns: list[Turn]) -> dict:
         messages: list[dict[str, Any]] = []

@@ -270,6 +270,16 @@ class Dialect(ABC):
     base_path: ClassVar[str] = ""
     #: An image can be sent by URL (Bedrock Converse takes none: its URL goes as text).
     takes_image_links: ClassVar[bool] = True
+    #: The routes its SDKs call besides the chat (the model list, token counts, embeddings),
+    #: as ``(method, path)``: ``serve`` answers each with :meth:`canned` and records it as not
+    #: judged, so an application that lists models or counts tokens runs on.
+    extra_routes: ClassVar[tuple[tuple[str, str], ...]] = ()
+    #: The most bytes a request body may hold, as the provider documents it; None: no cap is
+    #: documented, and ``serve`` applies its own (``DEFAULT_MAX_BYTES``), answered by :meth:`too_large`.
+    max_request_bytes: ClassVar[int | None] = None
+    #: Request headers only this dialect's SDKs send (``anthropic-version``): they say whose
+    #: route a shared path is (``GET /v1/models``) and in whose format a missing route is answered.
+    markers: ClassVar[tuple[str, ...]] = ()
 
     # -- a body from the reference's turns
     @abstractmethod
@@ -288,6 +298,18 @@ class Dialect(ABC):
         these path and query parameters asks for; an :class:`~chatconform.dialects.http.Answer`
         to answer at once instead (a method the API does not have)."""
         return RouteCall()
+
+    def canned(self, method: str, path: str, params: Mapping[str, str], body: Any, ctx: Context) -> Answer:
+        """A valid answer to ``method path``, one of :attr:`extra_routes` (or a route call that
+        is not judged): the shape the SDK parses, with made-up content (``body``: the request's
+        JSON, None for a GET). A dialect with no extra routes answers the provider's 404."""
+        return self.error(404, f"chatconform serve answers no {method} {path}", ctx.profile)
+
+    def too_large(self, size: int, limit: int, profile: Provider) -> Answer:
+        """The answer to a body of ``size`` bytes over the cap of ``limit``: the provider's own
+        where it is documented, else a 413 in its error format that says whose cap it is."""
+        return self.error(413, f"The request body is {size} bytes, over the {limit} bytes chatconform serve takes "
+                               "(this provider documents no size cap of its own).", profile)
 
     @abstractmethod
     def tool_names(self, body: dict) -> list[str]:

@@ -6,8 +6,10 @@ chunks). ``chatconform serve`` makes responses of these; nothing here imports a 
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import json
+import struct
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -15,8 +17,9 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from chatconform.providers.profile import Provider
 
-__all__ = ["DEFAULT_TEXT", "Answer", "Context", "Reply", "RouteCall", "ToolCall", "call_id", "completion_tokens",
-           "json_answer", "json_bytes", "sse_answer", "sse_event", "stream_answer", "tokens"]
+__all__ = ["DEFAULT_TEXT", "EMBEDDING_SIZE", "SERVED_MODEL", "Answer", "Context", "Reply", "RouteCall", "ToolCall",
+           "call_id", "completion_tokens", "embedding", "embedding_base64", "json_answer", "json_bytes", "sse_answer",
+           "sse_event", "stream_answer", "tokens"]
 
 #: The default answer: short, so an application's assertions on it are easy to write.
 DEFAULT_TEXT = "OK"
@@ -82,6 +85,9 @@ class RouteCall:
     model: str | None = None
     stream: bool | None = None
     sse: bool = True
+    #: False: a call the SDK makes besides the chat (Gemini's ``:countTokens``), answered by
+    #: :meth:`~chatconform.dialects.base.Dialect.canned` and not judged.
+    judged: bool = True
 
 
 @dataclass(frozen=True)
@@ -130,6 +136,33 @@ def call_id(prefix: str, conversation: str, turn: int, index: int, call: ToolCal
         return call.id
     digest = hashlib.sha256(f"{conversation}/{turn}/{index}".encode()).hexdigest()
     return f"{prefix}{digest[:24]}"
+
+
+#: The model a canned model list names when the request names none.
+SERVED_MODEL = "chatconform-serve"
+#: The length of a canned embedding when the request asks for none.
+EMBEDDING_SIZE = 64
+
+
+def embedding(text: str, size: Any = EMBEDDING_SIZE) -> list[float]:
+    """A made-up embedding of ``text``: the same text, the same unit vector (so an application
+    that compares embeddings sees equal texts as equal), ``size`` floats from its digest
+    (the size a request asks for, if it is a whole number from 1 to 4096)."""
+    if not (isinstance(size, int) and not isinstance(size, bool) and 0 < size <= 4096):
+        size = EMBEDDING_SIZE
+    values: list[float] = []
+    counter = 0
+    while len(values) < size:
+        digest = hashlib.sha256(f"{counter}/{text}".encode("utf-8", "surrogatepass")).digest()
+        values += [byte / 127.5 - 1 for byte in digest]
+        counter += 1
+    norm = sum(v * v for v in values[:size]) ** 0.5 or 1.0
+    return [round(v / norm, 6) for v in values[:size]]
+
+
+def embedding_base64(values: list[float]) -> str:
+    """An embedding as OpenAI's ``encoding_format: "base64"`` sends it: little-endian float32s."""
+    return base64.b64encode(struct.pack(f"<{len(values)}f", *values)).decode("ascii")
 
 
 def tokens(text: str | None) -> int:
