@@ -292,9 +292,9 @@ def _problems(ex: Example, source: str) -> None:
     reference's body avoids them. A warning every faithful body has (a history that ends
     in a response is a prefill wherever it is sent) is about the history, not the mapper."""
     model = _model(ex)
-    reasoning = getattr(ex.case, "reasoning", None)
-    problems = ex.output_once(("problems", model), lambda: validate(ex.output, ex.variant, model=model,
-                                                                    reasoning=reasoning))
+    # The case's reasoning setting is not passed: a history whose last tool turn has no signed
+    # thinking cannot be sent with thinking on at all; reasoning_kept judges the replay instead.
+    problems = ex.output_once(("problems", model), lambda: validate(ex.output, ex.variant, model=model))
     found = [p for p in problems if p.source == source and p.severity == "error"]
     level = "error"
     if not found:
@@ -302,7 +302,7 @@ def _problems(ex: Example, source: str) -> None:
         if warned:
             try:
                 inherent = {p.rule for p in ex.reference_once(
-                    ("problems", model), lambda: validate(ex.reference, ex.variant, model=model, reasoning=reasoning))}
+                    ("problems", model), lambda: validate(ex.reference, ex.variant, model=model))}
             except NotApplicable:  # the reference declines the case: every warning is the body's own
                 inherent = set()
             found, level = [p for p in warned if p.rule not in inherent], "warning"

@@ -554,7 +554,7 @@ class ReasoningNeverSent(_Fake):
                   "but found `tool_use`' (https://github.com/BerriAI/litellm/issues/15601); reasoning_content "
                   "dropped for DeepSeek's thinking mode (https://github.com/langchain-ai/langchain/issues/34166) "
                   "and Kimi's (https://github.com/bytedance/deer-flow/issues/3043)")
-    violates = ("payload.reasoning_kept", "payload.provider_rules")
+    violates = ("payload.reasoning_kept",)
 
     def reasoning_item(self, part, response, sending):
         return None
