@@ -16,6 +16,7 @@ from chatconform.dialects.base import (
     Dialect,
     File,
     Image,
+    Reasoning,
     RenderHooks,
     SentFile,
     Text,
@@ -24,6 +25,7 @@ from chatconform.dialects.base import (
     files,
     list_of,
     neutral_role,
+    reasoning_token,
     result_text,
     source_file,
     str_of,
@@ -114,8 +116,16 @@ class AnthropicMessages(Dialect):
         messages: list[dict[str, Any]] = []
         for turn in turns:
             blocks: list[dict] = []
-            for item in turn.items:
-                if isinstance(item, Text):
+            items = turn.items
+            if turn.role == "assistant" and any(isinstance(item, Reasoning) for item in items):
+                # Thinking blocks lead their turn (a merged turn included): with thinking on, a
+                # final assistant turn must start with one (A20).
+                items = sorted(items, key=lambda item: not isinstance(item, Reasoning))
+            for item in items:
+                if isinstance(item, Reasoning):
+                    blocks.append({"type": "redacted_thinking", "data": item.signature} if item.redacted else
+                                  {"type": "thinking", "thinking": item.text, "signature": item.signature})
+                elif isinstance(item, Text):
                     blocks.append({"type": "text", "text": item.text})
                 elif isinstance(item, Image):
                     blocks.append({"type": "image", "source": _source(hooks, item)})
@@ -153,9 +163,14 @@ class AnthropicMessages(Dialect):
             calls: list[tuple[str, str]] = []
             results: list[tuple[str, str]] = []
             errors: list[int] = []
-            for block in blocks:
+            reasoning: list[str] = []
+            leads = True
+            for position, block in enumerate(blocks):
                 kind = block.get("type")
-                if kind == "text" and isinstance(block.get("text"), str):
+                if kind in ("thinking", "redacted_thinking"):
+                    leads = leads and len(reasoning) == position
+                    reasoning.append(reasoning_token(block))
+                elif kind == "text" and isinstance(block.get("text"), str):
                     texts.append(block["text"])
                 elif kind in ("image", "document") and (file := source_file(block.get("source"))):
                     media.append(file)
@@ -173,7 +188,8 @@ class AnthropicMessages(Dialect):
             if role == "user" and results and len(results) == len(blocks):
                 role = "tool"
             yield BodyTurn(role, tuple(texts), tuple(calls), tuple(results), f"$.messages[{i}]",
-                           error_results=tuple(errors), **files(media))
+                           error_results=tuple(errors), reasoning=tuple(reasoning), reasoning_leads=leads,
+                           **files(media))
 
     def error(self, status: int, message: str, profile: Provider) -> Answer:
         kind = _TYPES.get(status, "api_error" if status >= 500 else "invalid_request_error")

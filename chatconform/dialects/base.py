@@ -22,9 +22,9 @@ from chatconform.history import data_url_payload, inline_identity
 if TYPE_CHECKING:
     from chatconform.providers.profile import Provider
 
-__all__ = ["FILE_KINDS", "BodyTurn", "Call", "CallNames", "Dialect", "File", "FileKind", "Image", "RenderHooks",
-           "Result", "SentFile", "Text", "Turn", "dicts", "files", "inline_bytes", "link", "list_of", "neutral_role",
-           "result_text", "source_file", "str_of", "system_slot", "text_blocks"]
+__all__ = ["FILE_KINDS", "BodyTurn", "Call", "CallNames", "Dialect", "File", "FileKind", "Image", "Reasoning",
+           "RenderHooks", "Result", "SentFile", "Text", "Turn", "dicts", "files", "inline_bytes", "link", "list_of",
+           "neutral_role", "reasoning_token", "result_text", "source_file", "str_of", "system_slot", "text_blocks"]
 
 #: The kinds of file besides images: a PDF document, WAV or MP3 audio, MP4 video.
 FileKind = Literal["document", "audio", "video"]
@@ -45,6 +45,8 @@ _FORMATS = {media_type: fmt for media_type, (_, fmt) in FILE_KINDS.items()}
 # some 10^5 of them until it returns).
 class Text(NamedTuple):
     text: str
+    #: The thought signature the provider put on this part (Gemini), sent back on it.
+    signature: str | None = None
 
 
 class Image(NamedTuple):
@@ -71,12 +73,26 @@ class Call(NamedTuple):
     id: str
     name: str
     arguments: str  # the arguments as one JSON string, as the OpenAI-style dialects send them
+    #: The thought signature the provider put on this call (Gemini), sent back on it.
+    signature: str | None = None
 
     @property
     def args(self) -> dict:
         """The arguments as a fresh dict, for the dialects that send an object: parsed from
         :attr:`arguments` when rendered, so the OpenAI-style dialects never build one."""
         return json.loads(self.arguments)
+
+
+class Reasoning(NamedTuple):
+    """Reasoning the provider returned, sent back in its dialect's slot: an Anthropic
+    ``thinking`` block (``redacted``: a ``redacted_thinking`` block whose data is
+    ``signature``), a ``reasoning_content`` string, or an OpenRouter ``reasoning_details``
+    entry (``details``, sent unchanged)."""
+
+    text: str
+    signature: str | None = None
+    redacted: bool = False
+    details: Any = None
 
 
 class Result(NamedTuple):
@@ -104,6 +120,12 @@ class Turn(list):
 def result_text(content: Any) -> str:
     """A tool result's content as the text the text-only slots carry (JSON unless a string)."""
     return content if isinstance(content, str) else json.dumps(content, ensure_ascii=False)
+
+
+def reasoning_token(value: Any) -> str:
+    """One piece of reasoning as :attr:`BodyTurn.reasoning` holds it: compact sorted JSON,
+    so the same bytes read the same whatever the key order."""
+    return json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
 
 
 def neutral_role(turn: Turn, provider: str) -> str:
@@ -149,6 +171,12 @@ class BodyTurn:
     error_results: tuple[int, ...] = ()
     #: Positions in ``media`` of the files sent inline, as bytes (the others are links).
     inline: tuple[int, ...] = ()
+    #: The reasoning the turn sends back, each piece as compact JSON with sorted keys in
+    #: body order: an Anthropic thinking block, ``{"reasoning_content": ...}``,
+    #: ``{"reasoning_details": ...}``, or ``{"thoughtSignature": ..., "on": <part kind>}``.
+    reasoning: tuple[str, ...] = ()
+    #: Every reasoning block comes before the turn's other blocks (Anthropic's rule).
+    reasoning_leads: bool = True
 
 
 # The readers are forgiving: they read what they can and skip what they cannot (the schema
@@ -210,10 +238,10 @@ def source_file(source: Any) -> SentFile | None:
                 (location.get("uri") if isinstance(location, dict) else None))
 
 
-_NO_FILES: dict[str, tuple] = {}
+_NO_FILES: dict[str, Any] = {}
 
 
-def files(found: list[SentFile]) -> dict[str, tuple]:
+def files(found: list[SentFile]) -> dict[str, Any]:
     """A turn's ``media`` and ``inline`` fields from its files in order."""
     if not found:  # most turns: the fields' defaults
         return _NO_FILES

@@ -27,6 +27,7 @@ from chatconform.dialects.base import (
     link,
     list_of,
     neutral_role,
+    reasoning_token,
     str_of,
     system_slot,
 )
@@ -143,14 +144,16 @@ class GeminiGenerate(Dialect):
             signed = False
             for item in turn.items:
                 if isinstance(item, Text):
-                    parts.append({"text": item.text})
+                    parts.append({"text": item.text, "thoughtSignature": item.signature} if item.signature
+                                 else {"text": item.text})
                 elif isinstance(item, (Image, File)):
                     parts.append({"fileData": {"mimeType": item.media_type, "fileUri": item.url}} if item.url else
                                  {"inlineData": {"mimeType": item.media_type, "data": hooks.inline_data(item.data)}})
                 elif isinstance(item, Call):
                     part: dict = {"functionCall": {"id": item.id, "name": item.name, "args": item.args}}
-                    if not signed:
-                        part["thoughtSignature"] = GEMINI_THOUGHT_SIGNATURE_PLACEHOLDER
+                    # The call's own signature (G9); the placeholder only on a first call without one.
+                    if item.signature or not signed:
+                        part["thoughtSignature"] = item.signature or GEMINI_THOUGHT_SIGNATURE_PLACEHOLDER
                         signed = True
                     parts.append(part)
                 else:
@@ -180,7 +183,13 @@ class GeminiGenerate(Dialect):
             calls: list[tuple[str, str]] = []
             results: list[tuple[str, str]] = []
             errors: list[int] = []
+            reasoning: list[str] = []
             for part in parts:
+                signature = _alias(part, "thoughtSignature", "thought_signature")
+                if isinstance(signature, str) and signature != GEMINI_THOUGHT_SIGNATURE_PLACEHOLDER:
+                    on = ("functionCall" if _alias(part, "functionCall", "function_call") is not None
+                          else "text" if "text" in part else "other")
+                    reasoning.append(reasoning_token({"thoughtSignature": signature, "on": on}))
                 inline = _alias(part, "inlineData", "inline_data")
                 linked = _alias(part, "fileData", "file_data")
                 file = (inline_bytes(inline.get("data")) if isinstance(inline, dict) else None) or (
@@ -203,7 +212,7 @@ class GeminiGenerate(Dialect):
             else:
                 role = "tool" if results and len(results) == len(parts) else "user"
             yield BodyTurn(role, tuple(texts), tuple(calls), tuple(results), f"$.contents[{i}]",
-                           error_results=tuple(errors), **files(media))
+                           error_results=tuple(errors), reasoning=tuple(reasoning), **files(media))
 
     def route(self, path: str, params: Mapping[str, str], query: Mapping[str, str]) -> RouteCall | Answer:
         """The model and the method are in the path; ``alt=sse`` asks for server-sent events."""

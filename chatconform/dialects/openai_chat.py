@@ -25,6 +25,7 @@ from chatconform.dialects.base import (
     CallNames,
     Dialect,
     Image,
+    Reasoning,
     RenderHooks,
     SentFile,
     Text,
@@ -34,6 +35,7 @@ from chatconform.dialects.base import (
     inline_bytes,
     link,
     list_of,
+    reasoning_token,
     result_text,
     str_of,
     text_blocks,
@@ -132,6 +134,10 @@ def _is_error_text(content: Any) -> bool:
     return isinstance(value, dict) and "error" in value
 
 
+#: The fields an assistant message carries reasoning in: DeepSeek's and Kimi's
+#: ``reasoning_content``, OpenRouter's ``reasoning_details``, and ``reasoning`` (Groq's name).
+_REASONING_KEYS = ("reasoning_content", "reasoning_details", "reasoning")
+
 _FILE_PARTS = ("image_url", "document_url", "audio_url", "video_url")
 
 
@@ -227,8 +233,13 @@ class OpenAIChat(Dialect):
                 message: dict = {"role": "assistant"}
                 texts = [item.text for item in turn.items if isinstance(item, Text)]
                 calls = [item for item in turn.items if isinstance(item, Call)]
+                reasoning = [item for item in turn.items if isinstance(item, Reasoning)]
                 if texts:
                     message["content"] = "\n\n".join(texts)
+                if reasoning and profile.reasoning_slot == "reasoning_details":
+                    message["reasoning_details"] = [item.details for item in reasoning]
+                elif reasoning:  # reasoning_content: the turn's reasoning texts, "" where it had none
+                    message["reasoning_content"] = "\n\n".join(item.text for item in reasoning if item.text)
                 if calls:
                     message["tool_calls"] = [
                         {"id": fix_id(c.id), "type": "function", "function": {"name": c.name, "arguments": c.arguments}}
@@ -270,8 +281,10 @@ class OpenAIChat(Dialect):
                 else:
                     results.append(names.result(str_of(message.get("tool_call_id")), str_of(message.get("name"))))
             errors = (0,) if role == "tool" and _is_error_text(message.get("content")) else ()
+            reasoning = tuple(reasoning_token({key: message[key]}) for key in _REASONING_KEYS
+                              if role == "assistant" and key in message)
             yield BodyTurn(role, tuple(texts), tuple(calls), tuple(results), f"$.messages[{i}]",
-                           error_results=errors, **files(media))
+                           error_results=errors, reasoning=reasoning, **files(media))
 
     def error(self, status: int, message: str, profile: Provider) -> Answer:
         kind = _TYPES.get(status, "server_error" if status >= 500 else "invalid_request_error")

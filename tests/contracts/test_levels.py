@@ -56,7 +56,7 @@ def test_cli_strict_turns_warnings_into_a_failing_exit(tmp_path):
 
 
 @pytest.mark.parametrize("check, expected", [
-    ("payload.system_first", "error; warning for glm, mistral, openai-chat"),
+    ("payload.system_first", "error; warning for deepseek, glm, groq, kimi, mistral, openai-chat, openrouter"),
     ("payload.matches_reference", "warning"),
     ("thread.matches_reference", "error"),
 ])

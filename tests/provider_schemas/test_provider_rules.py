@@ -7,9 +7,21 @@ import pytest
 
 from chatconform.provider_schemas import Problem, validate
 from chatconform.provider_schemas.catalog import RULES
+from chatconform.provider_schemas.rules.anthropic import A20, A21
+from chatconform.provider_schemas.rules.deepseek import D1, D2, D3
+from chatconform.provider_schemas.rules.groq import R1, R2
+from chatconform.provider_schemas.rules.kimi import K1, K2
+from chatconform.provider_schemas.rules.openrouter import P1, P2
 from chatconform.providers.glm import GLM_TEXT_ONLY
 
 GLM = "The messages parameter is illegal. Please check the documentation."
+#: A body with the provider's thinking on (Anthropic, DeepSeek and Kimi spell it alike).
+THINKING = {"thinking": {"type": "enabled", "budget_tokens": 1024}}
+_NARRATOR = "messages.0.role: 'narrator' is not one of 'system', 'user', 'assistant', 'tool'"
+D0_TEXT = f"Failed to deserialize the JSON body into the target type: {_NARRATOR}"
+KIMI_K0 = f"Invalid request: {_NARRATOR}"
+GROQ_R0 = "'messages.0.role' : 'narrator' is not one of 'system', 'user', 'assistant', 'tool'"
+OPENROUTER_P0 = _NARRATOR
 
 
 # --- small builders ----------------------------------------------------------------------
@@ -313,6 +325,34 @@ CASES = [
         [{"role": "user", "content": [text("transcribe this")]}],
     ),
     ("qwen-vllm", "Q5", [{"role": "user", "content": {"text": "hi"}}], "Unexpected content type.", [u()]),
+    # Reasoning sent back: DeepSeek, Kimi, Groq, OpenRouter, Anthropic with thinking on
+    ("deepseek", "D0", [{"role": "narrator", "content": "x"}, u()], D0_TEXT, [u()]),
+    ("deepseek", "D1", [u(), calls("call_1"), u()], D1, [u(), calls("call_1"), tool("call_1"), u()]),
+    ("deepseek", "D2", [u(), a(reasoning_content="r"), u()], D2.format(i=1), [u(), a(), u()]),
+    ("deepseek", "D3", THINKING | {"messages": [u(), calls("call_1"), tool("call_1")]}, D3.format(i=1),
+     THINKING | {"messages": [u(), calls("call_1") | {"reasoning_content": "r"}, tool("call_1")]}),
+    ("kimi", "K0", [{"role": "narrator", "content": "x"}, u()], KIMI_K0, [u()]),
+    ("kimi", "K1", [u(), tool("call_1")], K1, [u(), calls("call_1"), tool("call_1")]),
+    ("kimi", "K2", THINKING | {"messages": [u(), calls("call_1"), tool("call_1")]}, K2.format(i=1),
+     THINKING | {"messages": [u(), calls("call_1") | {"reasoning_content": ""}, tool("call_1")]}),
+    ("groq", "R0", [{"role": "narrator", "content": "x"}, u()], GROQ_R0, [u()]),
+    ("groq", "R1", [u(), tool("call_1")], R1, [u(), calls("call_1"), tool("call_1")]),
+    ("groq", "R2", [u(), a(reasoning_content="r"), u()], R2.format(i=1), [u(), a(), u()]),
+    ("openrouter", "P0", [{"role": "narrator", "content": "x"}, u()], OPENROUTER_P0, [u()]),
+    ("openrouter", "P1", [u(), tool("call_1")], P1, [u(), calls("call_1"), tool("call_1")]),
+    ("openrouter", "P2", {"reasoning": {"enabled": True}, "messages": [u(), calls("call_1"), tool("call_1")]},
+     P2.format(i=1), {"reasoning": {"enabled": True}, "messages": [
+         u(), calls("call_1") | {"reasoning_details": [{"type": "reasoning.encrypted", "data": "x"}]},
+         tool("call_1")]}),
+    ("anthropic", "A20",
+     THINKING | {"messages": [au(text()), aa(text("checking"), use("toolu_1")), au(result("toolu_1"))]},
+     A20.format(i=1, found="text"),
+     THINKING | {"messages": [au(text()), aa({"type": "thinking", "thinking": "t", "signature": "s"}, text("checking"),
+                                             use("toolu_1")), au(result("toolu_1"))]}),
+    ("anthropic", "A21",
+     [au(text()), aa({"type": "thinking", "thinking": "t", "signature": ""}, text("ok")), au(text())],
+     A21.format(i=1, j=0), [au(text()), aa({"type": "thinking", "thinking": "t", "signature": "s"}, text("ok")),
+                            au(text())]),
     # Z.ai GLM
     ("glm", "Z0", [{"role": "developer", "content": "d"}, u()], GLM, [s("d"), u()]),
     ("glm", "Z1", [s()], GLM, [s(), u()]),
@@ -893,7 +933,8 @@ CASES = [
 
 
 REJECTING_MODEL = {("bedrock-converse", "B5"): "meta.llama4-maverick-17b-instruct-v1:0",
-                   ("gemini", "G12"): "gemini-2.0-flash"}
+                   ("gemini", "G12"): "gemini-2.0-flash", ("deepseek", "D2"): "deepseek-r1",
+                   ("deepseek", "D3"): "deepseek-v4-pro", ("openrouter", "P2"): "google/gemini-3-pro-preview"}
 
 
 def _case_id(case) -> str:
