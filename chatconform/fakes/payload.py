@@ -212,8 +212,9 @@ class StripsSystemPromptsInPlace(Fake, PayloadMapper):
                   "(https://github.com/langgenius/dify/blob/main/dify-agent/src/dify_agent/runtime/history.py)")
     violates = ("payload.input_untouched",)
 
-    def to_payload(self, history, *, provider, instructions=None):
-        body = super().to_payload(history, provider=provider, instructions=instructions)
+    def to_payload(self, history, *, provider, instructions=None, model=None, reasoning=None):
+        body = super().to_payload(history, provider=provider, instructions=instructions, model=model,
+                                  reasoning=reasoning)
         for message in history:
             if isinstance(message, pai.ModelRequest):
                 message.parts = [p for p in message.parts if not isinstance(p, pai.SystemPromptPart)]
@@ -279,11 +280,12 @@ class _EditsItsInput(_Fake):
     def edit(self, part) -> None:
         raise NotImplementedError
 
-    def to_payload(self, history, *, provider, instructions=None):
+    def to_payload(self, history, *, provider, instructions=None, model=None, reasoning=None):
         for message in history:
             for part in message.parts:
                 self.edit(part)
-        return super().to_payload(history, provider=provider, instructions=instructions)
+        return super().to_payload(history, provider=provider, instructions=instructions, model=model,
+                                  reasoning=reasoning)
 
 
 class CoercesArgumentsInPlace(_EditsItsInput):
@@ -469,9 +471,9 @@ class GluesTexts(_Fake):
     violates = ("payload.text_boundaries",)
     warns = ("payload.matches_reference",)
 
-    def turns(self, history):
+    def turns(self, history, sending=None):
         glued = []
-        for turn in super().turns(history):
+        for turn in super().turns(history, sending):
             items: list = []
             for item in turn.items:
                 if isinstance(item, Text) and items and isinstance(items[-1], Text):
@@ -513,9 +515,10 @@ class SendsEqualImagesOnce(_Fake):
                   "(https://github.com/miurla/morphic/pull/947): the later copy is not sent")
     violates = ("payload.nothing_lost",)
 
-    def to_payload(self, history, *, provider, instructions=None):
+    def to_payload(self, history, *, provider, instructions=None, model=None, reasoning=None):
         self._sent: set = set()
-        return super().to_payload(history, provider=provider, instructions=instructions)
+        return super().to_payload(history, provider=provider, instructions=instructions, model=model,
+                                  reasoning=reasoning)
 
     def user_item(self, item):
         mapped = super().user_item(item)
