@@ -6,8 +6,9 @@ and, to reuse an id, ``id``), or an interruption (``status``, ``cut_stream_after
 A call goes only to a declared tool; given the tool's JSON schema (``tool_schemas``) its
 arguments are valid for it, as a model's are (:func:`~chatconform.strategies.arguments.arguments`),
 else any object, with odd keys and nested values. The edge cases real models produce are all
-reachable: empty text, a reply of calls only, parallel calls, a reused call id (only when
-``reusable_ids`` offers some, never twice in one reply). Entries shrink toward ``{"text": ""}``.
+reachable: empty text beside calls, a reply of calls only, parallel calls, a reused call id
+(only when ``reusable_ids`` offers some, never twice in one reply); a reply without calls has
+text, as a model's final answer does. Entries shrink toward a one-character text.
 """
 
 from __future__ import annotations
@@ -30,6 +31,8 @@ _ARGUMENTS = st.dictionaries(
         st.text(max_size=8), inner, max_size=3), max_leaves=6),
     max_size=4,
 )
+#: A model's text: any character a model writes (no control character but newline and tab).
+_TEXT = st.characters(codec="utf-8", exclude_categories=("Cc", "Cs"), include_characters="\n\t")
 #: The interruptions a reply may be: an error status a busy provider answers, a stream cut
 #: mid-way, a connection dropped before the body, a slow answer.
 INTERRUPTIONS = ("status", "cut", "drop", "slow")
@@ -46,9 +49,11 @@ def _reply(draw, names: tuple[str, ...], schemas: tuple[tuple[str, Any], ...], m
     entry: dict = {}
     calls = []
     tools = [*((name, None) for name in names), *schemas]
-    if tools and max_calls:
+    # half the replies call tools, so a drawn tool loop ends as a model's does (within an
+    # agent's turn limit: the OpenAI Agents SDK stops at 10 requests)
+    if tools and max_calls and draw(st.booleans()):
         offered = list(reusable_ids)
-        for _ in range(draw(st.integers(0, max_calls))):
+        for _ in range(draw(st.integers(1, max_calls))):
             name, strategy = draw(st.sampled_from(tools))
             call: dict = {"name": name, "arguments": draw(strategy if strategy is not None else _ARGUMENTS)}
             if offered and draw(st.booleans()):
@@ -57,10 +62,12 @@ def _reply(draw, names: tuple[str, ...], schemas: tuple[tuple[str, Any], ...], m
             calls.append(call)
     if calls:
         entry["tool_calls"] = calls
-    if not calls or draw(st.booleans()):  # a reply of calls alone, or with text beside them
-        entry["text"] = draw(st.text(max_size=80))
+    if not calls:  # a final answer says something: an empty one is a script's edge case, not a model's habit
+        entry["text"] = draw(st.text(_TEXT, min_size=1, max_size=80))
+    elif draw(st.booleans()):  # calls alone, or with text beside them (empty too)
+        entry["text"] = draw(st.text(_TEXT, max_size=80))
     if draw(st.booleans()):
-        entry["thinking"] = draw(st.text(min_size=1, max_size=60))
+        entry["thinking"] = draw(st.text(_TEXT, min_size=1, max_size=60))
     if interruption == "cut":
         entry["cut_stream_after"] = draw(st.integers(1, 6))
     elif interruption == "drop":
