@@ -139,12 +139,12 @@ def interruption_kinds(text: str | None) -> tuple[str, ...]:
 
 def load_script(path: str | Path) -> Script:
     """A script file: a JSON list of entries or an object of them by marker, or JSON lines (one
-    entry a line)."""
+    entry a line, split at newlines alone: JSON text may hold U+2028 raw)."""
     text = read_input(path, "a serve script")
     try:
         return parse_script(json.loads(text), str(path))
     except json.JSONDecodeError as whole:
-        numbered = [(number, line) for number, line in enumerate(text.splitlines(), 1) if line.strip()]
+        numbered = [(number, line) for number, line in enumerate(text.split("\n"), 1) if line.strip()]
         if len(numbered) < 2:
             raise ConfigError(f"{path}:{whole.lineno}:{whole.colno}: not JSON ({whole.msg})") from None
         values = []
@@ -240,6 +240,11 @@ class Replies:
         reply = dataclasses.replace(reply, note=note)
         with self._lock:
             return self._drawn_entries.setdefault((conversation, entry), reply)
+
+    def drawn(self, conversation: str, entry: int) -> Reply | None:
+        """The reply drawn for ``entry`` of ``conversation`` (None: none was drawn for it)."""
+        with self._lock:
+            return self._drawn_entries.get((conversation, entry))
 
     def remember(self, conversation: str, ids: Sequence[str]) -> None:
         """The call ids sent in ``conversation``: a drawn reply may reuse one."""
