@@ -182,7 +182,13 @@ def _parser() -> argparse.ArgumentParser:
                        help="the replies, one per turn of each conversation (JSON list or JSON lines): text, "
                             "thinking, tool_calls, and interruptions (status, delay, cut_stream_after)")
     serve.add_argument("--generate", action="store_true",
-                       help="draw the replies past the script's end with Hypothesis (replayable with --seed)")
+                       help="draw the replies past the script's end with Hypothesis, as a model answers: calls "
+                            "to the declared tools with arguments valid for their schemas, fresh ids, text, "
+                            "thinking, and one reply in six an interruption (replayable with --seed)")
+    serve.add_argument("--interruptions", default=None, metavar="KINDS",
+                       help="the interruptions --generate draws, comma-separated: status (a busy provider's "
+                            "error), cut (a stream cut), drop (a dropped connection), slow (a late answer); "
+                            "none for none (default: all four)")
     serve.add_argument("--seed", type=int, default=None, metavar="S",
                        help="the seed of --generate (default: a random one, printed)")
     serve.add_argument("--allow-origin", action="append", default=[], metavar="ORIGIN",
@@ -514,15 +520,17 @@ def cmd_serve(args, out: Console, err: Console) -> int:
 
     from chatconform.outputs import files as outputs
     from chatconform.serve.log import ServeLog
-    from chatconform.serve.replies import Replies, Script, load_script
+    from chatconform.serve.replies import Replies, Script, interruption_kinds, load_script
     from chatconform.serve.server import run
 
     script: Script = load_script(args.script) if args.script else {}
+    interruptions = interruption_kinds(args.interruptions)
     seed = args.seed if args.seed is not None else random.randrange(2**32) if args.generate else None
     with outputs.claim(args.report) as report:
         log = ServeLog(report, version=_version(), seed=seed,
-                       settings={"script": args.script, "generate": args.generate})
-        replies = Replies(script, generate=args.generate, seed=seed or 0)
+                       settings={"script": args.script, "generate": args.generate,
+                                 "interruptions": list(interruptions) if args.generate else []})
+        replies = Replies(script, generate=args.generate, seed=seed or 0, interruptions=interruptions)
         log.notice = err.print
 
         def announce(root: str) -> None:

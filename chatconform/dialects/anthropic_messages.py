@@ -195,9 +195,17 @@ class AnthropicMessages(Dialect):
         kind = _TYPES.get(status, "api_error" if status >= 500 else "invalid_request_error")
         return json_answer({"type": "error", "error": {"type": kind, "message": message}}, status=status)
 
+    #: Overloaded is 529 (https://docs.anthropic.com/en/api/errors), which its SDK retries.
+    busy_statuses = (429, 500, 529)
+
     def tool_names(self, body: dict) -> list[str]:
-        return [tool["name"] for tool in body.get("tools") or () if isinstance(tool, dict)
-                and isinstance(tool.get("name"), str)]
+        return list(self.tool_schemas(body))
+
+    def tool_schemas(self, body: dict) -> dict[str, dict]:
+        """``tools[].input_schema`` of the client tools (a server tool has a ``type`` and no schema)."""
+        return {tool["name"]: self.parameters(tool.get("input_schema")) for tool in body.get("tools") or ()
+                if isinstance(tool, dict) and isinstance(tool.get("name"), str)
+                and tool.get("type", "custom") == "custom"}
 
     def call_ids(self, reply: Reply, ctx: Context) -> list[str]:
         return [call_id("toolu_", ctx.conversation, ctx.turn, i, call) for i, call in enumerate(reply.tool_calls)]

@@ -308,6 +308,9 @@ class Dialect(ABC):
     #: Request headers only this dialect's SDKs send (``anthropic-version``): they say whose
     #: route a shared path is (``GET /v1/models``) and in whose format a missing route is answered.
     markers: ClassVar[tuple[str, ...]] = ()
+    #: The error statuses the provider answers when it is busy (a client retries them): what a
+    #: drawn interruption of ``serve --generate`` answers.
+    busy_statuses: ClassVar[tuple[int, ...]] = (429, 500, 503)
 
     # -- a body from the reference's turns
     @abstractmethod
@@ -342,6 +345,16 @@ class Dialect(ABC):
     @abstractmethod
     def tool_names(self, body: dict) -> list[str]:
         """The names of the tools a request declares (a drawn reply calls only those)."""
+
+    def tool_schemas(self, body: dict) -> dict[str, dict]:
+        """The JSON schema of the arguments of each tool a request declares, by name: a drawn
+        call's arguments are drawn from it. This default knows the names alone (any object)."""
+        return {name: {"type": "object"} for name in self.tool_names(body)}
+
+    @staticmethod
+    def parameters(schema: Any) -> dict:
+        """A tool's declared parameters schema as a dict; none declared: a tool of no arguments."""
+        return schema if isinstance(schema, dict) else {"type": "object", "properties": {}}
 
     @abstractmethod
     def call_ids(self, reply: Reply, ctx: Context) -> list[str]:

@@ -201,14 +201,19 @@ class BedrockConverse(Dialect):
         return json_answer({"message": message}, status=status, headers={"x-amzn-ErrorType": name})
 
     def tool_names(self, body: dict) -> list[str]:
+        return list(self.tool_schemas(body))
+
+    def tool_schemas(self, body: dict) -> dict[str, dict]:
+        """``toolConfig.tools[].toolSpec.inputSchema.json``."""
         config = body.get("toolConfig")
         tools = config.get("tools") if isinstance(config, dict) else None
-        names = []
+        schemas = {}
         for tool in tools or ():
             spec = tool.get("toolSpec") if isinstance(tool, dict) else None
             if isinstance(spec, dict) and isinstance(spec.get("name"), str):
-                names.append(spec["name"])
-        return names
+                wrapper = spec.get("inputSchema")
+                schemas[spec["name"]] = self.parameters(wrapper.get("json") if isinstance(wrapper, dict) else None)
+        return schemas
 
     def call_ids(self, reply: Reply, ctx: Context) -> list[str]:
         return [call_id("tooluse_", ctx.conversation, ctx.turn, i, call) for i, call in enumerate(reply.tool_calls)]

@@ -227,12 +227,23 @@ class GeminiGenerate(Dialect):
         return _error(status, message)
 
     def tool_names(self, body: dict) -> list[str]:
-        names = []
+        return list(self.tool_schemas(body))
+
+    def tool_schemas(self, body: dict) -> dict[str, dict]:
+        """Each function declaration's ``parametersJsonSchema`` (JSON Schema), else its
+        ``parameters`` (Gemini's OpenAPI subset: upper-case types, ``nullable``) read as JSON Schema."""
+        schemas = {}
         for tool in body.get("tools") or ():
             declarations = (tool.get("functionDeclarations") or tool.get("function_declarations") or ()
                             if isinstance(tool, dict) else ())
-            names += [d["name"] for d in declarations if isinstance(d, dict) and isinstance(d.get("name"), str)]
-        return names
+            for declaration in declarations:
+                if not isinstance(declaration, dict) or not isinstance(declaration.get("name"), str):
+                    continue
+                given = declaration.get("parametersJsonSchema", declaration.get("parameters_json_schema"))
+                if given is None:
+                    given = _json_schema(declaration.get("parameters"))
+                schemas[declaration["name"]] = self.parameters(given)
+        return schemas
 
     def call_ids(self, reply: Reply, ctx: Context) -> list[str]:
         """Gemini sends no call ids of its own: only those a script names."""
@@ -267,6 +278,29 @@ class GeminiGenerate(Dialect):
         if not ctx.sse:
             return json_answer(chunks, cut_after=reply.cut_stream_after)
         return sse_answer((sse_event(c) for c in chunks), cut_after=reply.cut_stream_after)
+
+
+def _json_schema(schema: Any) -> Any:
+    """A Gemini ``Schema`` (OpenAPI 3.0's subset) as JSON Schema: ``type`` in lower case,
+    ``nullable`` as a ``null`` type beside it, and so on down its properties and items."""
+    if isinstance(schema, list):
+        return [_json_schema(item) for item in schema]
+    if not isinstance(schema, dict):
+        return schema
+    out = {key: _json_schema(value) if key in ("items", "anyOf") else value
+           for key, value in schema.items() if key not in ("nullable", "propertyOrdering", "properties")}
+    if isinstance(schema.get("properties"), dict):
+        out["properties"] = {name: _json_schema(sub) for name, sub in schema["properties"].items()}
+    kind = schema.get("type")
+    if isinstance(kind, str):
+        out["type"] = kind.lower() if kind.upper() != "TYPE_UNSPECIFIED" else None
+        if out["type"] is None:
+            del out["type"]
+        elif schema.get("nullable") is True:
+            out["type"] = [out["type"], "null"]
+    if "enum" in out and schema.get("nullable") is True:
+        out["enum"] = [*out["enum"], None]
+    return out
 
 
 def _error(status: int, message: str) -> Answer:

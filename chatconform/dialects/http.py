@@ -48,16 +48,21 @@ class Reply:
     #: Close the connection after this many chunks of a stream (or part of a plain body),
     #: without the final chunk.
     cut_stream_after: int | None = None
+    #: What the report adds to :attr:`kind` about where the reply came from (``drawn``, a reused id).
+    note: str = ""
 
     @property
     def kind(self) -> str:
         """What the report says was answered."""
         if self.status is not None:
-            return f"status {self.status}"
-        parts = [name for name, present in (("thinking", self.thinking), ("text", self.text is not None),
-                                            ("tool_calls", self.tool_calls)) if present]
-        kind = "+".join(parts) or "empty"
-        return kind + (f", cut after {self.cut_stream_after}" if self.cut_stream_after is not None else "")
+            kind = f"status {self.status}"
+        else:
+            parts = [name for name, present in (("thinking", self.thinking), ("text", self.text is not None),
+                                                ("tool_calls", self.tool_calls)) if present]
+            kind = "+".join(parts) or "empty"
+            kind += f", cut after {self.cut_stream_after}" if self.cut_stream_after is not None else ""
+        kind += f", after {self.delay:g} s" if self.delay else ""
+        return kind + (f" ({self.note})" if self.note else "")
 
 
 @dataclass(frozen=True)

@@ -296,12 +296,16 @@ class OpenAIChat(Dialect):
         return isinstance(options, dict) and options.get("include_usage") is True
 
     def tool_names(self, body: dict) -> list[str]:
-        names = []
+        return list(self.tool_schemas(body))
+
+    def tool_schemas(self, body: dict) -> dict[str, dict]:
+        """``tools[].function.parameters``; a function without it takes no arguments."""
+        schemas = {}
         for tool in body.get("tools") or ():
             function = tool.get("function") if isinstance(tool, dict) else None
             if isinstance(function, dict) and isinstance(function.get("name"), str):
-                names.append(function["name"])
-        return names
+                schemas[function["name"]] = self.parameters(function.get("parameters"))
+        return schemas
 
     def call_ids(self, reply: Reply, ctx: Context) -> list[str]:
         """Call ids as the provider makes them: Mistral's are 9 letters and digits (rule M6)."""

@@ -21,6 +21,7 @@ PROFILE = Provider(
             ERROR, "tool messages answer the tool_calls right before them, as on OpenAI", rule="K1"),
     },
     reused_call_id=CheckLevel(WARNING, "Kimi itself restarts `<name>:0` ids every round"),
+    reuses_call_ids="Kimi's models restart `<name>:0` call ids every round",
     api_paths=("/v1/chat/completions",),
     reasoning_slot="reasoning_content",
     reasoning_signers=frozenset({"moonshotai", "kimi"}),

@@ -149,6 +149,9 @@ class Provider:
     check_levels: Mapping[str, CheckLevel]
     #: The level of a tool-call id sent twice, each time answered in its own round.
     reused_call_id: CheckLevel
+    #: Why the provider's own models send a call id again in a later round (the evidence), so
+    #: ``serve --generate`` draws such reuses for it, labelled; None: its ids are always fresh.
+    reuses_call_ids: str | None = None
     #: How the dialect marks a failed tool result (Anthropic ``is_error``); None where it has no
     #: such flag (OpenAI-style tool messages): there the failure text the history stores is the mark.
     error_flag: str | None = None

@@ -183,8 +183,8 @@ class _Judge:
             answer, status, answered = dialect.error(400, errors[0].message, profile), 400, "rejected"
             self.conversations.rejected(place)
         else:
-            tools = dialect.tool_names(body)
-            reply = self.replies.next(opening, place.conversation, place.entry, tools)
+            tools = dialect.tool_schemas(body)
+            reply = self.replies.next(opening, place.conversation, place.entry, tools, profile, dialect.busy_statuses)
             self.conversations.answered(place, reply.status is not None or reply.cut_stream_after is not None)
             if reply.delay:
                 await asyncio.sleep(reply.delay)

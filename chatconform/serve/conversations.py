@@ -1,8 +1,8 @@
 """Which conversation a request belongs to, and which script entry answers it, read off the
 request's history alone.
 
-Each request resends its conversation so far. Its turns (the turn view, system text left out:
-an application may put the date in it) form a path; a request whose history extends the
+Each request resends its conversation so far. Its turns (the turn view, the system text before
+the first other turn left out: an application may put the date in it) form a path; a request whose history extends the
 history of a request seen before (the longest such) continues that one's conversation, one
 turn deeper. A request that extends none starts a new conversation, whose script starts
 from its first entry: running an application twice against one server plays the script
@@ -26,11 +26,13 @@ __all__ = ["Conversations", "Place", "turn_keys"]
 
 
 def turn_keys(turns: Sequence[BodyTurn]) -> list[bytes]:
-    """One key per non-system turn: a digest of the history up to and including it."""
+    """One key per turn but the leading system turns: a digest of the history up to and
+    including it. A system turn later on is part of the history (pydantic-ai's "Please return
+    text or call a tool." after an empty answer asks something new, not the same turn again)."""
     keys: list[bytes] = []
     previous = b""
     for turn in turns:
-        if turn.role == "system":
+        if turn.role == "system" and not keys:
             continue
         seen = repr((turn.role, turn.texts, turn.tool_calls, turn.tool_results, turn.media)).encode(
             "utf-8", "surrogatepass")

@@ -12,21 +12,26 @@ a bad one is a one-line error naming the file, the entry and the field.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import math
 import random
 import threading
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from chatconform.dialects.http import DEFAULT_TEXT, Reply, ToolCall
 from chatconform.errors import ConfigError
 from chatconform.inputs import read_input
 
-__all__ = ["DEFAULT_TEXT", "Replies", "Reply", "Script", "ToolCall", "load_script", "parse_entries", "parse_script"]
+if TYPE_CHECKING:
+    from chatconform.providers.profile import Provider
+
+__all__ = ["DEFAULT_TEXT", "Replies", "Reply", "Script", "ToolCall", "Tools", "interruption_kinds", "load_script",
+           "parse_entries", "parse_script"]
 
 #: A script: its entries by the marker a conversation's first user text holds ("": any other).
 Script = dict[str, list[Reply]]
@@ -115,14 +120,31 @@ def parse_script(value: Any, where: str = "the script") -> Script:
     return script
 
 
+def interruption_kinds(text: str | None) -> tuple[str, ...]:
+    """``--interruptions``: kinds by comma (``none``: no kind; None: every kind); a ConfigError
+    naming one that is not a kind."""
+    from chatconform.strategies.replies import INTERRUPTIONS
+
+    if text is None:
+        return INTERRUPTIONS
+    kinds = tuple(dict.fromkeys(part.strip() for part in text.split(",") if part.strip()))
+    if kinds == ("none",):
+        return ()
+    unknown = [kind for kind in kinds if kind not in INTERRUPTIONS]
+    if unknown or not kinds:
+        raise ConfigError(f"--interruptions: {unknown[0] if unknown else text!r} is no interruption; the kinds are "
+                          f"{', '.join(INTERRUPTIONS)} (or none)")
+    return kinds
+
+
 def load_script(path: str | Path) -> Script:
     """A script file: a JSON list of entries or an object of them by marker, or JSON lines (one
-    entry a line)."""
+    entry a line, split at newlines alone: JSON text may hold U+2028 raw)."""
     text = read_input(path, "a serve script")
     try:
         return parse_script(json.loads(text), str(path))
     except json.JSONDecodeError as whole:
-        numbered = [(number, line) for number, line in enumerate(text.splitlines(), 1) if line.strip()]
+        numbered = [(number, line) for number, line in enumerate(text.split("\n"), 1) if line.strip()]
         if len(numbered) < 2:
             raise ConfigError(f"{path}:{whole.lineno}:{whole.colno}: not JSON ({whole.msg})") from None
         values = []
@@ -135,17 +157,29 @@ def load_script(path: str | Path) -> Script:
         return {"": parse_entries(values, str(path), [number for number, _ in numbered])}
 
 
+#: A drawn reply's tools: the JSON schema of each declared tool's arguments, by name.
+Tools = Mapping[str, Mapping[str, Any]]
+
+
 @dataclass
 class Replies:
     """The reply to each request: the script's entry for its turn, else a drawn one
-    (``generate``), else the default. ``script``: a list of entries or a :data:`Script`."""
+    (``generate``), else the default. ``script``: a list of entries or a :data:`Script`.
+
+    A drawn reply is what a model answers: calls only to the declared tools, arguments valid
+    for each tool's schema, fresh ids (an id sent before only for a provider whose models
+    reuse ids, :attr:`~chatconform.providers.profile.Provider.reuses_call_ids`, labelled),
+    text, thinking, parallel calls; and, one reply in six (``interruptions``), an interruption:
+    an error status a busy provider answers, a cut stream, a dropped connection or a slow
+    answer, never two in a row in one conversation, so a client's retry meets an answer."""
 
     script: list[Reply] | Script = field(default_factory=list)
     generate: bool = False
     seed: int = 0
-    #: Whether a drawn call may reuse an id sent before in its conversation (off: every id fresh).
-    reuse_ids: bool = False
+    #: The interruptions a drawn reply may be (of ``strategies.replies.INTERRUPTIONS``).
+    interruptions: tuple[str, ...] = ()
     _ids: dict[str, list[str]] = field(default_factory=dict)  # call ids sent, per conversation
+    _drawn_entries: dict[tuple[str, int], Reply] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     def entries(self, first_user_text: str) -> list[Reply]:
@@ -155,42 +189,73 @@ class Replies:
         found = next((marker for marker in self.script if marker and marker in first_user_text), "")
         return self.script.get(found, [])
 
-    def next(self, first_user_text: str, conversation: str, entry: int, tool_names: Sequence[str]) -> Reply:
-        """The ``entry``-th reply (from 1) of ``conversation``, which opens with ``first_user_text``."""
+    def next(self, first_user_text: str, conversation: str, entry: int, tools: Tools | Sequence[str],
+             profile: Provider | None = None, statuses: Sequence[int] = (429, 500, 503)) -> Reply:
+        """The ``entry``-th reply (from 1) of ``conversation``, which opens with ``first_user_text``,
+        to a request that declares ``tools`` (names alone: tools that take no arguments), sent
+        as ``profile`` (None: no provider's habits) answers, whose busy errors are ``statuses``."""
         script = self.entries(first_user_text)
         if entry <= len(script):
             return script[entry - 1]
         if self.generate:
-            return self._drawn(conversation, entry, tool_names)
+            schemas = dict(tools) if isinstance(tools, Mapping) else dict.fromkeys(tools, _NO_ARGUMENTS)
+            return self._drawn(conversation, entry, schemas, profile, tuple(statuses))
         return Reply()
 
-    def _drawn(self, conversation: str, turn: int, tool_names: Sequence[str]) -> Reply:
-        """An entry drawn from a seed made of ``--seed``, the conversation and the turn, so a
-        rerun with the same seed answers the same requests the same way, in any order.
+    def _drawn(self, conversation: str, entry: int, tools: dict[str, Mapping[str, Any]],
+               profile: Provider | None, statuses: tuple[int, ...]) -> Reply:
+        """An entry drawn from a seed made of ``--seed``, the conversation and the entry, so a
+        rerun with the same seed answers the same requests the same way; the same entry asked
+        again is the same reply.
 
         Hypothesis has no public way to draw one value from a given seed (``.example()`` takes
         none), so this feeds a seeded ConjectureData, as the engine's pin of Hypothesis allows."""
         from hypothesis.control import BuildContext
-        from hypothesis.errors import StopTest
+        from hypothesis.errors import InvalidArgument, StopTest
         from hypothesis.internal.conjecture.data import ConjectureData
 
         from chatconform.strategies.replies import replies
 
         with self._lock:
+            known = self._drawn_entries.get((conversation, entry))
+            if known is not None:
+                return known
             seen = tuple(self._ids.get(conversation, ()))
-        material = f"{self.seed}/{conversation}/{turn}".encode()
+            previous = self._drawn_entries.get((conversation, entry - 1))
+        reuses = profile.reuses_call_ids if profile is not None else None
+        # never two interruptions in a row: a client that retries meets an answer
+        calm = previous is not None and _interrupted(previous)
+        strategy = replies(tool_schemas=dict(sorted(tools.items())), reusable_ids=seen if reuses else (),
+                           interruptions=() if calm else self.interruptions, statuses=statuses)
+        material = f"{self.seed}/{conversation}/{entry}".encode()
         data = ConjectureData(random=random.Random(hashlib.sha256(material).digest()))
-        # fresh ids by default: a drawn reply reuses a call id only when asked to (reuse_ids)
-        strategy = replies(tool_names=sorted(set(tool_names)), reusable_ids=seen if self.reuse_ids else ())
         try:
             with BuildContext(data, wrapped_test=self._drawn):  # what a composite strategy's draw needs
-                entry = data.draw(strategy)
-        except StopTest:  # the draw ran out of room: a plain answer
-            return Reply()
-        return _entry(entry)
+                drawn = data.draw(strategy)
+        except (StopTest, InvalidArgument):  # the draw ran out of room, or a schema it cannot read
+            drawn = {}
+        reply = _entry(drawn)
+        reused = [call.id for call in reply.tool_calls if call.id]
+        note = "drawn" + (f"; reused id {', '.join(reused)}: {reuses}" if reused else "")
+        reply = dataclasses.replace(reply, note=note)
+        with self._lock:
+            return self._drawn_entries.setdefault((conversation, entry), reply)
+
+    def drawn(self, conversation: str, entry: int) -> Reply | None:
+        """The reply drawn for ``entry`` of ``conversation`` (None: none was drawn for it)."""
+        with self._lock:
+            return self._drawn_entries.get((conversation, entry))
 
     def remember(self, conversation: str, ids: Sequence[str]) -> None:
         """The call ids sent in ``conversation``: a drawn reply may reuse one."""
         if self.generate and ids:
             with self._lock:
                 self._ids.setdefault(conversation, []).extend(ids)
+
+
+#: The schema of a tool known by its name alone: it takes no arguments.
+_NO_ARGUMENTS: Mapping[str, Any] = {"type": "object", "properties": {}}
+
+
+def _interrupted(reply: Reply) -> bool:
+    return reply.status is not None or reply.cut_stream_after is not None

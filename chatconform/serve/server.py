@@ -19,7 +19,7 @@ from typing import Any
 
 from chatconform.errors import ConfigError
 from chatconform.serve.log import ServeLog, Verdict
-from chatconform.serve.replies import Replies, parse_script
+from chatconform.serve.replies import Replies, interruption_kinds, parse_script
 
 __all__ = ["HOST", "Endpoint", "base_url", "bind", "start"]
 
@@ -135,12 +135,15 @@ class Endpoint:
 
 def start(*, script: Sequence[Any] | Mapping[str, Sequence[Any]] = (), generate: bool = False, seed: int = 0,
           report: str | Path | None = None, version: str = "", port: int = 0,
-          allow_origins: Sequence[str] = ()) -> Endpoint:
-    """Start a server in a daemon thread on a free port; returns once it accepts requests."""
+          allow_origins: Sequence[str] = (), interruptions: Sequence[str] | None = None) -> Endpoint:
+    """Start a server in a daemon thread on a free port; returns once it accepts requests.
+    ``interruptions``: the kinds a drawn reply may be (None: every kind; ``()``: none)."""
     _warm()
-    log = ServeLog(report, version=version, seed=seed, settings={"generate": generate})
+    kinds = interruption_kinds(None) if interruptions is None else interruption_kinds(",".join(interruptions) or "none")
+    log = ServeLog(report, version=version, seed=seed,
+                   settings={"generate": generate, "interruptions": list(kinds) if generate else []})
     replies = Replies(parse_script(dict(script) if isinstance(script, Mapping) else list(script)),
-                      generate=generate, seed=seed)
+                      generate=generate, seed=seed, interruptions=kinds)
     sock = bind(port)
     server = _server(sock, log, replies, "error", tuple(allow_origins))
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, name="chatconform-serve", daemon=True)

@@ -131,3 +131,20 @@ def test_drawn_calls_get_fresh_ids():
         reply = replies.next("", "c", turn, ["lookup", "search"])
         assert all(call.id is None for call in reply.tool_calls)  # made from the conversation, entry, index
         replies.remember("c", [f"id{turn}-{i}" for i in range(len(reply.tool_calls))])
+
+
+def test_a_system_message_after_the_opening_is_a_new_turn_not_the_same_one_again(server):
+    """pydantic-ai answers an empty reply with a system message ("Please return text or call a
+    tool."): that request asks something new, so it gets the next entry; the leading system
+    text is still left out (a second run with another date in it asks the same turns)."""
+    server.script(["", "Now with text.", "Bye."])
+    before = len(server.verdicts)
+    opening = [{"role": "system", "content": "Today is Monday."}, {"role": "user", "content": "Hi (late system)"}]
+    assert post(server, opening)["content"] == ""
+    nudge = [*opening, {"role": "assistant", "content": ""},
+             {"role": "system", "content": "Please return text or call a tool."}]
+    assert post(server, nudge)["content"] == "Now with text."
+    tuesday = [{"role": "system", "content": "Today is Tuesday."}, opening[1]]
+    assert post(server, tuesday)["content"] == ""
+    assert [(v.turn, v.entry, v.again) for v in server.verdicts[before:]] == [(1, 1, False), (2, 2, False),
+                                                                              (1, 1, True)]
