@@ -16,15 +16,15 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, Literal, NamedTuple, Protocol
 
-from chatconform.dialects.http import Answer, Context, Reply, RouteCall
+from chatconform.dialects.http import Answer, Context, Reply, RouteCall, Session
 from chatconform.history import data_url_payload, inline_identity
 
 if TYPE_CHECKING:
     from chatconform.providers.profile import Provider
 
 __all__ = ["FILE_KINDS", "BodyTurn", "Call", "CallNames", "Dialect", "File", "FileKind", "Image", "RenderHooks",
-           "Result", "SentFile", "Text", "Turn", "dicts", "files", "inline_bytes", "link", "list_of", "neutral_role",
-           "result_text", "source_file", "str_of", "system_slot", "text_blocks"]
+           "Result", "SentFile", "Text", "Turn", "dicts", "files", "inline_bytes", "is_error_text", "link", "list_of",
+           "neutral_role", "result_text", "source_file", "str_of", "system_slot", "text_blocks"]
 
 #: The kinds of file besides images: a PDF document, WAV or MP3 audio, MP4 video.
 FileKind = Literal["document", "audio", "video"]
@@ -104,6 +104,18 @@ class Turn(list):
 def result_text(content: Any) -> str:
     """A tool result's content as the text the text-only slots carry (JSON unless a string)."""
     return content if isinstance(content, str) else json.dumps(content, ensure_ascii=False)
+
+
+def is_error_text(content: Any) -> bool:
+    """A tool output that is a JSON object with an ``error`` member: how the OpenAI dialects,
+    whose tool outputs have no error flag, mark a failed call."""
+    if not isinstance(content, str) or not content.lstrip().startswith("{"):
+        return False
+    try:
+        value = json.loads(content)
+    except (ValueError, RecursionError):
+        return False
+    return isinstance(value, dict) and "error" in value
 
 
 def neutral_role(turn: Turn, provider: str) -> str:
@@ -308,3 +320,15 @@ class Dialect(ABC):
     def include_usage(self, body: dict) -> bool:
         """Whether a stream ends with the usage (OpenAI's ``stream_options.include_usage``)."""
         return False
+
+    # -- what a dialect keeps of a history's reasoning, and of its own answers
+    def replayed_reasoning(self, part: Any) -> Any | None:
+        """The item the reference sends for a ``ThinkingPart``, in its assistant turn where it
+        stands, or None: not sent (the default: a replay without the provider's own signature
+        is rejected or ignored by the providers that take reasoning back)."""
+        return None
+
+    def session(self) -> Session | None:
+        """What ``serve`` keeps between the requests it answers in this dialect (None: each
+        request stands alone), made once per server."""
+        return None

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from abc import ABC, abstractmethod
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -15,8 +16,8 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from chatconform.providers.profile import Provider
 
-__all__ = ["DEFAULT_TEXT", "Answer", "Context", "Reply", "RouteCall", "ToolCall", "call_id", "completion_tokens",
-           "json_answer", "json_bytes", "sse_answer", "sse_event", "stream_answer", "tokens"]
+__all__ = ["DEFAULT_TEXT", "Answer", "Context", "Refusal", "Reply", "RouteCall", "Session", "ToolCall", "call_id",
+           "completion_tokens", "json_answer", "json_bytes", "sse_answer", "sse_event", "stream_answer", "tokens"]
 
 #: The default answer: short, so an application's assertions on it are easy to write.
 DEFAULT_TEXT = "OK"
@@ -72,6 +73,9 @@ class Context:
     include_usage: bool = False
     #: A stream as server-sent events; False: one JSON array of its chunks (Gemini without ``alt=sse``).
     sse: bool = True
+    #: The request body as the API reads it, for what a dialect answers from it (the
+    #: Responses API's ``include`` and ``store``).
+    request: Mapping[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -96,6 +100,32 @@ class Answer:
     #: Drop the connection after this many chunks of a stream (never its last), or halfway
     #: through a plain body (0: before any of it): a scripted cut.
     cut_after: int | None = None
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """A request the API refuses for what it carries back of an earlier answer (a rule of
+    the provider's rules module, with the provider's text), found by a :class:`Session`."""
+
+    rule: str
+    path: str
+    message: str
+
+
+class Session(ABC):
+    """What ``serve`` keeps of its own answers in one dialect, so a later request is read as
+    the API reads it: a request that continues a stored answer (the Responses API's
+    ``previous_response_id``) is that answer's conversation with the request's items after it."""
+
+    @abstractmethod
+    def resolve(self, body: dict) -> tuple[dict, list[Refusal], str | None]:
+        """The body as the API reads it (what it continues put before its own items), the
+        refusals of what it continues, and the key of the conversation it continues (None:
+        the conversation is known by its first user text, as any other)."""
+
+    @abstractmethod
+    def answered(self, body: dict, reply: Reply, ctx: Context, conversation: str) -> None:
+        """``reply`` was sent for ``body`` (as :meth:`resolve` read it) in ``conversation``."""
 
 
 def json_answer(data: Any, *, status: int = 200, headers: Mapping[str, str] | None = None,

@@ -30,7 +30,9 @@ Policy (``docs/contracts/payload.md``, "The reference policy"), and why:
   summary: sent as user text, never as system, so the payload stays user-led: GLM 1214)
   and ``RetryFeedbackPart`` feedback are user content, sent verbatim.
 - **Not sent.** ``ThinkingPart``s (a signature-less replay is rejected or ignored by
-  the providers that take thinking back, and the others have no slot for it), provider-
+  the providers that take thinking back, and the others have no slot for it), except
+  OpenAI's own reasoning items on the Responses API, replayed with their encrypted content
+  (``chatconform.dialects.openai_responses`` says when), provider-
   native parts, and ``ModelRequest.instructions`` (a record of what a past run used; the
   caller passes the current ones). Blank (empty or whitespace-only) text items and
   instructions are skipped (Anthropic A7, Bedrock B7), and turns left empty are dropped
@@ -99,7 +101,7 @@ from collections import deque
 from collections.abc import Container, Sequence
 from typing import TYPE_CHECKING, Any
 
-from chatconform.dialects import get_dialect
+from chatconform.dialects import Dialect, get_dialect
 from chatconform.dialects.base import FILE_KINDS, Call, File, Image, Result, Text, Turn
 from chatconform.dialects.gemini_generate import GEMINI_THOUGHT_SIGNATURE_PLACEHOLDER
 from chatconform.dialects.openai_chat import DIALECT as OPENAI_CHAT
@@ -187,8 +189,8 @@ class PayloadMapper:
     # -- entry point -------------------------------------------------------------------
     def to_payload(self, history: Sequence[ModelMessage], *, provider: str,
                    instructions: str | None = None) -> dict:
-        get_provider(provider)  # an unknown id raises UnknownProvider (a ValueError)
-        turns = self.turns(self.ordered(history))
+        dialect = get_dialect(get_provider(provider).dialect)  # an unknown id raises UnknownProvider
+        turns = self.turns(self.ordered(history), dialect)
         system, turns = self.system_slot(turns, instructions, provider)
         turns = [turn for turn in turns if turn.items]
         if provider in self.bridge_providers:
@@ -311,7 +313,9 @@ class PayloadMapper:
                 return candidate
             n += 1
 
-    def turns(self, history: Sequence[ModelMessage]) -> list[Turn]:
+    def turns(self, history: Sequence[ModelMessage], dialect: Dialect | None = None) -> list[Turn]:
+        """The history as neutral turns; a ``ThinkingPart`` is an item only where ``dialect``
+        replays it (``Dialect.replayed_reasoning``: OpenAI's reasoning items)."""
         # Pass 1: every stored result by call id (and every call id, if ever asked for).
         results = self.stored_results(history)
         call_ids = _CallIds(history)
@@ -346,6 +350,9 @@ class PayloadMapper:
                 for part in message.parts:
                     if isinstance(part, pai.TextPart) and self.keeps_text(part.content):
                         items.append(Text(part.content))
+                    elif isinstance(part, pai.ThinkingPart) and dialect is not None:
+                        if (replayed := dialect.replayed_reasoning(part)) is not None:
+                            items.append(replayed)
                     elif isinstance(part, pai.ToolCallPart):
                         wire = part.tool_call_id
                         sent = len(used)

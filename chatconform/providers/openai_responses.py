@@ -1,0 +1,30 @@
+"""OpenAI Responses API: ``input`` items paired by ``call_id``, reasoning items replayed whole."""
+
+from chatconform.errors import WARNING
+
+from .profile import CheckLevel, Provider
+
+PROFILE = Provider(
+    id="openai-responses",
+    order=15,
+    title="OpenAI Responses API",
+    # PDF files as `input_file` parts, as bytes (file_data) or by URL (file_url); no audio or video
+    # in an input message (https://platform.openai.com/docs/guides/pdf-files?api-mode=responses).
+    inline_files={"document": "input_file"},
+    linked_files={"document": "input_file"},
+    docs="https://platform.openai.com/docs/api-reference/responses/create",
+    rule_prefix="R",
+    dialect="openai_responses",
+    messages_key="input",
+    system_slot="instructions",
+    check_levels={
+        "payload.system_first": CheckLevel(WARNING, "takes system and developer messages anywhere in `input`"),
+        "payload.user_led": CheckLevel(WARNING, "answers an `input` that does not lead with a user message"),
+        # The API pairs an output with its call by call_id wherever it stands; what it refuses, a call
+        # never answered (R3) and an output without its call (R4), payload.provider_rules judges.
+        "payload.tool_pairing": CheckLevel(
+            WARNING, "pairs function_call_output items with their calls by call_id, wherever they stand; an "
+                     "unanswered call (R3) or an output without its call (R4) is judged by its rule"),
+    },
+    reused_call_id=CheckLevel(WARNING, "pairs outputs by call_id; no rejection of a reused call_id recorded"),
+)
