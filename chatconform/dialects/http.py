@@ -73,8 +73,8 @@ class Context:
     include_usage: bool = False
     #: A stream as server-sent events; False: one JSON array of its chunks (Gemini without ``alt=sse``).
     sse: bool = True
-    #: The request body as the API reads it, for what a dialect answers from it (the
-    #: Responses API's ``include`` and ``store``).
+    #: The request body as sent, for what a dialect answers from it (the Responses API's
+    #: ``include``, ``store`` and ``previous_response_id``).
     request: Mapping[str, Any] = field(default_factory=dict)
 
 

@@ -2,8 +2,13 @@
 with ``provider_schemas.validate`` (what ``chatconform validate`` runs), then answered as the
 provider would: its own error status and body for a request it rejects, else the reply.
 
+A request is judged as the API reads it: one that continues an answer of this server (the
+Responses API's ``previous_response_id``: ``Dialect.session``) with that answer's items first,
+and on what it carries back of the answers sent before in its conversation (a rules module's
+``replayed``: Gemini's thought signatures, the Responses API's reasoning items).
+
 Routes (POST), from the dialects (``Dialect.routes``): ``/v1/chat/completions`` (OpenAI Chat),
-``/v1/messages`` (Anthropic Messages), ``/v1beta/models/<model>:generateContent`` and
+``/v1/responses`` (OpenAI Responses), ``/v1/messages`` (Anthropic Messages), ``/v1beta/models/<model>:generateContent`` and
 ``:streamGenerateContent`` (Gemini), ``/model/<modelId>/converse`` and ``/converse-stream``
 (Bedrock Converse), each for the first provider of its dialect in the table (openai-chat,
 anthropic, gemini, bedrock-converse) and under ``/<provider>`` for every provider of it
@@ -16,6 +21,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
+import threading
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
@@ -25,7 +31,7 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from chatconform.dialects import Dialect, get_dialect
-from chatconform.dialects.http import Answer, Context, Reply, RouteCall
+from chatconform.dialects.http import Answer, Context, Reply, RouteCall, Session, json_bytes
 from chatconform.providers import PROVIDERS, Provider, get_provider
 from chatconform.serve.log import ServeLog, Verdict
 from chatconform.serve.replies import Replies
@@ -50,6 +56,8 @@ def conversation_key(body: Any, provider: str) -> str:
 
     key = get_provider(provider).messages_key
     messages = body if isinstance(body, list) else body.get(key) if isinstance(body, dict) else None
+    if isinstance(messages, str):  # the Responses API's `input` as one user text
+        return text_key(messages)
     if not isinstance(messages, list):
         return text_key("")
     users = (i for i, m in enumerate(messages) if isinstance(m, dict) and m.get("role") == "user")
@@ -95,6 +103,12 @@ class _Judge:
 
     def __init__(self, log: ServeLog, replies: Replies) -> None:
         self.log, self.replies = log, replies
+        #: Each dialect's memory of its answers (``Dialect.session``), made on its first request.
+        self.sessions: dict[str, Session | None] = {}
+        #: The answers sent in each (provider, conversation), as sent, for the rules that judge
+        #: what a later request carries back of them.
+        self.answers: dict[tuple[str, str], list[str]] = {}
+        self.lock = threading.Lock()
 
     async def handle(self, request: Request, profile: Provider, dialect: Dialect, call: RouteCall) -> Response:
         provider = profile.id
@@ -103,22 +117,53 @@ class _Judge:
         named = body.get("model") if isinstance(body, dict) else None
         model = call.model or (named if isinstance(named, str) and named else "chatconform-serve")
         wants = call.stream if call.stream is not None else isinstance(body, dict) and body.get("stream") is True
-        conversation = conversation_key(body, provider)
+        read, continued, problems = self._continued(dialect, body, problems, provider, call.model)
+        conversation = continued or conversation_key(read, provider)
+        problems = [*problems, *self._replayed(read, provider, call.model, conversation)]
         number, turn = self.log.next_turn(conversation)
         errors = [p for p in problems if p.severity == "error"]
         if errors:
             answer, status, answered = dialect.error(400, errors[0].message, profile), 400, "rejected"
         else:
-            tools = dialect.tool_names(body)
+            tools = dialect.tool_names(read)
             reply = self.replies.next(conversation, turn, tools)
             if reply.delay:
                 await asyncio.sleep(reply.delay)
-            answer, status, answered = self._answer(dialect, reply, Context(
-                profile, model, conversation, turn, bool(wants), max(1, len(raw) // 4),
-                dialect.include_usage(body), call.sse))
+            ctx = Context(profile, model, conversation, turn, bool(wants), max(1, len(raw) // 4),
+                          dialect.include_usage(read), call.sse, body)
+            answer, status, answered = self._answer(dialect, reply, ctx)
+            if status == 200:
+                self._remember(dialect, read, reply, ctx, answer)
         self.log.add(Verdict(number, provider, request.url.path, model, bool(wants), conversation, turn,
                              tuple(problems), status, answered, body))
         return respond(answer)
+
+    def _continued(self, dialect: Dialect, body: Any, problems: list[Problem], provider: str,
+                   model: str | None) -> tuple[Any, str | None, list[Problem]]:
+        """The body as the API reads it (what it continues of this server's own answers, put
+        before its items), the conversation it continues, and its problems judged as read."""
+        from chatconform.provider_schemas import Problem, validate
+
+        if not isinstance(body, dict):
+            return body, None, problems
+        with self.lock:
+            session = self.sessions.setdefault(dialect.name, dialect.session())
+        if session is None:
+            return body, None, problems
+        read, refusals, continued = session.resolve(body)
+        if read is not body:
+            problems = validate(read, provider, model=model)
+        return read, continued, [*problems, *(Problem(r.rule, r.path, r.message, provider, source="sequence")
+                                              for r in refusals)]
+
+    def _replayed(self, body: Any, provider: str, model: str | None, conversation: str) -> list[Problem]:
+        """What the request carries back of this server's earlier answers in the conversation,
+        judged by the provider's rules (``replayed``: an item returned after a reasoning item)."""
+        from chatconform.provider_schemas.rules import replay_problems
+
+        with self.lock:
+            earlier = list(self.answers.get((provider, conversation), ()))
+        return replay_problems(body, provider, model, earlier) if isinstance(body, dict) else []
 
     def _answer(self, dialect: Dialect, reply: Reply, ctx: Context) -> tuple[Answer, int, str]:
         if reply.status is not None:
@@ -126,6 +171,14 @@ class _Judge:
             return dialect.error(reply.status, message, ctx.profile), reply.status, reply.kind
         self.replies.remember(ctx.conversation, dialect.call_ids(reply, ctx))
         return dialect.answer(reply, ctx), 200, reply.kind
+
+    def _remember(self, dialect: Dialect, body: dict, reply: Reply, ctx: Context, answer: Answer) -> None:
+        sent = b"".join(answer.chunks) if answer.chunks is not None else json_bytes(answer.body)
+        with self.lock:
+            self.answers.setdefault((ctx.profile.id, ctx.conversation), []).append(sent.decode("utf-8", "replace"))
+            session = self.sessions.get(dialect.name)
+        if session is not None:
+            session.answered(body, reply, ctx, ctx.conversation)
 
     def endpoint(self, dialect: Dialect, path: str,
                  profile: Provider | None) -> Callable[[Request], Awaitable[Response]]:
