@@ -543,3 +543,26 @@ class SendsOnlyTextResults(_Fake):
     def _result(part, wire_id):
         result = PayloadMapper._result(part, wire_id)
         return result if isinstance(part.content, str) else result._replace(content="")
+
+
+class LeavesInterruptedCallsOpen(_Fake):
+    """A call whose run stopped before its tool answered is sent without any output: the
+    Responses API refuses the whole request, "No tool output found for function call ..."."""
+
+    name = "fake-leaves-interrupted-calls-open"
+    providers = frozenset({"openai-responses"})
+    reproduces = ("a function_call left without its function_call_output after a cancelled or compacted run; the "
+                  "Responses API answers 'No tool output found for function call call_...' "
+                  "(https://github.com/massgen/MassGen/issues/590, https://github.com/bytedance/trae-agent/issues/358)")
+    # A stored result that already reads as interrupted (pydantic-ai's repair wrote it) goes too.
+    violates = ("payload.provider_rules", "payload.nothing_lost")
+    warns = ("payload.tool_pairing", "payload.matches_reference")
+
+    def turns(self, history, dialect=None):
+        kept = []
+        for turn in super().turns(history, dialect):
+            if turn.role == "tool":
+                turn = Turn("tool", [item for item in turn.items
+                                     if item.content != pai.INTERRUPTED_TOOL_RETURN_CONTENT])
+            kept.append(turn)
+        return kept
