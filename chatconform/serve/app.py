@@ -9,9 +9,10 @@ and on what it carries back of the answers sent before in its conversation (a ru
 
 Routes (POST), from the dialects (``Dialect.routes``): ``/v1/chat/completions`` (OpenAI Chat),
 ``/v1/responses`` (OpenAI Responses), ``/v1/messages`` (Anthropic Messages),
-``/v1beta/models/<model>:generateContent`` and ``:streamGenerateContent`` (Gemini), ``/model/<modelId>/converse`` and ``/converse-stream``
-(Bedrock Converse), each for the first provider of its dialect in the table (openai-chat,
-anthropic, gemini, bedrock-converse) and under ``/<provider>`` for every provider of it
+``/v1beta/models/<model>:generateContent`` and ``:streamGenerateContent`` (Gemini),
+``/model/<modelId>/converse`` and ``/converse-stream`` (Bedrock Converse), each for the first
+provider of its dialect in the table (openai-chat, openai-responses, anthropic, gemini,
+bedrock-converse) and under ``/<provider>`` for every provider of it
 (``/mistral/v1/chat/completions``); and a provider's own paths (``Provider.api_paths``: GLM's
 ``/glm/api/paas/v4/chat/completions``).
 """
