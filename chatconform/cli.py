@@ -19,6 +19,7 @@ import json
 import shutil
 import sys
 import warnings
+from collections import Counter
 from pathlib import Path
 
 from rich.console import Console
@@ -180,6 +181,9 @@ def _parser() -> argparse.ArgumentParser:
                        help="draw the replies past the script's end with Hypothesis (replayable with --seed)")
     serve.add_argument("--seed", type=int, default=None, metavar="S",
                        help="the seed of --generate (default: a random one, printed)")
+    serve.add_argument("--allow-origin", action="append", default=[], metavar="ORIGIN",
+                       help="let a page in a browser at ORIGIN (http://localhost:3000; * for any) post to the "
+                            "server, with CORS headers; any other Origin is refused (403). Repeatable")
     serve.set_defaults(handler=cmd_serve)
 
     bench = sub.add_parser("bench", help="time the contract functions on large inputs",
@@ -433,6 +437,9 @@ def cmd_summary(args, out: Console, err: Console) -> int:
         results, absent = report.split_provided(parsed.results, report.provided_in(parsed.header))
         print_matrix(out, results, absent)
         out.print(report.counts_text(results))  # recounted: the footer's are not trusted
+        served = report.requests_text(parsed)
+        if served:
+            out.print(served)
     elif target is None:
         _write(_summary_text(parsed, args.format))
     else:
@@ -510,18 +517,31 @@ def cmd_serve(args, out: Console, err: Console) -> int:
         log = ServeLog(report, version=_version(), seed=seed,
                        settings={"script": args.script, "generate": args.generate})
         replies = Replies(script, generate=args.generate, seed=seed or 0)
+        log.notice = err.print
 
         def announce(root: str) -> None:
             drawn = f"; replies drawn with --seed {seed}" if args.generate else ""
             out.print(f"chatconform serve: listening on {root} (OpenAI-style: {root}/v1, {root}/<provider>/v1; "
                       f"Anthropic, Gemini, Bedrock: {root}){drawn}; Ctrl-C stops")
 
-        stopped_by = run(args.port, log, replies, announce)
-    verdicts = log.verdicts
+        unwritten: ConfigError | None = None
+        try:
+            stopped_by = run(args.port, log, replies, announce, tuple(args.allow_origin))
+        except ConfigError as exc:
+            if log.write_error is None:  # not the report's: nothing was served
+                raise
+            unwritten, stopped_by = exc, None  # the report could not be written: say what was served, then fail
+    verdicts = [v for v in log.verdicts if v.served == "judged"]
     rejected = sum(1 for v in verdicts if v.rejected)
     warned = sum(1 for v in verdicts if not v.rejected and v.problems)
+    others = Counter(v.served for v in log.verdicts if v.served != "judged")
+    said = {"not judged": "answered but not judged", "no route": "to routes it does not serve",
+            "refused": "refused (Host or Origin)", "too large": "over the provider's size cap"}
     out.print(f"stopped by {stopped_by or 'the server'}: {len(verdicts)} requests judged, {rejected} rejected, "
-              f"{warned} with warnings" + (f"; report: {args.report}" if report is not None else ""))
+              f"{warned} with warnings" + "".join(f"; {others[k]} {text}" for k, text in said.items() if others[k])
+              + (f"; report: {args.report}" if report is not None and unwritten is None else ""))
+    if unwritten is not None:
+        raise unwritten
     return 0
 
 

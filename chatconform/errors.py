@@ -91,6 +91,18 @@ class Violation(ChatconformError):
         self.level = level
         self.why = why
 
+    @staticmethod
+    def worst(faults: list[Violation]) -> Violation:
+        """The fault to report of several a check found in one case: the first at error level
+        (a level of None is the check's own, counted as an error), else the first; an error is
+        never hidden behind a warning met before it. Its message counts the others."""
+        chosen = next((f for f in faults if f.level != WARNING), faults[0])
+        others = len(faults) - 1
+        if others:
+            chosen.message += f" (and {others} more fault{'s' if others > 1 else ''})"
+            chosen.args = (chosen.message,)
+        return chosen
+
 
 class NotApplicable(ChatconformError):
     """Raised by a check for a case it has nothing to judge on (say, a history with no user

@@ -604,11 +604,11 @@ def _duration(seconds: float) -> str:
 
 
 def mutation_summary() -> str:
-    """The README's row: each reference module's mutants killed, of those that can change behaviour."""
+    """The README's row: each oracle module's mutants killed, of those that can change behaviour."""
     scores = _scores()
-    names = [Path(module).stem for module in scores]
+    names = [module.removeprefix("chatconform/").removesuffix(".py") for module in scores]
     cells = [_ratio(s["killed"], s["counted"]) if s else "not measured" for s in scores.values()]
-    return "\n".join([f"| `chatconform/reference/` | {' | '.join(f'`{n}`' for n in names)} |",
+    return "\n".join([f"| `chatconform/` | {' | '.join(f'`{n}`' for n in names)} |",
                       "|---|" + "---|" * len(names), f"| killed | {' | '.join(cells)} |"])
 
 

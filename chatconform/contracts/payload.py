@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import base64
 import html
+import inspect
 import itertools
 import json
 from collections import Counter, deque
@@ -34,12 +35,20 @@ from chatconform.history import (
 )
 from chatconform.lazy import pai
 from chatconform.provider_schemas import turn_view, validate
-from chatconform.provider_schemas.levels import REUSED_ID, check_level, cite, variant_levels
+from chatconform.provider_schemas.levels import (
+    REUSED_ID,
+    check_level,
+    cite,
+    reasoning_level,
+    reasoning_levels,
+    variant_levels,
+)
 from chatconform.providers import PROVIDER_IDS, PROVIDERS, get_provider
 from chatconform.reference.payload import links_sent_as_text, to_payload
 from chatconform.strategies.histories import histories, instructions
 from chatconform.strategies.large import large_history
 from chatconform.strategies.lifecycles import Step
+from chatconform.strategies.reasoning import family_models, with_reasoning
 from chatconform.strategies.runs import EPOCH
 
 if TYPE_CHECKING:
@@ -50,6 +59,30 @@ if TYPE_CHECKING:
 class PayloadCase:
     history: list[ModelMessage]
     instructions: str | None = None
+    #: The request's reasoning setting (None: not said), passed as ``reasoning=`` to a
+    #: ``to_payload`` that takes it.
+    reasoning: bool | None = None
+    #: The model the request goes to where a rule depends on it (None: not said), passed as
+    #: ``model=`` to a ``to_payload`` that takes it.
+    model: str | None = None
+
+
+_TAKES: dict[Any, frozenset[str]] = {}
+
+
+def _extras(fn: Any, case: PayloadCase) -> dict[str, Any]:
+    """``model`` and ``reasoning``, as far as the case says them and ``fn`` takes them: a
+    ``to_payload`` written before they existed is called as it always was."""
+    key = getattr(fn, "__func__", fn)
+    takes = _TAKES.get(key)
+    if takes is None:
+        try:
+            params = inspect.signature(fn).parameters
+        except (TypeError, ValueError):
+            params = {}  # type: ignore[assignment]
+        wide = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
+        takes = _TAKES[key] = frozenset(n for n in ("model", "reasoning") if wide or n in params)
+    return {name: getattr(case, name) for name in takes if getattr(case, name) is not None}
 
 
 def _known(ids, label: str) -> None:
@@ -115,7 +148,11 @@ class PayloadContract(HistoryContract):
     options = (PROVIDERS_OPTION, MODELS_OPTION)
     case_type = PayloadCase
     wire_fields: ClassVar[dict[str, Any]] = {
-        "instructions": {"description": "Left out when there are none.", "type": ["string", "null"]}}
+        "instructions": {"description": "Left out when there are none.", "type": ["string", "null"]},
+        "reasoning": {"description": "The request's reasoning setting (thinking on or off); left out when not said.",
+                      "type": ["boolean", "null"]},
+        "model": {"description": "The model the request goes to, where a provider's rule depends on it; left out "
+                                 "when not said.", "type": ["string", "null"]}}
     reference_module = "chatconform.reference.payload"
     lifecycle_steps = (LifecycleStep("request", "a request: to_payload for each provider", order=70,
                                      methods=("repair", "to_payload"), play=_request),)
@@ -139,15 +176,20 @@ class PayloadContract(HistoryContract):
         # cut off while their tools ran: the reference closes the calls left without a
         # result, the Vercel AI SDK throws on them (AI_MissingToolResultsError, vercel/ai#4290).
         ending = st.sampled_from((True, True, True, False))
-        return st.builds(PayloadCase, ending.flatmap(lambda request: histories(
-            ends_with_request=request, file_kinds=True, blank_prompts=True, cut_tool_rounds=True)),
-                         instructions())
+        # Half the cases carry reasoning as providers return it (signed, cut, another
+        # provider's), with the request's reasoning on or off and, where a provider's rule
+        # depends on it, one model of each family.
+        drawn = ending.flatmap(lambda request: histories(
+            ends_with_request=request, file_kinds=True, blank_prompts=True, cut_tool_rounds=True))
+        return st.builds(PayloadCase, drawn.flatmap(with_reasoning), instructions(),
+                         st.sampled_from((None, True, True, False)), family_models(variant))
 
     def call(self, fn, case, variant):
-        return fn(case.history, provider=variant, instructions=case.instructions)
+        return fn(case.history, provider=variant, instructions=case.instructions, **_extras(fn, case))
 
     def reference(self, case, variant):
-        return to_payload(case.history, provider=variant, instructions=case.instructions)
+        return to_payload(case.history, provider=variant, instructions=case.instructions, model=case.model,
+                          reasoning=case.reasoning)
 
     def wire(self):
         """The call names the provider; the result is the request body, read as it came."""
@@ -239,6 +281,9 @@ def _result_names(turns) -> Counter:
 # -- checks ------------------------------------------------------------------------------------
 
 def _model(ex: Example) -> str | None:
+    """The case's model, else the one the implementation declares for the provider."""
+    if getattr(ex.case, "model", None):
+        return ex.case.model
     return ex.impl.options.get("models", {}).get(ex.variant) if ex.impl is not None else None
 
 
@@ -247,6 +292,8 @@ def _problems(ex: Example, source: str) -> None:
     reference's body avoids them. A warning every faithful body has (a history that ends
     in a response is a prefill wherever it is sent) is about the history, not the mapper."""
     model = _model(ex)
+    # The case's reasoning setting is not passed: a history whose last tool turn has no signed
+    # thinking cannot be sent with thinking on at all; reasoning_kept judges the replay instead.
     problems = ex.output_once(("problems", model), lambda: validate(ex.output, ex.variant, model=model))
     found = [p for p in problems if p.source == source and p.severity == "error"]
     level = "error"
@@ -424,7 +471,10 @@ PAIRING = "payload.tool_pairing"
 )
 def tool_pairing(ex: Example) -> None:
     """Pairing faults weigh what the provider's pairing rule says (``PAIRING``), a reused id
-    what its rule on ids says; an answer holding another call's result is always an error."""
+    what its rule on ids says; an answer holding another call's result is always an error.
+    Every fault of the body is weighed and the worst reported: a reused id the provider
+    accepts, met first, never hides a pairing it rejects."""
+    faults: list[Violation] = []
     pending: dict[str, str] = {}  # call id -> path of its call
     seen_calls: set[str] = set()
     answered: set[str] = set()
@@ -436,29 +486,37 @@ def tool_pairing(ex: Example) -> None:
             if not call_id and nameless:
                 call_id = nameless.popleft()
             if call_id not in seen_calls:
-                raise _cited(ex, PAIRING, f"tool result {call_id} at {turn.path} has no earlier call")
-            if call_id in answered:
-                raise _cited(ex, PAIRING, f"tool call {call_id} is answered twice (again at {turn.path})")
+                faults.append(_cited(ex, PAIRING, f"tool result {call_id} at {turn.path} has no earlier call"))
+            elif call_id in answered:
+                faults.append(_cited(ex, PAIRING, f"tool call {call_id} is answered twice (again at {turn.path})"))
             answered.add(call_id)
             pending.pop(call_id, None)
         if pending and not turn.tool_results:
             call_id, path = next(iter(pending.items()))
-            raise _cited(ex, PAIRING, f"tool call {call_id} ({path}) is not answered before {turn.path}",
-                         expected="its result next", actual=turn.role)
+            faults.append(_cited(ex, PAIRING, f"tool call {call_id} ({path}) is not answered before {turn.path}",
+                                 expected="its result next", actual=turn.role))
+            pending.clear()  # reported once: what follows is weighed on its own
         if pending and turn.tool_calls:
-            raise _cited(ex, PAIRING, f"new tool calls at {turn.path} while {', '.join(pending)} are open")
+            faults.append(_cited(ex, PAIRING, f"new tool calls at {turn.path} while {', '.join(pending)} are open"))
+            pending.clear()
         for call_id, _ in turn.tool_calls:
             if not call_id:
                 call_id = f"(a call without an id, #{len(seen_calls) + 1})"
                 nameless.append(call_id)
             elif call_id in seen_calls:
-                raise _cited(ex, REUSED_ID, f"tool call id {call_id} is used twice (again at {turn.path})",
-                             expected="a unique id per call (rewrite a reused one)", actual=call_id)
+                faults.append(_cited(ex, REUSED_ID, f"tool call id {call_id} is used twice (again at {turn.path})",
+                                     expected="a unique id per call (rewrite a reused one)", actual=call_id))
+                answered.discard(call_id)  # the new call is answered by the results after it
             seen_calls.add(call_id)
             pending[call_id] = turn.path
     if pending:
-        raise _cited(ex, PAIRING, f"tool calls never answered: {', '.join(pending)}")
-    _results_are_their_own(ex)
+        faults.append(_cited(ex, PAIRING, f"tool calls never answered: {', '.join(pending)}"))
+    try:
+        _results_are_their_own(ex)
+    except Violation as own:
+        faults.append(own)
+    if faults:
+        raise Violation.worst(faults)
 
 
 def _unheld_results(ex: Example) -> list[tuple[_Answer, str]]:
@@ -572,6 +630,61 @@ def _anonymous(ex: Example) -> list[int]:
     return ex.output_once("anonymous", compute)
 
 
+#: The first bytes of each file kind a history holds (pydantic-ai's FileUrl kinds), as their
+#: formats begin; bytes that begin otherwise are of no kind the check can tell.
+_MAGIC: tuple[tuple[str, tuple[bytes, ...]], ...] = (
+    ("image-url", (b"\x89PNG", b"\xff\xd8\xff", b"GIF8", b"BM")),
+    ("document-url", (b"%PDF",)),
+    ("audio-url", (b"ID3", b"\xff\xfb", b"\xff\xf3", b"\xff\xf2", b"OggS", b"fLaC")),
+    ("video-url", (b"\x1aE\xdf\xa3",)),
+)
+
+
+def _sniffed(data: bytes) -> str | None:
+    """The file kind ``data`` begins as, or None."""
+    if data[:4] == b"RIFF":  # WebP images, WAV audio, AVI video share the container
+        return {b"WEBP": "image-url", b"WAVE": "audio-url", b"AVI ": "video-url"}.get(data[8:12])
+    if data[4:8] == b"ftyp":  # MP4, MOV, M4A, HEIC
+        return "audio-url" if data[8:11] == b"M4A" else "image-url" if data[8:12] in (b"heic", b"avif") \
+            else "video-url"
+    return next((kind for kind, heads in _MAGIC if data.startswith(heads)), None)
+
+
+def _link_kinds(ex: Example) -> dict[str, str]:
+    """The file kind of each link the history holds, by URL (tool results' nested ones too)."""
+    def compute():
+        kinds: dict[str, str] = {}
+        stack: list[Any] = [getattr(part, "content", None) for message in ex.case.history for part in message.parts]
+        while stack:
+            value = stack.pop()
+            if isinstance(value, pai.FileUrl):
+                kinds.setdefault(value.url, value.kind)
+            elif isinstance(value, (list, tuple)):
+                stack.extend(value)
+            elif isinstance(value, dict):
+                stack.extend(value.values())
+        return kinds
+
+    return ex.case_once("link kinds", compute)
+
+
+def _download(ex: Example, url: str, identity: str) -> bool | None:
+    """Whether bytes the history does not hold (``identity``, their base64) can be the file
+    downloaded from ``url``: True when they are recognisably its (of its kind, or naming the
+    URL, as an offline stand-in does), False when they are of no kind the check can tell
+    (a match, with a warning), None when they are another kind of file (no match)."""
+    try:
+        data = base64.b64decode(identity, validate=True)
+    except ValueError:
+        return None
+    if url.encode() in data:
+        return True
+    kind = _sniffed(data)
+    if kind is None:
+        return False
+    return True if kind == _link_kinds(ex).get(url) else None
+
+
 @dataclass(frozen=True)
 class _Placing:
     """The history's content items (indices into ``_items``) found in order, and not."""
@@ -580,6 +693,8 @@ class _Placing:
     missed: list[int]
     #: (item index, start, end) of each text found in ``_Stream.text``, in history order.
     spans: list[tuple[int, int, int]]
+    #: Links found as downloaded bytes of no kind the check can tell: (item index, file index).
+    unsure: list[tuple[int, int]]
 
 
 def _placing(ex: Example) -> _Placing:
@@ -592,6 +707,7 @@ def _placing(ex: Example) -> _Placing:
         cursor = {"text": 0, "call": 0, "media": 0}
         anonymous = _anonymous(ex)
         spans: list[tuple[int, int, int]] = []
+        unsure: list[tuple[int, int]] = []
 
         def in_text(index: int, value: str) -> bool:
             # Whitespace at the edges of a text is not content: a provider may require it
@@ -604,13 +720,21 @@ def _placing(ex: Example) -> _Placing:
             spans.append((index, position, cursor["text"]))
             return True
 
-        def file(item: Item) -> bool:
+        def file(index: int, item: Item) -> bool:
             position = _index(stream.media, item.value, cursor["media"])
-            if position < 0:
-                # A link sent as the bytes downloaded from it, bytes as the link they were
-                # uploaded to: a file of the other kind that the history does not hold.
-                wanted = not _is_inline(item)
-                position = next((i for i in anonymous if i >= cursor["media"] and stream.inline[i] == wanted), -1)
+            if position < 0 and _is_inline(item):
+                # Bytes sent as the link they were uploaded to: a link the history does not hold.
+                position = next((i for i in anonymous if i >= cursor["media"] and not stream.inline[i]), -1)
+            elif position < 0:
+                # A link the provider cannot take may travel as its URL in text; else as the
+                # bytes downloaded from it: bytes the history does not hold, at its place, of
+                # its kind (or of no kind the bytes tell).
+                if in_text(index, item.value):
+                    return True
+                position = next((i for i in anonymous if i >= cursor["media"] and stream.inline[i]
+                                 and _download(ex, item.value, stream.media[i]) is not None), -1)
+                if position >= 0 and not _download(ex, item.value, stream.media[position]):
+                    unsure.append((index, position))
             if position < 0:
                 return False
             cursor["media"] = position + 1
@@ -626,12 +750,11 @@ def _placing(ex: Example) -> _Placing:
                     cursor["call"] = position + 1
                 placed = position >= 0
             elif item.kind == "media":
-                # A file the provider cannot take by URL may travel as its link in text.
-                placed = file(item) or (not _is_inline(item) and in_text(index, item.value))
+                placed = file(index, item)
             else:
                 placed = in_text(index, item.value)
             (found if placed else missed).append(index)
-        return _Placing(found, missed, spans)
+        return _Placing(found, missed, spans, unsure)
 
     return ex.output_once("placed", compute)
 
@@ -692,7 +815,8 @@ def _lost(ex: Example) -> _Loss:
             else:
                 sent[key] = _count_upto(body, value, wanted[key])
         short = {key: wanted[key] - sent[key] for key in wanted if wanted[key] > sent[key]}
-        spare = Counter(stream.inline[i] for i in _anonymous(ex))  # True: bytes, False: links
+        uploads = sum(not stream.inline[i] for i in _anonymous(ex))  # links the history does not hold
+        downloads = [stream.media[i] for i in _anonymous(ex) if stream.inline[i]]  # bytes it does not hold
         lost = []
         for index in sorted((i for i in (*placing.found, *placing.missed) if _key(items[i]) in short),
                             reverse=True):
@@ -701,10 +825,14 @@ def _lost(ex: Example) -> _Loss:
             if short[key] <= 0:
                 continue
             short[key] -= 1
-            other = not _is_inline(item)
-            if item.kind == "media" and spare[other] > 0:
-                spare[other] -= 1
+            if item.kind == "media" and _is_inline(item) and uploads > 0:
+                uploads -= 1
                 continue
+            if item.kind == "media" and not _is_inline(item):
+                download = next((d for d in downloads if _download(ex, item.value, d) is not None), None)
+                if download is not None:
+                    downloads.remove(download)
+                    continue
             lost.append(index)
         return _Loss(sorted(lost), wanted, sent)
 
@@ -798,6 +926,15 @@ def nothing_lost(ex: Example) -> None:
         raise Violation(f"the answer at {answer.turn.path} to tool call {answer.stored.tool_call_id} "
                         f"lacks its result's content {missing[:200]!r}" + and_more(unheld, "answer"),
                         expected=missing[:200], actual=[t[:200] for t in answer.turn.texts])
+    unsure = _placing(ex).unsure
+    if unsure:
+        index, position = unsure[0]
+        size = len(base64.b64decode(_payload_stream(ex).media[position]))
+        raise Violation(f"{_what(ex, _items(ex)[index])} is sent as {size} inline bytes of no file kind "
+                        "chatconform can tell: counted as its download, but the bytes cannot be matched to "
+                        "the URL" + and_more(unsure, "such file"),
+                        expected="the file's bytes (of its kind) or its link", actual="unrecognised bytes",
+                        level=WARNING)
 
 
 def _glued(ex: Example) -> tuple[str, str] | None:
@@ -889,6 +1026,128 @@ def _same_turn(expected, actual) -> bool:
         return False
     joined = "\n".join(actual.texts)
     return all(text.strip() in joined for text in expected.texts)
+
+
+# -- reasoning sent back -------------------------------------------------------------------------
+
+
+def _assistant_reasoning(turns) -> list[tuple[Any, tuple[str, ...]]]:
+    """Each assistant turn of a body with the reasoning it sends back."""
+    return [(t, t.reasoning) for t in turns if t.role == "assistant"]
+
+
+def _reference_turns(ex: Example):
+    try:
+        return ex.reference_once("turns", lambda: turn_view(ex.reference, ex.variant))
+    except NotApplicable:
+        raise NotApplicable("the reference declines the case") from None
+
+
+def _reasoning_violation(ex: Example, check: str, message: str, *, required: bool, **details: Any) -> Violation:
+    level = reasoning_level(check, ex.variant)
+    if required and level.level == ERROR:
+        return Violation(f"{message} ({ex.variant} rejects it: rule {level.rule} of docs/provider-rules.md, "
+                         f"{level.evidence})", level=ERROR, **details)
+    return Violation(f"{message} (a warning: {ex.variant} answers it, and the model loses the reasoning it had)",
+                     level=WARNING, **details)
+
+
+@CONTRACT.check(
+    "reasoning_kept",
+    title="reasoning the provider needs back comes back unchanged, on its turn (thinking first)",
+    rationale="Anthropic 'Expected `thinking` or `redacted_thinking`, but found `tool_use`' (litellm #15601); "
+              "DeepSeek 'Missing `reasoning_content` field' (langchain #34166); Kimi 'reasoning_content is "
+              "missing in assistant tool call message' (deer-flow #3043); Gemini signatures lost "
+              "(langchain-google #1364); OpenRouter reasoning_details dropped (pydantic-ai #3658)",
+    levels=reasoning_levels("payload.reasoning_kept"),
+    level_note="an error where the model requires the reasoning at that turn (Anthropic: the last turn with "
+               "tool_use, A20; DeepSeek D3 and Kimi K2: every tool-call turn; OpenRouter P2 for Gemini models), "
+               "a warning elsewhere (the provider answers, the model loses its reasoning)",
+)
+def reasoning_kept(ex: Example) -> None:
+    wanted = _assistant_reasoning(_reference_turns(ex))
+    if not any(tokens for _, tokens in wanted):
+        raise NotApplicable("the reference sends no reasoning back for this case")
+    sent = _assistant_reasoning(_turns(ex))
+    family = get_provider(ex.variant).reasoning_family(_model(ex))
+    last_tool = max((k for k, (t, _) in enumerate(wanted) if t.tool_calls), default=None)
+    if len(sent) != len(wanted):  # turns merged or dropped: compare the body's reasoning as a whole
+        flat = Counter(token for _, tokens in sent for token in tokens)
+        lost = [token for _, tokens in wanted for token in tokens if not flat[token]]
+        if lost:
+            raise _reasoning_violation(ex, "payload.reasoning_kept", f"reasoning is not sent back unchanged: "
+                                       f"{lost[0][:200]}" + and_more(lost, "piece"), required=True)
+        return
+    for k, ((want, tokens), (got, held)) in enumerate(zip(wanted, sent, strict=True)):
+        lost = [token for token in tokens if token not in held]
+        required = family is not None and family.replay == "required" and (
+            k == last_tool if family.turns == "last_tool_turn" else bool(want.tool_calls))
+        if lost:
+            raise _reasoning_violation(ex, "payload.reasoning_kept", f"the reasoning of {want.path} is not sent "
+                                       f"back unchanged at {got.path}: {lost[0][:200]}" + and_more(lost, "piece"),
+                                       required=required, expected=list(tokens), actual=list(held))
+        if held and not got.reasoning_leads and k == last_tool:
+            raise _reasoning_violation(ex, "payload.reasoning_kept", f"the thinking of {got.path} does not come "
+                                       "first in its turn", required=required)
+
+
+@CONTRACT.check(
+    "no_rejected_reasoning",
+    title="no reasoning is sent to a model that rejects it in the history",
+    rationale="Groq \"property 'reasoning_content' is unsupported\" (janhq/jan #8136, vercel/ai #8056); DeepSeek "
+              "R1 answers reasoning_content in the input with a 400 (vercel/ai PR #14739: R1 and V4 need "
+              "opposite handling)",
+    levels=reasoning_levels("payload.no_rejected_reasoning"),
+    level_note="an error for Groq (R2) and DeepSeek R1 (D2); elsewhere no model is known to reject it",
+)
+def no_rejected_reasoning(ex: Example) -> None:
+    family = get_provider(ex.variant).reasoning_family(_model(ex))
+    if family is None or family.replay != "rejected":
+        raise NotApplicable(f"{ex.variant} takes reasoning back for model {_model(ex) or '(not said)'}")
+    found = [(t.path, token) for t, tokens in _assistant_reasoning(_turns(ex)) for token in tokens]
+    if found:
+        path, token = found[0]
+        raise _reasoning_violation(ex, "payload.no_rejected_reasoning", f"reasoning sent at {path}: {token[:200]}",
+                                   required=True)
+
+
+def _foreign_signatures(ex: Example) -> set[str]:
+    """The signatures of the history the provider did not make (another provider's), and
+    the texts of thinking left unsigned (a stream cut before its signature came)."""
+    signers = get_provider(ex.variant).reasoning_signers
+    found: set[str] = set()
+    for message in ex.case.history:
+        if not isinstance(message, pai.ModelResponse):
+            continue
+        for part in message.parts:
+            signer = getattr(part, "provider_name", None) or message.provider_name
+            details = getattr(part, "provider_details", None) or {}
+            signature = getattr(part, "signature", None) or details.get("thought_signature")
+            if isinstance(signature, str) and signature and signer not in signers:
+                found.add(signature)
+    return found
+
+
+@CONTRACT.check(
+    "no_foreign_signature",
+    title="no reasoning is sent as signed by this provider unless it signed it",
+    rationale="a conversation that switched provider: Anthropic 'Invalid `signature` in `thinking` block' on "
+              "another provider's signature, or on a block a cut stream left unsigned (pydantic-ai #5532)",
+    levels=reasoning_levels("payload.no_foreign_signature"),
+    level_note="an error for Anthropic (A21); a warning elsewhere (no rejection recorded)",
+)
+def no_foreign_signature(ex: Example) -> None:
+    foreign = _foreign_signatures(ex)
+    for turn, tokens in _assistant_reasoning(_turns(ex)):
+        for token in tokens:
+            piece = json.loads(token)
+            signature = piece.get("signature", piece.get("data", piece.get("thoughtSignature")))
+            if piece.get("type") == "thinking" and not (signature or "").strip():
+                raise _reasoning_violation(ex, "payload.no_foreign_signature",
+                                           f"a thinking block without a signature at {turn.path}", required=True)
+            if signature in foreign:
+                raise _reasoning_violation(ex, "payload.no_foreign_signature", f"a signature {ex.variant} did not "
+                                           f"make is sent as its own at {turn.path}: {signature[:60]}", required=True)
 
 
 @CONTRACT.check(

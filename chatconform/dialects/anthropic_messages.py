@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 from chatconform.dialects.base import (
@@ -16,6 +16,7 @@ from chatconform.dialects.base import (
     Dialect,
     File,
     Image,
+    Reasoning,
     RenderHooks,
     SentFile,
     Text,
@@ -24,6 +25,7 @@ from chatconform.dialects.base import (
     files,
     list_of,
     neutral_role,
+    reasoning_token,
     result_text,
     source_file,
     str_of,
@@ -31,6 +33,7 @@ from chatconform.dialects.base import (
     text_blocks,
 )
 from chatconform.dialects.http import (
+    SERVED_MODEL,
     Answer,
     Context,
     Reply,
@@ -84,16 +87,45 @@ def _deltas(block: dict[str, Any]) -> list[dict[str, Any]]:
     return [{"type": "input_json_delta", "partial_json": json.dumps(block["input"])}]
 
 
+def _model(name: str) -> dict[str, Any]:
+    return {"type": "model", "id": name, "display_name": name, "created_at": "2025-01-01T00:00:00Z"}
+
+
 class AnthropicMessages(Dialect):
     name = "anthropic_messages"
     routes = ("/v1/messages",)
+    extra_routes = (("POST", "/v1/messages/count_tokens"), ("GET", "/v1/models"), ("GET", "/v1/models/{model:path}"))
+    markers = ("anthropic-version",)
+    #: "The maximum request size is 32 MB for standard API endpoints" (https://docs.anthropic.com/en/api/errors).
+    max_request_bytes = 32 * 2**20
+
+    def too_large(self, size: int, limit: int, profile: Provider) -> Answer:
+        """413 ``request_too_large``, as the API's front end answers before the API sees it."""
+        return self.error(413, "Request exceeds the maximum allowed number of bytes.", profile)
+
+    def canned(self, method: str, path: str, params: Mapping[str, str], body: Any, ctx: Context) -> Answer:
+        """The token count of a request (estimated from its length), the model list, one model."""
+        if path == "/v1/messages/count_tokens":
+            return json_answer({"input_tokens": ctx.prompt_tokens})
+        if path == "/v1/models":
+            return json_answer({"data": [_model(SERVED_MODEL)], "has_more": False, "first_id": SERVED_MODEL,
+                                "last_id": SERVED_MODEL})
+        return json_answer(_model(params["model"]))
 
     def render(self, hooks: RenderHooks, profile: Provider, system: str | None, turns: list[Turn]) -> dict:
         messages: list[dict[str, Any]] = []
         for turn in turns:
             blocks: list[dict] = []
-            for item in turn.items:
-                if isinstance(item, Text):
+            items = turn.items
+            if turn.role == "assistant" and any(isinstance(item, Reasoning) for item in items):
+                # Thinking blocks lead their turn (a merged turn included): with thinking on, a
+                # final assistant turn must start with one (A20).
+                items = sorted(items, key=lambda item: not isinstance(item, Reasoning))
+            for item in items:
+                if isinstance(item, Reasoning):
+                    blocks.append({"type": "redacted_thinking", "data": item.signature} if item.redacted else
+                                  {"type": "thinking", "thinking": item.text, "signature": item.signature})
+                elif isinstance(item, Text):
                     blocks.append({"type": "text", "text": item.text})
                 elif isinstance(item, Image):
                     blocks.append({"type": "image", "source": _source(hooks, item)})
@@ -131,9 +163,14 @@ class AnthropicMessages(Dialect):
             calls: list[tuple[str, str]] = []
             results: list[tuple[str, str]] = []
             errors: list[int] = []
-            for block in blocks:
+            reasoning: list[str] = []
+            leads = True
+            for position, block in enumerate(blocks):
                 kind = block.get("type")
-                if kind == "text" and isinstance(block.get("text"), str):
+                if kind in ("thinking", "redacted_thinking"):
+                    leads = leads and len(reasoning) == position
+                    reasoning.append(reasoning_token(block))
+                elif kind == "text" and isinstance(block.get("text"), str):
                     texts.append(block["text"])
                 elif kind in ("image", "document") and (file := source_file(block.get("source"))):
                     media.append(file)
@@ -151,7 +188,8 @@ class AnthropicMessages(Dialect):
             if role == "user" and results and len(results) == len(blocks):
                 role = "tool"
             yield BodyTurn(role, tuple(texts), tuple(calls), tuple(results), f"$.messages[{i}]",
-                           error_results=tuple(errors), **files(media))
+                           error_results=tuple(errors), reasoning=tuple(reasoning), reasoning_leads=leads,
+                           **files(media))
 
     def error(self, status: int, message: str, profile: Provider) -> Answer:
         kind = _TYPES.get(status, "api_error" if status >= 500 else "invalid_request_error")

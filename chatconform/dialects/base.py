@@ -22,9 +22,10 @@ from chatconform.history import data_url_payload, inline_identity
 if TYPE_CHECKING:
     from chatconform.providers.profile import Provider
 
-__all__ = ["FILE_KINDS", "BodyTurn", "Call", "CallNames", "Dialect", "File", "FileKind", "Image", "RenderHooks",
-           "Result", "SentFile", "Text", "Turn", "dicts", "files", "inline_bytes", "is_error_text", "link", "list_of",
-           "neutral_role", "result_text", "source_file", "str_of", "system_slot", "text_blocks"]
+__all__ = ["FILE_KINDS", "BodyTurn", "Call", "CallNames", "Dialect", "File", "FileKind", "Image", "Reasoning",
+           "RenderHooks", "Result", "SentFile", "Text", "Turn", "dicts", "files", "inline_bytes", "is_error_text",
+           "link", "list_of", "neutral_role", "reasoning_token", "result_text", "source_file", "str_of", "system_slot",
+           "text_blocks"]
 
 #: The kinds of file besides images: a PDF document, WAV or MP3 audio, MP4 video.
 FileKind = Literal["document", "audio", "video"]
@@ -45,6 +46,8 @@ _FORMATS = {media_type: fmt for media_type, (_, fmt) in FILE_KINDS.items()}
 # some 10^5 of them until it returns).
 class Text(NamedTuple):
     text: str
+    #: The thought signature the provider put on this part (Gemini), sent back on it.
+    signature: str | None = None
 
 
 class Image(NamedTuple):
@@ -71,12 +74,28 @@ class Call(NamedTuple):
     id: str
     name: str
     arguments: str  # the arguments as one JSON string, as the OpenAI-style dialects send them
+    #: The thought signature the provider put on this call (Gemini), sent back on it.
+    signature: str | None = None
 
     @property
     def args(self) -> dict:
         """The arguments as a fresh dict, for the dialects that send an object: parsed from
         :attr:`arguments` when rendered, so the OpenAI-style dialects never build one."""
         return json.loads(self.arguments)
+
+
+class Reasoning(NamedTuple):
+    """Reasoning the provider returned, sent back in its dialect's slot: an Anthropic
+    ``thinking`` block (``redacted``: a ``redacted_thinking`` block whose data is
+    ``signature``), a ``reasoning_content`` string, an OpenRouter ``reasoning_details``
+    entry (``details``, sent unchanged), or one summary of an OpenAI ``reasoning`` item
+    (``id``: the item's, ``signature``: its encrypted content)."""
+
+    text: str
+    signature: str | None = None
+    redacted: bool = False
+    details: Any = None
+    id: str | None = None
 
 
 class Result(NamedTuple):
@@ -116,6 +135,12 @@ def is_error_text(content: Any) -> bool:
     except (ValueError, RecursionError):
         return False
     return isinstance(value, dict) and "error" in value
+
+
+def reasoning_token(value: Any) -> str:
+    """One piece of reasoning as :attr:`BodyTurn.reasoning` holds it: compact sorted JSON,
+    so the same bytes read the same whatever the key order."""
+    return json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
 
 
 def neutral_role(turn: Turn, provider: str) -> str:
@@ -161,6 +186,12 @@ class BodyTurn:
     error_results: tuple[int, ...] = ()
     #: Positions in ``media`` of the files sent inline, as bytes (the others are links).
     inline: tuple[int, ...] = ()
+    #: The reasoning the turn sends back, each piece as compact JSON with sorted keys in
+    #: body order: an Anthropic thinking block, ``{"reasoning_content": ...}``,
+    #: ``{"reasoning_details": ...}``, or ``{"thoughtSignature": ..., "on": <part kind>}``.
+    reasoning: tuple[str, ...] = ()
+    #: Every reasoning block comes before the turn's other blocks (Anthropic's rule).
+    reasoning_leads: bool = True
 
 
 # The readers are forgiving: they read what they can and skip what they cannot (the schema
@@ -222,10 +253,10 @@ def source_file(source: Any) -> SentFile | None:
                 (location.get("uri") if isinstance(location, dict) else None))
 
 
-_NO_FILES: dict[str, tuple] = {}
+_NO_FILES: dict[str, Any] = {}
 
 
-def files(found: list[SentFile]) -> dict[str, tuple]:
+def files(found: list[SentFile]) -> dict[str, Any]:
     """A turn's ``media`` and ``inline`` fields from its files in order."""
     if not found:  # most turns: the fields' defaults
         return _NO_FILES
@@ -282,6 +313,16 @@ class Dialect(ABC):
     base_path: ClassVar[str] = ""
     #: An image can be sent by URL (Bedrock Converse takes none: its URL goes as text).
     takes_image_links: ClassVar[bool] = True
+    #: The routes its SDKs call besides the chat (the model list, token counts, embeddings),
+    #: as ``(method, path)``: ``serve`` answers each with :meth:`canned` and records it as not
+    #: judged, so an application that lists models or counts tokens runs on.
+    extra_routes: ClassVar[tuple[tuple[str, str], ...]] = ()
+    #: The most bytes a request body may hold, as the provider documents it; None: no cap is
+    #: documented, and ``serve`` applies its own (``DEFAULT_MAX_BYTES``), answered by :meth:`too_large`.
+    max_request_bytes: ClassVar[int | None] = None
+    #: Request headers only this dialect's SDKs send (``anthropic-version``): they say whose
+    #: route a shared path is (``GET /v1/models``) and in whose format a missing route is answered.
+    markers: ClassVar[tuple[str, ...]] = ()
 
     # -- a body from the reference's turns
     @abstractmethod
@@ -300,6 +341,18 @@ class Dialect(ABC):
         these path and query parameters asks for; an :class:`~chatconform.dialects.http.Answer`
         to answer at once instead (a method the API does not have)."""
         return RouteCall()
+
+    def canned(self, method: str, path: str, params: Mapping[str, str], body: Any, ctx: Context) -> Answer:
+        """A valid answer to ``method path``, one of :attr:`extra_routes` (or a route call that
+        is not judged): the shape the SDK parses, with made-up content (``body``: the request's
+        JSON, None for a GET). A dialect with no extra routes answers the provider's 404."""
+        return self.error(404, f"chatconform serve answers no {method} {path}", ctx.profile)
+
+    def too_large(self, size: int, limit: int, profile: Provider) -> Answer:
+        """The answer to a body of ``size`` bytes over the cap of ``limit``: the provider's own
+        where it is documented, else a 413 in its error format that says whose cap it is."""
+        return self.error(413, f"The request body is {size} bytes, over the {limit} bytes chatconform serve takes "
+                               "(this provider documents no size cap of its own).", profile)
 
     @abstractmethod
     def tool_names(self, body: dict) -> list[str]:
@@ -321,13 +374,7 @@ class Dialect(ABC):
         """Whether a stream ends with the usage (OpenAI's ``stream_options.include_usage``)."""
         return False
 
-    # -- what a dialect keeps of a history's reasoning, and of its own answers
-    def replayed_reasoning(self, part: Any) -> Any | None:
-        """The item the reference sends for a ``ThinkingPart``, in its assistant turn where it
-        stands, or None: not sent (the default: a replay without the provider's own signature
-        is rejected or ignored by the providers that take reasoning back)."""
-        return None
-
+    # -- what a dialect keeps of its own answers
     def session(self) -> Session | None:
         """What ``serve`` keeps between the requests it answers in this dialect (None: each
         request stands alone), made once per server."""

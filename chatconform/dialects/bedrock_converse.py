@@ -37,6 +37,7 @@ from chatconform.dialects.base import (
 )
 from chatconform.dialects.eventstream import event
 from chatconform.dialects.http import (
+    DEFAULT_TEXT,
     Answer,
     Context,
     Reply,
@@ -91,6 +92,23 @@ class BedrockConverse(Dialect):
     name = "bedrock_converse"
     routes = ("/model/{model_id:path}/converse", "/model/{model_id:path}/converse-stream")
     takes_image_links = False
+    extra_routes = (("POST", "/model/{model_id:path}/invoke"), ("POST", "/model/{model_id:path}/count-tokens"))
+    markers = ("x-amz-date",)
+
+    def canned(self, method: str, path: str, params: Mapping[str, str], body: Any, ctx: Context) -> Answer:
+        """InvokeModel in the model's own shape (Claude's Messages answer for a body with
+        ``anthropic_version``, else Nova's, which is Converse's) and CountTokens."""
+        if path.endswith("/count-tokens"):
+            return json_answer({"inputTokens": ctx.prompt_tokens})
+        usage = {"input_tokens": ctx.prompt_tokens, "output_tokens": 1}
+        if isinstance(body, dict) and "anthropic_version" in body:
+            ident = "msg_bdrk_" + hashlib.sha256(json.dumps(body).encode()).hexdigest()[:24]
+            return json_answer({"id": ident, "type": "message", "role": "assistant",
+                                "model": ctx.model, "content": [{"type": "text", "text": DEFAULT_TEXT}],
+                                "stop_reason": "end_turn", "stop_sequence": None, "usage": usage})
+        return json_answer({"output": {"message": {"role": "assistant", "content": [{"text": DEFAULT_TEXT}]}},
+                            "stopReason": "end_turn", "usage": {"inputTokens": ctx.prompt_tokens, "outputTokens": 1,
+                                                                "totalTokens": ctx.prompt_tokens + 1}})
 
     def render(self, hooks: RenderHooks, profile: Provider, system: str | None, turns: list[Turn]) -> dict:
         documents = 0

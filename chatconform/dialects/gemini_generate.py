@@ -27,15 +27,18 @@ from chatconform.dialects.base import (
     link,
     list_of,
     neutral_role,
+    reasoning_token,
     str_of,
     system_slot,
 )
 from chatconform.dialects.http import (
+    SERVED_MODEL,
     Answer,
     Context,
     Reply,
     RouteCall,
     completion_tokens,
+    embedding,
     json_answer,
     sse_answer,
     sse_event,
@@ -44,7 +47,7 @@ from chatconform.dialects.http import (
 if TYPE_CHECKING:
     from chatconform.providers.profile import Provider
 
-__all__ = ["DIALECT", "GEMINI_THOUGHT_SIGNATURE_PLACEHOLDER", "METHODS"]
+__all__ = ["CANNED_METHODS", "DIALECT", "GEMINI_THOUGHT_SIGNATURE_PLACEHOLDER", "METHODS"]
 
 #: Google's documented value for a function call replayed without a real signature.
 GEMINI_THOUGHT_SIGNATURE_PLACEHOLDER = "skip_thought_signature_validator"
@@ -54,6 +57,8 @@ _STATUSES = {400: "INVALID_ARGUMENT", 401: "UNAUTHENTICATED", 403: "PERMISSION_D
              503: "UNAVAILABLE", 504: "DEADLINE_EXCEEDED"}
 #: The two methods of the route ``/v1beta/models/{model}:{method}``.
 METHODS = ("generateContent", "streamGenerateContent")
+#: The methods of that route the SDK calls besides the chat, answered by ``canned``, not judged.
+CANNED_METHODS = ("countTokens", "embedContent", "batchEmbedContents")
 CHUNK = 16
 
 
@@ -89,9 +94,48 @@ def _parts(reply: Reply) -> list[dict[str, Any]]:
     return parts
 
 
+def _model(name: str) -> dict[str, Any]:
+    return {"name": f"models/{name}", "displayName": name, "version": "001",
+            "supportedGenerationMethods": [*METHODS, *CANNED_METHODS]}
+
+
+def _content_text(content: Any) -> str:
+    return "\n".join(p["text"] for p in dicts(content.get("parts")) if isinstance(p.get("text"), str)) \
+        if isinstance(content, dict) else ""
+
+
 class GeminiGenerate(Dialect):
     name = "gemini_generate"
     routes = ("/{version}/models/{model}:{method}",)
+    extra_routes = (("GET", "/{version}/models"), ("GET", "/{version}/models/{model}"))
+    markers = ("x-goog-api-client", "x-goog-api-key")
+    #: "the total request size (including the files, text prompt, system instructions, etc.)"
+    #: is at most 20 MB inline (https://ai.google.dev/gemini-api/docs/image-understanding).
+    max_request_bytes = 20 * 2**20
+
+    def too_large(self, size: int, limit: int, profile: Provider) -> Answer:
+        """400 ``INVALID_ARGUMENT`` in the words of Google's API front end."""
+        return _error(400, f"Request payload size exceeds the limit: {limit} bytes.")
+
+    def canned(self, method: str, path: str, params: Mapping[str, str], body: Any, ctx: Context) -> Answer:
+        """The model list, one model, a token count (estimated from the request's length) and
+        embeddings of each content's text."""
+        request = body if isinstance(body, dict) else {}
+        called = params.get("method")
+        if called == "countTokens":
+            return json_answer({"totalTokens": ctx.prompt_tokens})
+        if called == "embedContent":
+            return json_answer({"embedding": {"values": embedding(_content_text(request.get("content")),
+                                                                  _alias(request, "outputDimensionality",
+                                                                         "output_dimensionality"))}})
+        if called == "batchEmbedContents":
+            return json_answer({"embeddings": [
+                {"values": embedding(_content_text(r.get("content")),
+                                     _alias(r, "outputDimensionality", "output_dimensionality"))}
+                for r in dicts(request.get("requests"))]})
+        if "model" in params:
+            return json_answer(_model(params["model"].removeprefix("models/")))
+        return json_answer({"models": [_model(SERVED_MODEL)]})
 
     def render(self, hooks: RenderHooks, profile: Provider, system: str | None, turns: list[Turn]) -> dict:
         contents = []
@@ -100,14 +144,16 @@ class GeminiGenerate(Dialect):
             signed = False
             for item in turn.items:
                 if isinstance(item, Text):
-                    parts.append({"text": item.text})
+                    parts.append({"text": item.text, "thoughtSignature": item.signature} if item.signature
+                                 else {"text": item.text})
                 elif isinstance(item, (Image, File)):
                     parts.append({"fileData": {"mimeType": item.media_type, "fileUri": item.url}} if item.url else
                                  {"inlineData": {"mimeType": item.media_type, "data": hooks.inline_data(item.data)}})
                 elif isinstance(item, Call):
                     part: dict = {"functionCall": {"id": item.id, "name": item.name, "args": item.args}}
-                    if not signed:
-                        part["thoughtSignature"] = GEMINI_THOUGHT_SIGNATURE_PLACEHOLDER
+                    # The call's own signature (G9); the placeholder only on a first call without one.
+                    if item.signature or not signed:
+                        part["thoughtSignature"] = item.signature or GEMINI_THOUGHT_SIGNATURE_PLACEHOLDER
                         signed = True
                     parts.append(part)
                 else:
@@ -137,7 +183,13 @@ class GeminiGenerate(Dialect):
             calls: list[tuple[str, str]] = []
             results: list[tuple[str, str]] = []
             errors: list[int] = []
+            reasoning: list[str] = []
             for part in parts:
+                signature = _alias(part, "thoughtSignature", "thought_signature")
+                if isinstance(signature, str) and signature != GEMINI_THOUGHT_SIGNATURE_PLACEHOLDER:
+                    on = ("functionCall" if _alias(part, "functionCall", "function_call") is not None
+                          else "text" if "text" in part else "other")
+                    reasoning.append(reasoning_token({"thoughtSignature": signature, "on": on}))
                 inline = _alias(part, "inlineData", "inline_data")
                 linked = _alias(part, "fileData", "file_data")
                 file = (inline_bytes(inline.get("data")) if isinstance(inline, dict) else None) or (
@@ -160,11 +212,13 @@ class GeminiGenerate(Dialect):
             else:
                 role = "tool" if results and len(results) == len(parts) else "user"
             yield BodyTurn(role, tuple(texts), tuple(calls), tuple(results), f"$.contents[{i}]",
-                           error_results=tuple(errors), **files(media))
+                           error_results=tuple(errors), reasoning=tuple(reasoning), **files(media))
 
     def route(self, path: str, params: Mapping[str, str], query: Mapping[str, str]) -> RouteCall | Answer:
         """The model and the method are in the path; ``alt=sse`` asks for server-sent events."""
         model, method = params["model"], params["method"]
+        if method in CANNED_METHODS:
+            return RouteCall(model=model, stream=False, judged=False)
         if method not in METHODS:
             return _error(404, f"Method {method} is not found for models/{model}.")
         return RouteCall(model=model, stream=method == "streamGenerateContent", sse=query.get("alt") == "sse")

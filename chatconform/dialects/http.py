@@ -6,8 +6,10 @@ chunks). ``chatconform serve`` makes responses of these; nothing here imports a 
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import json
+import struct
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -16,8 +18,9 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from chatconform.providers.profile import Provider
 
-__all__ = ["DEFAULT_TEXT", "Answer", "Context", "Refusal", "Reply", "RouteCall", "Session", "ToolCall", "call_id",
-           "completion_tokens", "json_answer", "json_bytes", "sse_answer", "sse_event", "stream_answer", "tokens"]
+__all__ = ["DEFAULT_TEXT", "EMBEDDING_SIZE", "SERVED_MODEL", "Answer", "Context", "Refusal", "Reply", "RouteCall",
+           "Session", "ToolCall", "call_id", "completion_tokens", "embedding", "embedding_base64", "json_answer",
+           "json_bytes", "sse_answer", "sse_event", "stream_answer", "tokens"]
 
 #: The default answer: short, so an application's assertions on it are easy to write.
 DEFAULT_TEXT = "OK"
@@ -86,6 +89,9 @@ class RouteCall:
     model: str | None = None
     stream: bool | None = None
     sse: bool = True
+    #: False: a call the SDK makes besides the chat (Gemini's ``:countTokens``), answered by
+    #: :meth:`~chatconform.dialects.base.Dialect.canned` and not judged.
+    judged: bool = True
 
 
 @dataclass(frozen=True)
@@ -118,14 +124,13 @@ class Session(ABC):
     ``previous_response_id``) is that answer's conversation with the request's items after it."""
 
     @abstractmethod
-    def resolve(self, body: dict) -> tuple[dict, list[Refusal], str | None]:
-        """The body as the API reads it (what it continues put before its own items), the
-        refusals of what it continues, and the key of the conversation it continues (None:
-        the conversation is known by its first user text, as any other)."""
+    def resolve(self, body: dict) -> tuple[dict, list[Refusal]]:
+        """The body as the API reads it (what it continues put before its own items) and the
+        refusals of what it continues."""
 
     @abstractmethod
-    def answered(self, body: dict, reply: Reply, ctx: Context, conversation: str) -> None:
-        """``reply`` was sent for ``body`` (as :meth:`resolve` read it) in ``conversation``."""
+    def answered(self, body: dict, reply: Reply, ctx: Context) -> None:
+        """``reply`` was sent for ``body`` (as :meth:`resolve` read it)."""
 
 
 def json_answer(data: Any, *, status: int = 200, headers: Mapping[str, str] | None = None,
@@ -160,6 +165,33 @@ def call_id(prefix: str, conversation: str, turn: int, index: int, call: ToolCal
         return call.id
     digest = hashlib.sha256(f"{conversation}/{turn}/{index}".encode()).hexdigest()
     return f"{prefix}{digest[:24]}"
+
+
+#: The model a canned model list names when the request names none.
+SERVED_MODEL = "chatconform-serve"
+#: The length of a canned embedding when the request asks for none.
+EMBEDDING_SIZE = 64
+
+
+def embedding(text: str, size: Any = EMBEDDING_SIZE) -> list[float]:
+    """A made-up embedding of ``text``: the same text, the same unit vector (so an application
+    that compares embeddings sees equal texts as equal), ``size`` floats from its digest
+    (the size a request asks for, if it is a whole number from 1 to 4096)."""
+    if not (isinstance(size, int) and not isinstance(size, bool) and 0 < size <= 4096):
+        size = EMBEDDING_SIZE
+    values: list[float] = []
+    counter = 0
+    while len(values) < size:
+        digest = hashlib.sha256(f"{counter}/{text}".encode("utf-8", "surrogatepass")).digest()
+        values += [byte / 127.5 - 1 for byte in digest]
+        counter += 1
+    norm = sum(v * v for v in values[:size]) ** 0.5 or 1.0
+    return [round(v / norm, 6) for v in values[:size]]
+
+
+def embedding_base64(values: list[float]) -> str:
+    """An embedding as OpenAI's ``encoding_format: "base64"`` sends it: little-endian float32s."""
+    return base64.b64encode(struct.pack(f"<{len(values)}f", *values)).decode("ascii")
 
 
 def tokens(text: str | None) -> int:

@@ -16,7 +16,7 @@ import json
 import re
 import string
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 from chatconform.dialects.base import (
@@ -25,6 +25,7 @@ from chatconform.dialects.base import (
     CallNames,
     Dialect,
     Image,
+    Reasoning,
     RenderHooks,
     SentFile,
     Text,
@@ -35,19 +36,25 @@ from chatconform.dialects.base import (
     is_error_text,
     link,
     list_of,
+    reasoning_token,
     result_text,
     str_of,
     text_blocks,
 )
 from chatconform.dialects.http import (
+    DEFAULT_TEXT,
+    SERVED_MODEL,
     Answer,
     Context,
     Reply,
     call_id,
     completion_tokens,
+    embedding,
+    embedding_base64,
     json_answer,
     sse_answer,
     sse_event,
+    tokens,
 )
 
 if TYPE_CHECKING:
@@ -117,6 +124,10 @@ _ROLES = {"system": "system", "developer": "system", "user": "user", "assistant"
           "tool": "tool", "function": "tool"}
 
 
+#: The fields an assistant message carries reasoning in: DeepSeek's and Kimi's
+#: ``reasoning_content``, OpenRouter's ``reasoning_details``, and ``reasoning`` (Groq's name).
+_REASONING_KEYS = ("reasoning_content", "reasoning_details", "reasoning")
+
 _FILE_PARTS = ("image_url", "document_url", "audio_url", "video_url")
 
 
@@ -145,10 +156,55 @@ _TYPES = {400: "invalid_request_error", 401: "authentication_error", 403: "permi
 CHUNK = 16
 
 
+def _model(name: str) -> dict[str, Any]:
+    return {"id": name, "object": "model", "created": 0, "owned_by": "chatconform-serve"}
+
+
+def _inputs(value: Any) -> list[str]:
+    """The texts of an embeddings or completions request: a string, a list of them, or token
+    arrays (each read as its numbers' text)."""
+    if isinstance(value, str):
+        return [value]
+    items = value if isinstance(value, list) else []
+    if items and all(isinstance(i, int) for i in items):
+        return [json.dumps(items)]
+    return [i if isinstance(i, str) else json.dumps(i) for i in items] or [""]
+
+
 class OpenAIChat(Dialect):
     name = "openai_chat"
     routes = ("/v1/chat/completions",)
     base_path = "/v1"
+    extra_routes = (("GET", "/v1/models"), ("GET", "/v1/models/{model:path}"), ("POST", "/v1/embeddings"),
+                    ("POST", "/v1/completions"))
+
+    def canned(self, method: str, path: str, params: Mapping[str, str], body: Any, ctx: Context) -> Answer:
+        """The model list, one model, embeddings (as floats, or base64 as the openai SDK asks by
+        default) and a legacy completion (streamed when asked)."""
+        request = body if isinstance(body, dict) else {}
+        if path == "/v1/models":
+            return json_answer({"object": "list", "data": [_model(SERVED_MODEL)]})
+        if path == "/v1/models/{model:path}":
+            return json_answer(_model(params["model"]))
+        texts = _inputs(request.get("input") if path == "/v1/embeddings" else request.get("prompt"))
+        used = sum(tokens(t) for t in texts)
+        if path == "/v1/embeddings":
+            vectors = [embedding(t, request.get("dimensions")) for t in texts]
+            coded = request.get("encoding_format") == "base64"
+            return json_answer({"object": "list", "model": ctx.model, "usage": {"prompt_tokens": used,
+                                                                                  "total_tokens": used},
+                                "data": [{"object": "embedding", "index": i,
+                                          "embedding": embedding_base64(v) if coded else v}
+                                         for i, v in enumerate(vectors)]})
+        ident = f"cmpl-{hashlib.sha256(json.dumps(texts).encode()).hexdigest()[:24]}"
+        choices = [{"text": DEFAULT_TEXT, "index": i, "logprobs": None, "finish_reason": "stop"}
+                   for i in range(len(texts))]
+        completion = {"id": ident, "object": "text_completion", "created": int(time.time()), "model": ctx.model}
+        if not ctx.stream:
+            return json_answer(completion | {"choices": choices, "usage": {
+                "prompt_tokens": used, "completion_tokens": len(texts), "total_tokens": used + len(texts)}})
+        return sse_answer([*(sse_event(completion | {"choices": [choice]}) for choice in choices),
+                           sse_event("[DONE]")])
 
     def render(self, hooks: RenderHooks, profile: Provider, system: str | None, turns: list[Turn]) -> dict:
         fix_id = mistral_tool_call_id if profile.short_tool_call_ids else str
@@ -167,8 +223,13 @@ class OpenAIChat(Dialect):
                 message: dict = {"role": "assistant"}
                 texts = [item.text for item in turn.items if isinstance(item, Text)]
                 calls = [item for item in turn.items if isinstance(item, Call)]
+                reasoning = [item for item in turn.items if isinstance(item, Reasoning)]
                 if texts:
                     message["content"] = "\n\n".join(texts)
+                if reasoning and profile.reasoning_slot == "reasoning_details":
+                    message["reasoning_details"] = [item.details for item in reasoning]
+                elif reasoning:  # reasoning_content: the turn's reasoning texts, "" where it had none
+                    message["reasoning_content"] = "\n\n".join(item.text for item in reasoning if item.text)
                 if calls:
                     message["tool_calls"] = [
                         {"id": fix_id(c.id), "type": "function", "function": {"name": c.name, "arguments": c.arguments}}
@@ -210,8 +271,10 @@ class OpenAIChat(Dialect):
                 else:
                     results.append(names.result(str_of(message.get("tool_call_id")), str_of(message.get("name"))))
             errors = (0,) if role == "tool" and is_error_text(message.get("content")) else ()
+            reasoning = tuple(reasoning_token({key: message[key]}) for key in _REASONING_KEYS
+                              if role == "assistant" and key in message)
             yield BodyTurn(role, tuple(texts), tuple(calls), tuple(results), f"$.messages[{i}]",
-                           error_results=errors, **files(media))
+                           error_results=errors, reasoning=reasoning, **files(media))
 
     def error(self, status: int, message: str, profile: Provider) -> Answer:
         kind = _TYPES.get(status, "server_error" if status >= 500 else "invalid_request_error")

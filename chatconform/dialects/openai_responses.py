@@ -14,18 +14,19 @@ What the reference sends, and why:
   (no two texts glued into one string), each call a ``function_call`` and each result a
   ``function_call_output`` with the call's ``call_id`` (an error as ``{"error": ...}`` JSON,
   the API having no error flag).
-- **Reasoning replayed whole, stored nowhere.** A ``ThinkingPart`` of OpenAI's (pydantic-ai's
-  convention: ``provider_name="openai"``, the item id in ``id``, its ``encrypted_content`` in
-  ``signature``; summaries of one item share its id) is sent as its ``reasoning`` item, with
+- **Reasoning replayed whole, stored nowhere**, with the request's reasoning on (a reasoning
+  model). A ``ThinkingPart`` of OpenAI's (pydantic-ai's convention: ``provider_name="openai"``,
+  the item id in ``id``, its ``encrypted_content`` in ``signature``; summaries of one item
+  share its id) is sent as its ``reasoning`` item, with
   its encrypted content, right before the item it produced. The body says ``store: false``
   and asks for the next reasoning's encrypted content back (``include``), so nothing is
-  looked up by id: the API refuses an id it did not store (R6). A reasoning item with no
+  looked up by id: the API refuses an id it did not store (X6). A reasoning item with no
   encrypted content, or with no text or call after it in its response (a run cancelled
-  while it reasoned), is left out: sent, it is refused (R6, R5), and the model's reasoning
+  while it reasoned), is left out: sent, it is refused (X6, X5), and the model's reasoning
   is no content the conversation loses.
 
 ``serve`` keeps its own answers (:class:`ResponsesSession`): ``previous_response_id`` is read
-as the stored response's items before the request's (R8 when there is none), and what the
+as the stored response's items before the request's (X8 when there is none), and what the
 server returned is judged on how it comes back (``rules/openai_responses.py``, ``replayed``).
 """
 
@@ -36,9 +37,9 @@ import hashlib
 import json
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any
 
 from chatconform.dialects.base import (
     BodyTurn,
@@ -46,6 +47,7 @@ from chatconform.dialects.base import (
     CallNames,
     Dialect,
     Image,
+    Reasoning,
     RenderHooks,
     Result,
     SentFile,
@@ -56,6 +58,7 @@ from chatconform.dialects.base import (
     inline_bytes,
     is_error_text,
     link,
+    reasoning_token,
     result_text,
     str_of,
     system_slot,
@@ -77,26 +80,15 @@ from chatconform.dialects.openai_chat import DIALECT as OPENAI_CHAT
 if TYPE_CHECKING:
     from chatconform.providers.profile import Provider
 
-__all__ = ["DIALECT", "ENCRYPTED_CONTENT", "NO_PREVIOUS", "Reasoning", "ResponsesSession", "input_items",
-           "output_items", "response_id"]
+__all__ = ["DIALECT", "ENCRYPTED_CONTENT", "NO_PREVIOUS", "ResponsesSession", "input_items", "output_items",
+           "reasoning_item", "response_id"]
 
-#: The provider name pydantic-ai gives the parts of OpenAI's own responses.
-OPENAI = "openai"
 #: What ``include`` asks for to get a reasoning item's encrypted content back.
 ENCRYPTED_CONTENT = "reasoning.encrypted_content"
-#: R8: the API's answer to a ``previous_response_id`` it does not hold.
+#: X8: the API's answer to a ``previous_response_id`` it does not hold.
 NO_PREVIOUS = "Previous response with id '{id}' not found."
 #: Characters of text per delta of a stream.
 CHUNK = 16
-
-
-class Reasoning(NamedTuple):
-    """A reasoning item of OpenAI's, as the reference replays it: its id, its summary texts and
-    its encrypted content ("" when the history does not hold it)."""
-
-    id: str
-    summary: tuple[str, ...]
-    encrypted: str
 
 
 # -- rendering ---------------------------------------------------------------------------------
@@ -120,25 +112,27 @@ def _user_content(hooks: RenderHooks, items: list, profile: Provider) -> list[di
     return parts
 
 
-def _reasoning_item(reasoning: Reasoning) -> dict:
-    return {"type": "reasoning", "id": reasoning.id,
-            "summary": [{"type": "summary_text", "text": text} for text in reasoning.summary],
-            "encrypted_content": reasoning.encrypted}
+def reasoning_item(item_id: str, summaries: list[str], encrypted: str | None) -> dict:
+    """A ``reasoning`` input item: its id, its summary texts and its encrypted content."""
+    return {"type": "reasoning", "id": item_id,
+            "summary": [{"type": "summary_text", "text": text} for text in summaries],
+            "encrypted_content": encrypted}
 
 
 def _assistant_items(turn: Turn) -> Iterator[dict]:
-    """An assistant turn's items in order; a reasoning item (its summaries merged by id) only
-    when it has its encrypted content and a text or call follows it in the turn."""
-    held: Reasoning | None = None
+    """An assistant turn's items in order; a reasoning item (its summaries, which share its id,
+    merged) only when it has its encrypted content and a text or call follows it in the turn."""
+    held: dict | None = None
     for item in turn.items:
         if isinstance(item, Reasoning):
-            if held is not None and held.id == item.id:
-                held = Reasoning(held.id, held.summary + item.summary, held.encrypted or item.encrypted)
-            else:
-                held = item
+            if held is None or held["id"] != item.id:
+                held = reasoning_item(item.id or "", [], None)
+            if item.text:
+                held["summary"].append({"type": "summary_text", "text": item.text})
+            held["encrypted_content"] = held["encrypted_content"] or item.signature
             continue
-        if held is not None and held.encrypted:
-            yield _reasoning_item(held)
+        if held is not None and held["encrypted_content"]:
+            yield held
         held = None
         if isinstance(item, Text):
             yield {"role": "assistant", "content": item.text}
@@ -150,6 +144,9 @@ def _assistant_items(turn: Turn) -> Iterator[dict]:
 
 _SYSTEM_ROLES = frozenset({"system", "developer"})
 _TEXT_PARTS = frozenset({"input_text", "output_text", "text"})
+#: What a reasoning item sends back (:attr:`BodyTurn.reasoning`): its id, summaries, encrypted
+#: content and raw content (gpt-oss).
+_REASONING_KEYS = ("type", "id", "summary", "encrypted_content", "content")
 
 
 def input_items(body: dict) -> list:
@@ -201,6 +198,7 @@ class _Group:
     results: list[tuple[str, str]]
     media: list[SentFile]
     errors: list[int]
+    reasoning: list[str]
 
 
 # -- answering -----------------------------------------------------------------------------------
@@ -227,9 +225,7 @@ def output_items(reply: Reply, ctx: Context) -> list[dict]:
     if reply.thinking is not None:
         item_id = f"rs_{_digest(ctx, 'reasoning')}"
         wanted = ENCRYPTED_CONTENT in (ctx.request.get("include") or ())
-        items.append({"id": item_id, "type": "reasoning",
-                      "summary": [{"type": "summary_text", "text": reply.thinking}],
-                      "encrypted_content": _encrypted(item_id, reply.thinking) if wanted else None})
+        items.append(reasoning_item(item_id, [reply.thinking], _encrypted(item_id, reply.thinking) if wanted else None))
     if reply.text is not None:
         items.append({"id": f"msg_{_digest(ctx, 'message')}", "type": "message", "role": "assistant",
                       "status": "completed",
@@ -295,6 +291,12 @@ class OpenAIResponses(Dialect):
     name = "openai_responses"
     routes = ("/v1/responses",)
     base_path = "/v1"
+    # The model list is the OpenAI Chat dialect's route (the same SDK, the same path).
+    extra_routes = (("POST", "/v1/responses/input_tokens"),)
+
+    def canned(self, method: str, path: str, params: Mapping[str, str], body: Any, ctx: Context) -> Answer:
+        """The input token count (``client.responses.input_tokens.count``)."""
+        return json_answer({"object": "response.input_tokens", "input_tokens": ctx.prompt_tokens})
 
     def render(self, hooks: RenderHooks, profile: Provider, system: str | None, turns: list[Turn]) -> dict:
         items: list[dict] = []
@@ -329,7 +331,7 @@ class OpenAIResponses(Dialect):
             if group is None or side != group.role or side in ("user", "system"):
                 if group is not None:
                     yield self._turn(group)
-                group = _Group(side, i, [], [], [], [], [])
+                group = _Group(side, i, [], [], [], [], [], [])
             kind = item.get("type")
             if side == "tool":
                 if is_error_text(item.get("output")):
@@ -339,8 +341,11 @@ class OpenAIResponses(Dialect):
             elif kind in ("function_call", "custom_tool_call"):
                 group.calls.append(names.call(str_of(item.get("call_id")), str_of(item.get("name"))))
                 continue
+            elif kind == "reasoning":
+                group.reasoning.append(reasoning_token({key: item[key] for key in _REASONING_KEYS if key in item}))
+                continue
             elif kind not in (None, "message"):
-                continue  # reasoning, hosted tools' calls: no content the turn view reads
+                continue  # hosted tools' calls: no content the turn view reads
             else:
                 texts, found = _texts_and_files(item.get("content"))
             group.texts += texts
@@ -351,14 +356,8 @@ class OpenAIResponses(Dialect):
     @staticmethod
     def _turn(group: _Group) -> BodyTurn:
         return BodyTurn(group.role, tuple(group.texts), tuple(group.calls), tuple(group.results),
-                        f"$.input[{group.start}]", error_results=tuple(group.errors), **files(group.media))
-
-    def replayed_reasoning(self, part: Any) -> Reasoning | None:
-        """A ``ThinkingPart`` of an OpenAI reasoning item (pydantic-ai's ``OpenAIResponsesModel``
-        keeps the item id in ``id`` and its encrypted content in ``signature``)."""
-        if part.provider_name != OPENAI or not isinstance(part.id, str) or not part.id:
-            return None
-        return Reasoning(part.id, (part.content,) if part.content else (), part.signature or "")
+                        f"$.input[{group.start}]", error_results=tuple(group.errors),
+                        reasoning=tuple(group.reasoning), **files(group.media))
 
     def tool_names(self, body: dict) -> list[str]:
         return [tool["name"] for tool in body.get("tools") or () if isinstance(tool, dict)
@@ -395,7 +394,6 @@ class OpenAIResponses(Dialect):
 
 @dataclass(frozen=True)
 class _Stored:
-    conversation: str
     items: list  # the input as the API read it, then the output
     stored: bool  # False: answered with store=false, so no later request can continue it
 
@@ -409,22 +407,22 @@ class ResponsesSession(Session):
         self._responses: dict[str, _Stored] = {}
         self._lock = threading.Lock()
 
-    def resolve(self, body: dict) -> tuple[dict, list[Refusal], str | None]:
+    def resolve(self, body: dict) -> tuple[dict, list[Refusal]]:
         previous = body.get("previous_response_id")
         if not isinstance(previous, str):
-            return body, [], None
+            return body, []
         with self._lock:
             stored = self._responses.get(previous)
         if stored is None or not stored.stored:
-            return body, [Refusal("R8", "$.previous_response_id", NO_PREVIOUS.format(id=previous))], None
+            return body, [Refusal("X8", "$.previous_response_id", NO_PREVIOUS.format(id=previous))]
         read = {key: value for key, value in body.items() if key != "previous_response_id"}
         read["input"] = [*stored.items, *input_items(body)]
-        return read, [], stored.conversation
+        return read, []
 
-    def answered(self, body: dict, reply: Reply, ctx: Context, conversation: str) -> None:
+    def answered(self, body: dict, reply: Reply, ctx: Context) -> None:
         items = [*input_items(body), *output_items(reply, ctx)]
         with self._lock:
-            self._responses[response_id(ctx)] = _Stored(conversation, items, body.get("store") is not False)
+            self._responses[response_id(ctx)] = _Stored(items, body.get("store") is not False)
 
 
 DIALECT = OpenAIResponses()

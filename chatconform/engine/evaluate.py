@@ -31,6 +31,10 @@ from chatconform.frame.guard import slow_limit
 from chatconform.frame.snapshot import Frozen
 from chatconform.runner.discovery import Implementation
 
+#: Exceptions that are a program's bug whatever it was given: never a refusal of content.
+BUG_TYPES: tuple[type[BaseException], ...] = (LookupError, AttributeError, TypeError, NameError, AssertionError,
+                                              ArithmeticError, RecursionError)
+
 #: The key of a kept case's JSON form in ``DrawnCase.shared``.
 _AS_JSON = ("case as JSON",)
 _REFUSABLE = ("why an implementation may refuse the case",)
@@ -165,7 +169,15 @@ def _evaluate(impl: Implementation, contract: Contract, case: Any, variant: str 
     elif called.error is not None:
         problem = f"raised {called.describe_error()}"
         refusable = _refusal(impl, contract, case, variant, drawn, called.error)
-        if refusable is not None:  # a refusal of what the provider cannot take, not a crash
+        if refusable is not None and isinstance(called.error, BUG_TYPES):
+            # The case holds content the provider cannot take, but a KeyError is not how a
+            # mapper refuses it: the refusal excuses only the exception that refuses the value.
+            fail(crash, f"{problem}: a crash, not a refusal (a refusal raises ValueError, NotImplementedError "
+                        f"or the library's own error; a {type(called.error).__name__} is a bug whatever the case "
+                        f"holds), on a case the implementation may refuse: {refusable.why}",
+                 expected="a result, or a refusal of the content the provider cannot take",
+                 actual=called.error_trace.strip() or called.describe_error())
+        elif refusable is not None:  # a refusal of what the provider cannot take, not a crash
             why = f"the implementation refused the case ({problem}), which it may: {refusable.why}"
             for check in contract.ordered_checks():
                 if check.evaluate is not None and wanted(check.id):

@@ -12,7 +12,7 @@ from collections import deque
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from chatconform.dialects.base import File, Image, Text, Turn
+from chatconform.dialects.base import File, Image, Reasoning, Text, Turn
 from chatconform.fakes.base import Fake
 from chatconform.lazy import pai
 from chatconform.providers import get_provider
@@ -545,6 +545,71 @@ class SendsOnlyTextResults(_Fake):
         return result if isinstance(part.content, str) else result._replace(content="")
 
 
+class ReasoningNeverSent(_Fake):
+    """Every ``ThinkingPart`` left out, whatever the provider needs (the reference's old policy)."""
+
+    name = "fake-reasoning-never-sent"
+    providers = frozenset({"anthropic", "deepseek", "kimi"})
+    reproduces = ("thinking blocks dropped from the history: Anthropic 'Expected `thinking` or `redacted_thinking`, "
+                  "but found `tool_use`' (https://github.com/BerriAI/litellm/issues/15601); reasoning_content "
+                  "dropped for DeepSeek's thinking mode (https://github.com/langchain-ai/langchain/issues/34166) "
+                  "and Kimi's (https://github.com/bytedance/deer-flow/issues/3043)")
+    violates = ("payload.reasoning_kept",)
+
+    def reasoning_item(self, part, response, sending):
+        return None
+
+    def turns(self, history, sending=None):
+        return super().turns(history, None)  # no request context: no reasoning, not even "" for a tool turn
+
+
+class ReasoningContentForEveryone(_Fake):
+    """Reasoning sent back as ``reasoning_content`` to every OpenAI-style provider."""
+
+    name = "fake-reasoning-content-for-everyone"
+    providers = frozenset({"groq", "deepseek"})
+    reproduces = ("reasoning_content replayed to every OpenAI-compatible provider: Groq \"property "
+                  "'reasoning_content' is unsupported\" (https://github.com/vercel/ai/issues/8056), DeepSeek R1 "
+                  "rejects it where V4 needs it (https://github.com/vercel/ai/pull/14739)")
+    violates = ("payload.no_rejected_reasoning",)
+
+    def reasoning_item(self, part, response, sending):
+        return Reasoning(part.content) if sending.profile.dialect == "openai_chat" else None
+
+
+class UnsignedThinkingSent(_Fake):
+    """Anthropic thinking sent back as a signed block whoever made it, and with an empty
+    signature where a cut stream left none."""
+
+    name = "fake-unsigned-thinking-sent"
+    providers = frozenset({"anthropic"})
+    reproduces = ("a stream stopped mid-reasoning left a thinking block without its signature, sent back as one: "
+                  "'Invalid `signature` in `thinking` block' (https://github.com/pydantic/pydantic-ai/issues/5532)")
+    violates = ("payload.no_foreign_signature", "payload.provider_rules")
+
+    def reasoning_item(self, part, response, sending):
+        if sending.profile.reasoning_slot != "thinking_blocks" or not sending.reasoning:
+            return None
+        return Reasoning(part.content, part.signature or "")
+
+
+class GeminiSignaturesDropped(_Fake):
+    """Gemini function calls sent back without their thought signature, and without the placeholder."""
+
+    name = "fake-gemini-signatures-dropped"
+    providers = frozenset({"gemini"})
+    reproduces = ("'Function call is missing a thought_signature in functionCall parts' when the history is "
+                  "rebuilt without the signatures (https://github.com/langchain-ai/langchain-google/issues/1364)")
+    violates = ("payload.reasoning_kept",)
+
+    def render(self, provider, system, turns):
+        body = super().render(provider, system, turns)
+        for content in body.get("contents", ()):
+            for part in content["parts"]:
+                part.pop("thoughtSignature", None)
+        return body
+
+
 class LeavesInterruptedCallsOpen(_Fake):
     """A call whose run stopped before its tool answered is sent without any output: the
     Responses API refuses the whole request, "No tool output found for function call ..."."""
@@ -558,9 +623,9 @@ class LeavesInterruptedCallsOpen(_Fake):
     violates = ("payload.provider_rules", "payload.nothing_lost")
     warns = ("payload.tool_pairing", "payload.matches_reference")
 
-    def turns(self, history, dialect=None):
+    def turns(self, history, sending=None):
         kept = []
-        for turn in super().turns(history, dialect):
+        for turn in super().turns(history, sending):
             if turn.role == "tool":
                 turn = Turn("tool", [item for item in turn.items
                                      if item.content != pai.INTERRUPTED_TOOL_RETURN_CONTENT])

@@ -120,6 +120,31 @@ def regression_test(record: dict[str, Any], level: str = ERROR, *, case_file: st
     )
 
 
+def body_regression_test(body: Any, provider: str, rule: str, model: str | None = None, *,
+                         body_file: str | None = None) -> str:
+    """A pytest test to paste that runs a request body ``chatconform serve`` judged through
+    ``validate``: it fails with the provider's error text while the body breaks ``rule``, and
+    passes once the body is corrected (by hand, or by the code that builds it). ``body_file``:
+    the saved request to load instead of holding a long body (looked for beside the test)."""
+    name = re.sub(r"\W+", "_", f"{provider} {rule}").strip("_")
+    if body_file is None:
+        imports, held = "", f"    body = {render(body, python=True, step=4, indent=4)}\n"
+    else:
+        imports = "import json\nfrom pathlib import Path\n\n"
+        held = (f"    # the request chatconform serve saved beside its report: copy it beside this file\n"
+                f"    saved = Path(__file__).with_name({string_literal(body_file)})\n"
+                "    body = json.loads(saved.read_text(encoding=\"utf-8\"))[\"request\"][\"parsed_body\"]\n")
+    model_arg = f", model={string_literal(model)}" if model else ""
+    return (
+        f"{imports}from chatconform.provider_schemas import validate\n\n\n"
+        f"def test_{name}_regression():\n"
+        f"{held}"
+        f"    broken = [p for p in validate(body, {string_literal(provider)}{model_arg}) "
+        f"if p.rule == {string_literal(rule)}]\n"
+        "    assert not broken, f\"{broken[0].rule} at {broken[0].path}: {broken[0].message}\"\n"
+    )
+
+
 def describe(verdict: Verdict, failure: Failure) -> FailureReport:
     """The presentation of one failure of one verdict."""
     variant = f" [{failure.variant}]" if failure.variant else ""

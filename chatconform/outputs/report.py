@@ -230,6 +230,8 @@ class Report:
     footer: dict
     searches: list[dict] = ()
     path: str = "the report"
+    #: What the request lines of a ``chatconform serve`` report count (:func:`request_counts`).
+    requests: dict[str, int] | None = None
 
 
 def read(path: str | Path) -> Report:
@@ -264,7 +266,41 @@ def read(path: str | Path) -> Report:
                               f"line {first_line[key]}); the report is damaged")
         first_line[key] = number
     searches = [r for r in records[1:-1] if r["type"] == "search"]
-    return Report(records[0], results, records[-1], searches, str(path))
+    served = [r for r in records[1:-1] if r["type"] == "request"]
+    return Report(records[0], results, records[-1], searches, str(path),
+                  request_counts(served) if served else None)
+
+
+def request_counts(lines: list[dict]) -> dict[str, int]:
+    """The requests of a ``chatconform serve`` report, recounted from its request lines: how
+    many, in how many conversations, how many of them (and of the conversations) rejected or
+    warned, and those not judged."""
+    judged = [r for r in lines if r.get("served", "judged") == "judged"]
+
+    def breaking(level: str) -> list[dict]:
+        return [r for r in judged if any(isinstance(p, dict) and p.get("severity") == level
+                                         for p in r.get("problems") or ())]
+
+    rejected, warned = breaking("error"), breaking("warning")
+    others = Counter(str(r.get("served")) for r in lines if r.get("served", "judged") != "judged")
+    return {"requests": len(lines), "judged": len(judged),
+            "conversations": len({str(r.get("conversation")) for r in judged}),
+            "rejected": len(rejected), "rejected conversations": len({str(r.get("conversation")) for r in rejected}),
+            "warned": len(warned), "warned conversations": len({str(r.get("conversation")) for r in warned}),
+            **{k: others[k] for k in ("not judged", "no route", "too large", "refused")}}
+
+
+def requests_text(report: Report) -> str | None:
+    """A serve report's request counts in a line (None for any other report)."""
+    n = report.requests
+    if n is None:
+        return None
+    text = (f"{n['judged']} requests judged in {n['conversations']} conversations: {n['rejected']} rejected "
+            f"(in {n['rejected conversations']} conversations), {n['warned']} with warnings "
+            f"(in {n['warned conversations']})")
+    said = {"not judged": "answered but not judged", "no route": "to routes not served",
+            "too large": "over the size cap", "refused": "refused for their Host or Origin"}
+    return text + "".join(f"; {n[k]} {words}" for k, words in said.items() if n[k])
 
 
 def counts(results: list[dict]) -> dict[str, int]:

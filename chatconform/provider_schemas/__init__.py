@@ -43,13 +43,15 @@ def _not_a_body(body: Any, provider: str) -> Problem:
     return Problem(GENERIC_RULE[provider], "$", message, provider, source="schema")
 
 
-def validate(body: Any, provider: str, *, model: str | None = None) -> list[Problem]:
+def validate(body: Any, provider: str, *, model: str | None = None, reasoning: bool | None = None) -> list[Problem]:
     """Every problem of one request body (schema, then sequence), in body order.
 
     ``model`` is the model the body goes to when the body does not name it (its ``model``
     field wins): a model-dependent rule is an error for a model known to reject and dropped
     for one known to accept (``models.MODEL_DEPENDENT``), and content the model's family does
-    not take is an error (``capabilities``).
+    not take is an error (``capabilities``). ``reasoning`` is the request's reasoning setting
+    when the body does not carry it (``thinking``, ``reasoning_effort``): the rules on reasoning
+    sent back (Anthropic A20, DeepSeek D3, Kimi K2, OpenRouter P2) apply with it on.
 
     ``body`` is JSON data (dicts with string keys, lists, strings, numbers, booleans, None).
     A bare list is taken as the message array (``contents`` for gemini); paths still read
@@ -63,7 +65,7 @@ def validate(body: Any, provider: str, *, model: str | None = None) -> list[Prob
         return [_not_a_body(body, provider)]
     try:
         problems = schema_problems(body, provider)
-        problems.extend(sequence_problems(body, provider))
+        problems.extend(sequence_problems(body, provider, reasoning))
         problems = refine(body, provider, problems)
         named = body.get("model")
         model = named if isinstance(named, str) and named else model

@@ -38,6 +38,8 @@ class Endpoint:
 
 
 _GEMINI = re.compile(r"/models/(?P<model>[^/:]+):(?:stream)?[gG]enerate[cC]ontent$")
+#: A local stand-in for a provider (``chatconform serve`` saves the bodies it judged at these).
+_LOCAL = frozenset({"127.0.0.1", "localhost", "::1"})
 _BEDROCK = re.compile(r"/model/(?P<model>[^/]+)/(?P<op>converse(?:-stream)?|invoke(?:-with-response-stream)?)$")
 #: Hosts whose ``/chat/completions`` is judged by a provider's rules, by the provider id.
 _HOSTS = (("api.openai.com", "openai-chat"), ("openai.azure.com", "openai-chat"),
@@ -69,7 +71,7 @@ def endpoint(method: str | None, url: str | None, body: Any) -> Endpoint:
         return Endpoint("anthropic", _model(body, None), dialect="anthropic_messages")
     if found := _GEMINI.search(raw_path):
         return Endpoint("gemini", _model(body, unquote(found["model"])), dialect="gemini_generate")
-    if (found := _BEDROCK.search(raw_path)) and "bedrock" in host:
+    if (found := _BEDROCK.search(raw_path)) and ("bedrock" in host or host in _LOCAL):
         model = unquote(found["model"])
         if found["op"].startswith("converse"):
             return Endpoint("bedrock-converse", model, dialect="bedrock_converse")

@@ -42,6 +42,17 @@ CONVERSATION_CHECKS = {
     "payload.nothing_lost": "the model never sees what was dropped",
     "payload.text_boundaries": "the model reads two texts run together as words no one wrote",
 }
+#: Checks of reasoning sent back, with the family verdict each rests on (``Provider.reasoning_families``):
+#: reasoning a model requires kept, reasoning a model rejects not sent, and no signature of another
+#: provider sent as this one's (the families that take reasoning back validate it: A21).
+REASONING_CHECKS = {
+    "payload.reasoning_kept": "required",
+    "payload.no_rejected_reasoning": "rejected",
+    "payload.no_foreign_signature": "signed",
+}
+#: The rule a provider rejects a signature it did not make by, where one is known.
+SIGNATURE_RULES = {"thinking_blocks": "A21"}
+
 #: Advice: a warning everywhere.
 ADVICE_CHECKS = {
     "payload.system_voice": "the text is sent; how a model weighs a system rule given as user text is up to it",
@@ -104,7 +115,34 @@ def _by_rule(check: str, provider: str) -> LevelRow:
     return LevelRow(check, provider, ERROR if errors else WARNING, errors, why, BY_RULE)
 
 
+def reasoning_level(check: str, provider: str) -> CheckLevel:
+    """The level of a reasoning check on ``provider``: an error citing the rule of the first
+    family with that verdict, else a warning saying no rejection is known."""
+    profile = PROVIDERS[provider]
+    verdict = REASONING_CHECKS[check]
+    if verdict == "signed":
+        rule = SIGNATURE_RULES.get(profile.reasoning_slot or "")
+        if rule:
+            return CheckLevel(ERROR, "a signature it did not make is invalid: 'Invalid `signature` in `thinking` "
+                                     "block'", rule=rule)
+        return CheckLevel(WARNING, "no rejection of a foreign signature recorded")
+    family = next((f for f in profile.reasoning_families if f.replay == verdict), None)
+    if family is None:
+        return CheckLevel(WARNING, f"no model of {provider} known to have reasoning {verdict} in its history")
+    return CheckLevel(ERROR, f"{family.family} ({family.date}, {family.evidence})", rule=family.rule)
+
+
+def reasoning_levels(check: str) -> dict[str, str]:
+    """Provider id -> level of a reasoning check, for the providers where it is a warning."""
+    return {p: level.level for p in PROVIDERS if (level := reasoning_level(check, p)).level != ERROR}
+
+
 def _row(check: str, provider: str) -> LevelRow:
+    if check in REASONING_CHECKS:
+        level = reasoning_level(check, provider)
+        rules = (level.rule,) if level.rule else ()
+        return LevelRow(check, provider, level.level, rules, level.evidence,
+                        REJECTION if level.level == ERROR else NO_REJECTION)
     if check in BY_RULE_CHECKS:
         return _by_rule(check, provider)
     if check in CONVERSATION_CHECKS:
@@ -118,7 +156,7 @@ def _row(check: str, provider: str) -> LevelRow:
 
 
 #: Every row name of the table, in the order it is printed.
-CHECKS: tuple[str, ...] = (*BY_RULE_CHECKS, *REJECTION_CHECKS, REUSED_ID, *CONVERSATION_CHECKS,
+CHECKS: tuple[str, ...] = (*BY_RULE_CHECKS, *REJECTION_CHECKS, REUSED_ID, *REASONING_CHECKS, *CONVERSATION_CHECKS,
                            *ADVICE_CHECKS, *MAPPED_CHECKS)
 
 

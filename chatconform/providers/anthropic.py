@@ -2,7 +2,7 @@
 
 from chatconform.errors import ERROR, WARNING
 
-from .profile import CheckLevel, Provider
+from .profile import CheckLevel, Provider, ReasoningFamily
 
 PROFILE = Provider(
     id="anthropic",
@@ -28,4 +28,13 @@ PROFILE = Provider(
     },
     reused_call_id=CheckLevel(ERROR, "'`tool_use` ids must be unique'", rule="A15"),
     error_flag='`is_error: true` on the tool_result block',
+    # Thinking blocks go back complete and unmodified, only those Anthropic signed
+    # (https://platform.claude.com/docs/build-with-claude/thinking-tool-workflows).
+    reasoning_slot="thinking_blocks",
+    reasoning_signers=frozenset({"anthropic"}),
+    reasoning_families=(
+        ReasoningFamily("every Claude with thinking on", r"claude", "required", "last_tool_turn", rule="A20",
+                        evidence="https://github.com/BerriAI/litellm/issues/15601", date="2025-10",
+                        example="claude-sonnet-4-5"),
+    ),
 )

@@ -2,7 +2,7 @@
 
 from chatconform.errors import ERROR, WARNING
 
-from .profile import CheckLevel, Provider
+from .profile import CheckLevel, Provider, ReasoningFamily
 
 PROFILE = Provider(
     id="gemini",
@@ -29,4 +29,14 @@ PROFILE = Provider(
     },
     reused_call_id=CheckLevel(WARNING, "pairs each function-call turn with the turn right after it"),
     error_flag='an `error` key in functionResponse.response',
+    # A thoughtSignature goes back on the part it came with
+    # (https://ai.google.dev/gemini-api/docs/thought-signatures); pydantic-ai names the
+    # Gemini API and Vertex AI so.
+    reasoning_slot="thought_signatures",
+    reasoning_signers=frozenset({"google-gla", "google-vertex", "google"}),
+    reasoning_families=(
+        ReasoningFamily("gemini-3 and later", r"gemini", "required", "tool_turns", rule="G9",
+                        evidence="https://github.com/langchain-ai/langchain-google/issues/1364", date="2025-11",
+                        example="gemini-3-pro-preview"),
+    ),
 )

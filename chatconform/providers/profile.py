@@ -10,6 +10,7 @@ lists every rule id cited here with its evidence.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Literal
@@ -55,6 +56,38 @@ class ModelContent:
     evidence: str
     #: When the evidence was seen (``YYYY-MM``).
     date: str
+
+
+#: How a provider's dialect carries reasoning back: Anthropic ``thinking`` blocks, Gemini
+#: ``thoughtSignature`` on the part it came with, a ``reasoning_content`` string (DeepSeek,
+#: Kimi), OpenRouter's ``reasoning_details`` list, the Responses API's ``reasoning`` items.
+ReasoningSlot = Literal["thinking_blocks", "thought_signatures", "reasoning_content", "reasoning_details",
+                        "reasoning_items"]
+
+
+@dataclass(frozen=True)
+class ReasoningFamily:
+    """What one family of a provider's models does with reasoning sent back in its history."""
+
+    #: For people: ``"deepseek-r1 (early 2025)"``.
+    family: str
+    #: A regular expression searched in the model id.
+    models: str
+    #: ``"required"``: reasoning the model returned must come back, unchanged, with reasoning on
+    #: (on the turns ``turns`` names); ``"taken"``: it is sent back, and not required;
+    #: ``"rejected"``: any reasoning field is answered with an error.
+    replay: Literal["required", "taken", "rejected"]
+    #: Where a required replay is checked: ``"tool_turns"``: every assistant turn holding tool
+    #: calls; ``"last_tool_turn"``: the last assistant turn, when it holds tool calls (Anthropic).
+    turns: Literal["tool_turns", "last_tool_turn"]
+    #: The rule of docs/provider-rules.md that holds the provider's error text.
+    rule: str
+    #: A public report of the error (or of the documented requirement).
+    evidence: str
+    #: When the evidence was seen (``YYYY-MM``).
+    date: str
+    #: One model id of the family, which the payload contract's cases name.
+    example: str = ""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -135,6 +168,22 @@ class Provider:
     content_refusals: Mapping[ContentKind, str] = field(default_factory=dict)
     #: The rule id of docs/provider-rules.md that reports such a refusal.
     content_rule: str | None = None
+    #: Where the dialect carries reasoning back (None: no slot; a ``ThinkingPart`` is not sent).
+    reasoning_slot: ReasoningSlot | None = None
+    #: The ``provider_name`` values (pydantic-ai's) of the parts whose reasoning and signatures
+    #: this provider made: only those are sent back as its own (a signature of another provider
+    #: is rejected as invalid).
+    reasoning_signers: frozenset[str] = frozenset()
+    #: What each family of models does with reasoning in the history, first match wins; a model
+    #: not named, or in no family, is judged as the last (the newest).
+    reasoning_families: tuple[ReasoningFamily, ...] = ()
+
+    def reasoning_family(self, model: str | None) -> ReasoningFamily | None:
+        """The family ``model`` belongs to (the last one for a model not named or not known)."""
+        if not self.reasoning_families:
+            return None
+        found = next((f for f in self.reasoning_families if model and re.search(f.models, model)), None)
+        return found or self.reasoning_families[-1]
 
     def __post_init__(self) -> None:
         get_dialect(self.dialect)  # an unknown dialect fails here, when the profile's module loads

@@ -29,10 +29,20 @@ Policy (``docs/contracts/payload.md``, "The reference policy"), and why:
 - **User voice.** User prompts, a request-side ``CompactionPart`` (a compaction
   summary: sent as user text, never as system, so the payload stays user-led: GLM 1214)
   and ``RetryFeedbackPart`` feedback are user content, sent verbatim.
-- **Not sent.** ``ThinkingPart``s (a signature-less replay is rejected or ignored by
-  the providers that take thinking back, and the others have no slot for it), except
-  OpenAI's own reasoning items on the Responses API, replayed with their encrypted content
-  (``chatconform.dialects.openai_responses`` says when), provider-
+- **Reasoning, where the provider needs or takes it, and never where it is rejected**
+  (``Provider.reasoning_slot``, ``reasoning_families``), with the request's reasoning on:
+  Anthropic ``thinking`` and ``redacted_thinking`` blocks byte for byte, first in their
+  turn, only those Anthropic signed (blocks "must come back complete and unmodified",
+  A20; an unsigned block, from a stream cut before its signature, is rejected, A21);
+  ``reasoning_content`` for DeepSeek and Kimi (their thinking modes reject a tool-call turn
+  without it, D3 and K2: ``""`` where the turn had none), nothing for DeepSeek R1 and Groq
+  (D2, R2); OpenRouter's ``reasoning_details`` unchanged (P2); OpenAI's ``reasoning`` items
+  on the Responses API with their encrypted content, right before the item they produced
+  (``chatconform.dialects.openai_responses`` says why). Gemini's ``thoughtSignature``
+  goes back on the part it came with whatever the setting (G9). Reasoning another provider
+  signed is never sent as signed: it is not sent. A turn of reasoning alone is not sent.
+- **Not sent.** Other ``ThinkingPart``s (a replay without the provider's signature is
+  rejected or ignored, and the providers without a slot have nowhere to put it), provider-
   native parts, and ``ModelRequest.instructions`` (a record of what a past run used; the
   caller passes the current ones). Blank (empty or whitespace-only) text items and
   instructions are skipped (Anthropic A7, Bedrock B7), and turns left empty are dropped
@@ -84,7 +94,7 @@ Policy (``docs/contracts/payload.md``, "The reference policy"), and why:
 - **Gemini.** Function calls and responses carry their ids. The first ``functionCall``
   of each model content (and only that one: parallel calls after it carry none, as the
   model sends them) carries Google's documented placeholder thought signature, because
-  Gemini 3 rejects replayed calls without one (G9) and thinking is not sent.
+  Gemini 3 rejects replayed calls without one (G9), unless it has its own signature.
 
 This module decides the turns; the provider's dialect (its module in ``chatconform.dialects``)
 writes them in its shape, the per-dialect points above included. The output is a JSON-native
@@ -99,10 +109,11 @@ import base64
 import json
 from collections import deque
 from collections.abc import Container, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from chatconform.dialects import Dialect, get_dialect
-from chatconform.dialects.base import FILE_KINDS, Call, File, Image, Result, Text, Turn
+from chatconform.dialects import get_dialect
+from chatconform.dialects.base import FILE_KINDS, Call, File, Image, Reasoning, Result, Text, Turn
 from chatconform.dialects.gemini_generate import GEMINI_THOUGHT_SIGNATURE_PLACEHOLDER
 from chatconform.dialects.openai_chat import DIALECT as OPENAI_CHAT
 from chatconform.dialects.openai_chat import mistral_tool_call_id
@@ -137,6 +148,48 @@ IMPLEMENTATION_SETTINGS = {"providers": frozenset(PROVIDER_IDS)}
 #: Bedrock (B3 with B5) demand between tool results and a user turn, where the model never
 #: replied (a cancelled run, a message typed while tools ran). It says just that.
 NO_REPLY_TEXT = "(no reply)"
+
+
+@dataclass(frozen=True)
+class Sending:
+    """What a request goes to: the provider, its model (None: not said) and whether reasoning
+    is on (None: not said; reasoning is then sent only where it rides on another part)."""
+
+    profile: Provider
+    model: str | None = None
+    reasoning: bool | None = None
+
+    def replays(self) -> bool:
+        """The request takes reasoning back: it is on, and the model does not reject it."""
+        family = self.profile.reasoning_family(self.model)
+        return bool(self.reasoning) and family is not None and family.replay != "rejected"
+
+    def requires(self) -> bool:
+        family = self.profile.reasoning_family(self.model)
+        return self.replays() and family is not None and family.replay == "required"
+
+    def own(self, part: Any, response: Any) -> bool:
+        """The part was made by this provider (its name, else its response's)."""
+        return (part.provider_name or response.provider_name) in self.profile.reasoning_signers
+
+
+def openrouter_detail(part: Any) -> dict:
+    """The ``reasoning_details`` entry a ``ThinkingPart`` was read from, as pydantic-ai reads
+    one (``provider_details`` keeps its type, format and index)."""
+    details = dict(part.provider_details or {})
+    kind = details.get("type", "reasoning.text")
+    entry = {key: value for key, value in details.items() if value is not None}
+    if part.id is not None:
+        entry["id"] = part.id
+    if kind == "reasoning.encrypted":
+        entry["data"] = part.signature or ""
+    elif kind == "reasoning.summary":
+        entry["summary"] = part.content
+    else:
+        entry["text"] = part.content
+        if part.signature is not None:
+            entry["signature"] = part.signature
+    return entry
 
 
 class _CallIds:
@@ -188,11 +241,11 @@ class PayloadMapper:
 
     # -- entry point -------------------------------------------------------------------
     def to_payload(self, history: Sequence[ModelMessage], *, provider: str,
-                   instructions: str | None = None) -> dict:
-        dialect = get_dialect(get_provider(provider).dialect)  # an unknown id raises UnknownProvider
-        turns = self.turns(self.ordered(history), dialect)
+                   instructions: str | None = None, model: str | None = None, reasoning: bool | None = None) -> dict:
+        profile = get_provider(provider)  # an unknown id raises UnknownProvider (a ValueError)
+        turns = self.turns(self.ordered(history), Sending(profile, model, reasoning))
         system, turns = self.system_slot(turns, instructions, provider)
-        turns = [turn for turn in turns if turn.items]
+        turns = [turn for turn in turns if any(not isinstance(item, Reasoning) for item in turn.items)]
         if provider in self.bridge_providers:
             turns = self.bridge(turns)
         if self.merges_turns(provider):
@@ -313,9 +366,30 @@ class PayloadMapper:
                 return candidate
             n += 1
 
-    def turns(self, history: Sequence[ModelMessage], dialect: Dialect | None = None) -> list[Turn]:
-        """The history as neutral turns; a ``ThinkingPart`` is an item only where ``dialect``
-        replays it (``Dialect.replayed_reasoning``: OpenAI's reasoning items)."""
+    def reasoning_item(self, part: Any, response: Any, sending: Sending) -> Reasoning | None:
+        """What a ``ThinkingPart`` is sent as (None: not sent), by the provider's slot."""
+        slot = sending.profile.reasoning_slot
+        if not sending.replays() or slot is None or slot == "thought_signatures":
+            return None
+        own = sending.own(part, response)
+        if slot == "thinking_blocks":  # only Anthropic's own, signed blocks (A21)
+            return Reasoning(part.content, part.signature, part.id == "redacted_thinking") \
+                if own and part.signature else None
+        if slot == "reasoning_details":
+            return Reasoning(part.content, details=openrouter_detail(part)) if own else None
+        if slot == "reasoning_items":  # OpenAI's own items, by id (the dialect keeps those it can send)
+            return Reasoning(part.content, part.signature, id=part.id) if own and part.id else None
+        # reasoning_content: a string with no signature; another provider's reasoning is not sent
+        return Reasoning(part.content) if own or (part.provider_name or response.provider_name) is None else None
+
+    def part_signature(self, part: Any, response: Any, sending: Sending) -> str | None:
+        """The Gemini thought signature pydantic-ai keeps on a part (``provider_details``)."""
+        if sending.profile.reasoning_slot != "thought_signatures" or not sending.own(part, response):
+            return None
+        signature = (part.provider_details or {}).get("thought_signature")
+        return signature if isinstance(signature, str) and signature else None
+
+    def turns(self, history: Sequence[ModelMessage], sending: Sending | None = None) -> list[Turn]:
         # Pass 1: every stored result by call id (and every call id, if ever asked for).
         results = self.stored_results(history)
         call_ids = _CallIds(history)
@@ -347,12 +421,21 @@ class PayloadMapper:
             elif isinstance(message, pai.ModelResponse):
                 items: list = []
                 owed: list[Result] = []
+                pending: str | None = None  # a Gemini signature a ThinkingPart hands the next part
                 for part in message.parts:
+                    if isinstance(part, pai.ThinkingPart):
+                        if sending is not None:
+                            if (item := self.reasoning_item(part, message, sending)) is not None:
+                                items.append(item)
+                            if sending.profile.reasoning_slot == "thought_signatures" and part.signature \
+                                    and sending.own(part, message):
+                                pending = part.signature
+                        continue
+                    signature = pending if sending is None else (self.part_signature(part, message, sending)
+                                                                 or pending)
+                    pending = None
                     if isinstance(part, pai.TextPart) and self.keeps_text(part.content):
-                        items.append(Text(part.content))
-                    elif isinstance(part, pai.ThinkingPart) and dialect is not None:
-                        if (replayed := dialect.replayed_reasoning(part)) is not None:
-                            items.append(replayed)
+                        items.append(Text(part.content, signature))
                     elif isinstance(part, pai.ToolCallPart):
                         wire = part.tool_call_id
                         sent = len(used)
@@ -360,7 +443,7 @@ class PayloadMapper:
                         if len(used) == sent:
                             wire = self.wire_id(wire, used, call_ids)
                             used.add(wire)
-                        items.append(Call(wire, part.tool_name, _arguments(part)))
+                        items.append(Call(wire, part.tool_name, _arguments(part), signature))
                         if not self.results_follow_calls:
                             sent_as.setdefault(part.tool_call_id, deque()).append(wire)
                             if part.tool_call_id not in results:
@@ -368,6 +451,9 @@ class PayloadMapper:
                             continue
                         stored = self.take_result(results, part.tool_call_id)
                         owed.append(self._result(stored, wire) if stored else self._interrupted(part, wire))
+                if sending is not None and sending.requires() and sending.profile.reasoning_slot == \
+                        "reasoning_content" and owed and not any(isinstance(i, Reasoning) for i in items):
+                    items.insert(0, Reasoning(""))  # the field a tool-call turn must carry (D3, K2)
                 turns.append(Turn("assistant", items))
                 if owed:
                     turns.append(Turn("tool", owed))
@@ -435,9 +521,12 @@ class PayloadMapper:
 _REFERENCE = PayloadMapper()
 
 
-def to_payload(history: Sequence[ModelMessage], *, provider: str, instructions: str | None = None) -> dict:
-    """The reference request body for ``provider`` (one of :data:`PROVIDER_IDS`)."""
-    return _REFERENCE.to_payload(history, provider=provider, instructions=instructions)
+def to_payload(history: Sequence[ModelMessage], *, provider: str, instructions: str | None = None,
+               model: str | None = None, reasoning: bool | None = None) -> dict:
+    """The reference request body for ``provider`` (one of :data:`PROVIDER_IDS`), for ``model``
+    with reasoning on or off where they are said."""
+    return _REFERENCE.to_payload(history, provider=provider, instructions=instructions, model=model,
+                                 reasoning=reasoning)
 
 
 def links_sent_as_text(history: Sequence[ModelMessage], provider: str) -> list[str]:

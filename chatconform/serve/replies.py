@@ -1,10 +1,13 @@
 """What ``chatconform serve`` answers: a short text by default, a script's entry per turn
 (``--script``), or an entry drawn by Hypothesis from a seed (``--generate``).
 
-A script is JSON (a list of entries) or JSON lines (one entry a line). Entry ``n`` answers the
-``n``-th request of each conversation, so every conversation an application runs plays the
-same script; past its end the default reply answers. An entry is checked when the script is
-read, and a bad one is a one-line error naming the file, the entry and the field.
+A script is JSON (a list of entries, or an object of such lists by marker) or JSON lines (one
+entry a line). Entry ``n`` answers the ``n``-th turn of each conversation (``conversations``
+says which request is which), so every conversation an application runs plays the same
+script; past its end the default reply answers. In an object, a conversation whose first
+user text holds a key plays that key's list (the first key found, in the file's order; the
+key ``""`` is every other conversation's). An entry is checked when the script is read, and
+a bad one is a one-line error naming the file, the entry and the field.
 """
 
 from __future__ import annotations
@@ -23,7 +26,10 @@ from chatconform.dialects.http import DEFAULT_TEXT, Reply, ToolCall
 from chatconform.errors import ConfigError
 from chatconform.inputs import read_input
 
-__all__ = ["DEFAULT_TEXT", "Replies", "Reply", "ToolCall", "load_script", "parse_entries"]
+__all__ = ["DEFAULT_TEXT", "Replies", "Reply", "Script", "ToolCall", "load_script", "parse_entries", "parse_script"]
+
+#: A script: its entries by the marker a conversation's first user text holds ("": any other).
+Script = dict[str, list[Reply]]
 
 _KEYS = ("text", "thinking", "tool_calls", "status", "message", "delay", "cut_stream_after")
 _CALL_KEYS = ("name", "arguments", "id")
@@ -99,11 +105,22 @@ def parse_entries(entries: Any, where: str = "the script", lines: Sequence[int] 
     return replies
 
 
-def load_script(path: str | Path) -> list[Reply]:
-    """A script file: a JSON list of entries, or JSON lines (one entry a line)."""
+def parse_script(value: Any, where: str = "the script") -> Script:
+    """A script: a list of entries (every conversation's), or an object of lists by marker."""
+    if not isinstance(value, dict):
+        return {"": parse_entries(value, where)}
+    script = {}
+    for marker, entries in value.items():
+        script[marker] = parse_entries(entries, f"{where}: conversation {marker!r}" if marker else where)
+    return script
+
+
+def load_script(path: str | Path) -> Script:
+    """A script file: a JSON list of entries or an object of them by marker, or JSON lines (one
+    entry a line)."""
     text = read_input(path, "a serve script")
     try:
-        return parse_entries(json.loads(text), str(path))
+        return parse_script(json.loads(text), str(path))
     except json.JSONDecodeError as whole:
         numbered = [(number, line) for number, line in enumerate(text.splitlines(), 1) if line.strip()]
         if len(numbered) < 2:
@@ -115,26 +132,36 @@ def load_script(path: str | Path) -> list[Reply]:
             except json.JSONDecodeError as exc:
                 raise ConfigError(f"{path}:{number}:{exc.colno}: not JSON ({exc.msg}); a script is a JSON "
                                   "list of replies or JSON lines, one reply a line") from None
-        return parse_entries(values, str(path), [number for number, _ in numbered])
+        return {"": parse_entries(values, str(path), [number for number, _ in numbered])}
 
 
 @dataclass
 class Replies:
     """The reply to each request: the script's entry for its turn, else a drawn one
-    (``generate``), else the default."""
+    (``generate``), else the default. ``script``: a list of entries or a :data:`Script`."""
 
-    script: list[Reply] = field(default_factory=list)
+    script: list[Reply] | Script = field(default_factory=list)
     generate: bool = False
     seed: int = 0
+    #: Whether a drawn call may reuse an id sent before in its conversation (off: every id fresh).
+    reuse_ids: bool = False
     _ids: dict[str, list[str]] = field(default_factory=dict)  # call ids sent, per conversation
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
-    def next(self, conversation: str, turn: int, tool_names: Sequence[str]) -> Reply:
-        """The reply to the ``turn``-th request (from 1) of ``conversation``."""
-        if turn <= len(self.script):
-            return self.script[turn - 1]
+    def entries(self, first_user_text: str) -> list[Reply]:
+        """The script entries of the conversation that opens with ``first_user_text``."""
+        if isinstance(self.script, list):
+            return self.script
+        found = next((marker for marker in self.script if marker and marker in first_user_text), "")
+        return self.script.get(found, [])
+
+    def next(self, first_user_text: str, conversation: str, entry: int, tool_names: Sequence[str]) -> Reply:
+        """The ``entry``-th reply (from 1) of ``conversation``, which opens with ``first_user_text``."""
+        script = self.entries(first_user_text)
+        if entry <= len(script):
+            return script[entry - 1]
         if self.generate:
-            return self._drawn(conversation, turn, tool_names)
+            return self._drawn(conversation, entry, tool_names)
         return Reply()
 
     def _drawn(self, conversation: str, turn: int, tool_names: Sequence[str]) -> Reply:
@@ -153,7 +180,8 @@ class Replies:
             seen = tuple(self._ids.get(conversation, ()))
         material = f"{self.seed}/{conversation}/{turn}".encode()
         data = ConjectureData(random=random.Random(hashlib.sha256(material).digest()))
-        strategy = replies(tool_names=sorted(set(tool_names)), reusable_ids=seen)
+        # fresh ids by default: a drawn reply reuses a call id only when asked to (reuse_ids)
+        strategy = replies(tool_names=sorted(set(tool_names)), reusable_ids=seen if self.reuse_ids else ())
         try:
             with BuildContext(data, wrapped_test=self._drawn):  # what a composite strategy's draw needs
                 entry = data.draw(strategy)

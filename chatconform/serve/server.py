@@ -12,14 +12,14 @@ import logging
 import signal
 import socket
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from chatconform.errors import ConfigError
 from chatconform.serve.log import ServeLog, Verdict
-from chatconform.serve.replies import Replies, parse_entries
+from chatconform.serve.replies import Replies, parse_script
 
 __all__ = ["HOST", "Endpoint", "base_url", "bind", "start"]
 
@@ -65,7 +65,8 @@ def _quiet_cuts(record: logging.LogRecord) -> bool:
     return record.getMessage() != "ASGI callable returned without completing response."
 
 
-def _server(sock: socket.socket, log: ServeLog, replies: Replies, log_level: str):
+def _server(sock: socket.socket, log: ServeLog, replies: Replies, log_level: str,
+            allow_origins: tuple[str, ...] = ()):
     import uvicorn
 
     logging.getLogger("uvicorn.error").addFilter(_quiet_cuts)
@@ -82,17 +83,18 @@ def _server(sock: socket.socket, log: ServeLog, replies: Replies, log_level: str
             self.force_exit = self.should_exit and sig == signal.SIGINT  # a second Ctrl-C: now
             self.should_exit, self.stopped_by = True, signal.Signals(sig).name
 
-    config = uvicorn.Config(build_app(log, replies), log_level=log_level, lifespan="off", access_log=False,
-                            timeout_graceful_shutdown=2)
+    config = uvicorn.Config(build_app(log, replies, allow_origins), log_level=log_level, lifespan="off",
+                            access_log=False, timeout_graceful_shutdown=2)
     return Server(config)
 
 
-def run(port: int, log: ServeLog, replies: Replies, announce: Callable[[str], None]) -> str | None:
+def run(port: int, log: ServeLog, replies: Replies, announce: Callable[[str], None],
+        allow_origins: tuple[str, ...] = ()) -> str | None:
     """Serve in the foreground until SIGINT or SIGTERM (the signal's name is returned); the
-    report is written when it stops."""
+    report is written when it stops (a ConfigError if it cannot be)."""
     sock = bind(port)
     threading.Thread(target=_warm, name="chatconform-serve-warm", daemon=True).start()
-    server = _server(sock, log, replies, "warning")
+    server = _server(sock, log, replies, "warning", allow_origins)
     announce(f"http://{HOST}:{sock.getsockname()[1]}")
     try:
         server.run(sockets=[sock])
@@ -120,9 +122,10 @@ class Endpoint:
     def verdicts(self) -> list[Verdict]:
         return list(self.log.verdicts)
 
-    def script(self, entries: Sequence[Any]) -> None:
-        """Answer the turns of each conversation from now on with these script entries."""
-        self.replies.script = parse_entries(list(entries), "the script")
+    def script(self, entries: Sequence[Any] | Mapping[str, Sequence[Any]]) -> None:
+        """Answer the turns of each conversation from now on with these script entries (a
+        list, or lists by the marker a conversation's first user text holds)."""
+        self.replies.script = parse_script(dict(entries) if isinstance(entries, Mapping) else list(entries))
 
     def stop(self) -> None:
         self._server.should_exit = True
@@ -130,14 +133,16 @@ class Endpoint:
         self.log.close()
 
 
-def start(*, script: Sequence[Any] = (), generate: bool = False, seed: int = 0, report: str | Path | None = None,
-          version: str = "", port: int = 0) -> Endpoint:
+def start(*, script: Sequence[Any] | Mapping[str, Sequence[Any]] = (), generate: bool = False, seed: int = 0,
+          report: str | Path | None = None, version: str = "", port: int = 0,
+          allow_origins: Sequence[str] = ()) -> Endpoint:
     """Start a server in a daemon thread on a free port; returns once it accepts requests."""
     _warm()
     log = ServeLog(report, version=version, seed=seed, settings={"generate": generate})
-    replies = Replies(parse_entries(list(script), "the script"), generate=generate, seed=seed)
+    replies = Replies(parse_script(dict(script) if isinstance(script, Mapping) else list(script)),
+                      generate=generate, seed=seed)
     sock = bind(port)
-    server = _server(sock, log, replies, "error")
+    server = _server(sock, log, replies, "error", tuple(allow_origins))
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, name="chatconform-serve", daemon=True)
     thread.start()
     while not server.started:

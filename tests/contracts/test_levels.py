@@ -56,7 +56,8 @@ def test_cli_strict_turns_warnings_into_a_failing_exit(tmp_path):
 
 
 @pytest.mark.parametrize("check, expected", [
-    ("payload.system_first", "error; warning for glm, mistral, openai-chat"),
+    ("payload.system_first", "error; warning for deepseek, glm, groq, kimi, mistral, openai-chat, "
+                                 "openai-responses, openrouter"),
     ("payload.matches_reference", "warning"),
     ("thread.matches_reference", "error"),
 ])
@@ -365,3 +366,44 @@ def test_calls_without_ids_are_paired_by_position_and_never_reused():
     evaluation = evaluate_case(wrap(NoIds), get_contract("payload"), PayloadCase(list(PARALLEL)), "gemini", timeout=5)
     assert "payload.tool_pairing" in evaluation.evaluated
     assert [f.message for f in evaluation.failures if f.check == "payload.tool_pairing"] == []
+
+
+@pytest.mark.parametrize("raised, level", [
+    (ValueError("OpenAI Chat Completions does not support file URLs."), "warning"),
+    (NotImplementedError("DocumentUrl"), "warning"),
+    (KeyError("url"), "error"), (AttributeError("'NoneType' has no 'url'"), "error")])
+def test_a_refusal_excuses_only_the_exception_that_refuses_the_content(raised, level):
+    """A case holding a link the provider cannot take may be refused; a KeyError on it is a
+    crash all the same, never hidden behind the refusal's warning."""
+    from pydantic_ai.messages import DocumentUrl
+
+    class Raises:
+        name, version, providers = "raises", "1", frozenset({"openai-chat"})
+
+        def to_payload(self, history, *, provider, instructions=None):
+            raise raised
+
+    history = [ModelRequest([UserPromptPart(["read this (u1)", DocumentUrl("https://example.com/a.pdf")])])]
+    evaluation = evaluate_case(wrap(Raises), get_contract("payload"), PayloadCase(history), "openai-chat", timeout=5)
+    crash = [f for f in evaluation.failures if f.check == "payload.no_crash"]
+    assert [f.level for f in crash] == [level]
+    assert ("a crash, not a refusal" in crash[0].message) == (level == "error")
+
+
+def test_a_reused_id_met_first_does_not_hide_a_pairing_error():
+    """OpenAI accepts a reused id (a warning) but rejects a call left unanswered: the body
+    with both fails tool_pairing as the error, counting the other fault."""
+    from chatconform.fakes.payload import ReusedIdsPassedThrough
+
+    class ReusesAndDropsTheLast(ReusedIdsPassedThrough):
+        providers = frozenset({"openai-chat"})
+
+        def to_payload(self, history, *, provider, instructions=None):
+            body = super().to_payload(history, provider=provider, instructions=instructions)
+            body["messages"] = body["messages"][:-1]  # the second call's result
+            return body
+
+    evaluation = evaluate_case(wrap(ReusesAndDropsTheLast), get_contract("payload"), PayloadCase(list(REUSED)),
+                               "openai-chat", timeout=5)
+    pairing = next(f for f in evaluation.failures if f.check == "payload.tool_pairing")
+    assert pairing.level == "error" and "never answered" in pairing.message and "1 more fault" in pairing.message

@@ -11,6 +11,7 @@ import json
 import pytest
 from pydantic_ai.messages import (
     BinaryImage,
+    DocumentUrl,
     ImageUrl,
     ModelRequest,
     ModelResponse,
@@ -236,3 +237,62 @@ def test_ci_payload_histories_hold_the_shapes_a_reader_trips_on(monkeypatch):
     twice = sum(any(_binaries(h).count(data) > 1 for data in _binaries(h)) for h in cases)
     joined = sum(_joined_texts(h) > 0 for h in cases)
     assert looking >= 8 and twice >= 8 and joined >= 25, (looking, twice, joined)
+
+
+# -- a download is matched by kind and place, through whatever downloader --------------------------
+
+PDF_URL = "https://example.com/docs/report-3.pdf"
+
+
+class DownloadsThroughItsOwnStub:
+    """An implementation with a downloader of its own (a stub that answers ``fetched``): every
+    link is sent as the bytes it fetched, as Bedrock mappers do."""
+
+    name, version, providers = "own-downloader", "0", frozenset({"anthropic"})
+
+    def __init__(self, fetched):
+        self.fetched = fetched
+
+    def to_payload(self, history, *, provider, instructions=None):
+        body = to_payload(history, provider=provider, instructions=instructions)
+        for message in body["messages"]:
+            for block in message["content"] if isinstance(message["content"], list) else []:
+                source = block.get("source", {})
+                if source.get("type") == "url":
+                    data, media_type = self.fetched(source["url"])
+                    block["source"] = {"type": "base64", "media_type": media_type,
+                                       "data": base64.b64encode(data).decode()}
+        return body
+
+
+def _all_failures(impl, history, provider):
+    evaluation = evaluate_case(wrap(impl), get_contract("payload"), PayloadCase(history), provider, timeout=5)
+    return {f.check: (f.level, f.message) for f in evaluation.failures}
+
+
+@pytest.mark.parametrize("fetched, verdict", [
+    (lambda url: (b"%PDF-1.7 report", "application/pdf"), None),  # of its kind: the same file
+    (lambda url: (b"stand-in for " + url.encode(), "application/pdf"), None),  # names its URL
+    (lambda url: (b"\x00\x01 opaque", "application/pdf"), "warning"),  # of no kind it can tell
+    (lambda url: (PNG + b"an image", "image/png"), "error"),  # another kind of file: not its download
+])
+def test_a_downloaded_link_is_matched_by_kind_and_place(fetched, verdict):
+    history = [prompt("Read the report (u1)", DocumentUrl(url=PDF_URL)), ModelResponse([TextPart("done (a1)")])]
+    found = _all_failures(DownloadsThroughItsOwnStub(fetched), history, "anthropic")
+    assert found.get("payload.nothing_lost", (None,))[0] == verdict, found
+    assert "payload.order_preserved" not in found
+    if verdict == "warning":
+        assert "cannot be matched to the URL" in found["payload.nothing_lost"][1]
+
+
+def test_a_link_sent_as_text_is_found_before_any_download():
+    """A link the body holds as text is that link; bytes beside it are not taken for it."""
+    history = [prompt("Look (u1)", ImageUrl(url=URL))]
+
+    def as_text_and_bytes(body, provider):
+        content = body["messages"][0]["content"]
+        content[1] = {"type": "text", "text": URL}
+        inline = "data:image/png;base64," + base64.b64encode(PNG).decode()
+        content.append({"type": "image_url", "image_url": {"url": inline}})
+
+    assert failures(Edited(as_text_and_bytes), history, "openai-chat") == {}

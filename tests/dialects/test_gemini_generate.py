@@ -52,7 +52,9 @@ def test_the_route_names_the_model_and_the_method():
         model="g", stream=True, sse=True)
     assert DIALECT.route(path, {"model": "g", "method": "generateContent"}, {}) == RouteCall(
         model="g", stream=False, sse=False)
-    unknown = DIALECT.route(path, {"model": "g", "method": "countTokens"}, {})
+    assert DIALECT.route(path, {"model": "g", "method": "countTokens"}, {}) == RouteCall(
+        model="g", stream=False, judged=False)  # answered by canned, not judged
+    unknown = DIALECT.route(path, {"model": "g", "method": "generateAnswer"}, {})
     assert isinstance(unknown, Answer) and unknown.status == 404
     assert unknown.body["error"]["status"] == "NOT_FOUND"
 

@@ -48,7 +48,8 @@ def test_a_body_reads_back_as_turns():
         Turn("system", ("be brief",), (), (), "$.instructions"),
         Turn("system", ("use metric",), (), (), "$.input[0]"),
         Turn("user", ("Weather?",), (), (), "$.input[1]", ("https://x/a.png",)),
-        Turn("assistant", ("Let me check.",), (("c1", "get_weather"), ("c2", "get_time")), (), "$.input[2]"),
+        Turn("assistant", ("Let me check.",), (("c1", "get_weather"), ("c2", "get_time")), (), "$.input[2]",
+             reasoning=('{"encrypted_content":"gAAA","id":"rs_1","summary":[],"type":"reasoning"}',)),
         Turn("tool", ("21C", '{"error": "no clock"}'), (), (("c1", "get_weather"), ("c2", "get_time")),
              "$.input[6]", error_results=(1,)),
         Turn("user", ("Thanks",), (), (), "$.input[9]"),
@@ -72,7 +73,7 @@ HISTORY = [
 
 
 def test_the_reference_replays_openais_reasoning_with_its_following_item_and_stores_nothing():
-    body = to_payload(HISTORY, provider=PROVIDER)
+    body = to_payload(HISTORY, provider=PROVIDER, model="gpt-5", reasoning=True)
     assert body["instructions"] == "Be brief" and body["store"] is False and body["include"] == [ENCRYPTED_CONTENT]
     assert body["input"] == [
         {"role": "user", "content": [{"type": "input_text", "text": "Weather?"}]},
@@ -84,6 +85,12 @@ def test_the_reference_replays_openais_reasoning_with_its_following_item_and_sto
         {"role": "assistant", "content": "Rain."},
     ]
     assert validate(body, PROVIDER) == []
+
+
+def test_reasoning_is_replayed_only_with_the_requests_reasoning_on():
+    for reasoning in (None, False):
+        body = to_payload(HISTORY, provider=PROVIDER, model="gpt-5", reasoning=reasoning)
+        assert "include" not in body and not [item for item in body["input"] if item.get("type") == "reasoning"]
 
 
 def test_a_history_without_openai_reasoning_asks_for_no_encrypted_content():
@@ -141,7 +148,7 @@ def test_a_route_reads_the_stream_from_the_body_and_an_error_is_openais():
 
 
 def test_an_item_returned_after_reasoning_comes_back_with_it():
-    """R7, across requests: the function call the API returned after its reasoning item, sent
+    """X7, across requests: the function call the API returned after its reasoning item, sent
     back by its id without that reasoning item; the same call without its id is a new item."""
     answer = json.dumps({"output": output_items(REPLY, _context(stream=False))})
     call = output_items(REPLY, _context(stream=False))[2]
@@ -150,7 +157,7 @@ def test_an_item_returned_after_reasoning_comes_back_with_it():
     (problem,) = replay_problems(dropped, PROVIDER, None, [answer])
     reasoning = output_items(REPLY, _context(stream=False))[0]["id"]
     assert (problem.rule, problem.path, problem.message) == (
-        "R7", "$.input[1]",
+        "X7", "$.input[1]",
         f"Item '{call['id']}' of type 'function_call' was provided without its required 'reasoning' item: "
         f"'{reasoning}'.")
     kept = {"input": [dropped["input"][0], output_items(REPLY, _context(stream=False))[0], *dropped["input"][1:]]}

@@ -179,7 +179,7 @@ PROGRAM = '''
     bad = subprocess.run([*cli, "bad.json"], capture_output=True, text=True)
 
     log = ServeLog(None, version="test")
-    client = TestClient(build_app(log, Replies()))
+    client = TestClient(build_app(log, Replies()), base_url="http://127.0.0.1")  # serve answers its own host only
     answered = client.post("/talk", json={"lines": [{"who": "user", "say": "hi"}]})
     rejected = client.post("/toy/talk", json={"lines": [{"who": "bot", "say": "hi"}]})
     print(json.dumps({"body": body, "read": read, "good": [good.returncode, good.stdout + good.stderr],

@@ -49,7 +49,7 @@ def _rules_trees() -> list[ast.Module]:
 
 def _dialect_trees() -> list[ast.Module]:
     """The syntax trees of the dialect modules, whose ``serve`` sessions refuse a request for what
-    it continues (``Refusal("R8", ...)``: a rule the body alone cannot break)."""
+    it continues (``Refusal("X8", ...)``: a rule the body alone cannot break)."""
     return [ast.parse(path.read_text("utf-8")) for path in sorted(Path(dialects.__file__).parent.glob("*.py"))]
 
 

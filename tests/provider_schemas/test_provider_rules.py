@@ -7,9 +7,21 @@ import pytest
 
 from chatconform.provider_schemas import Problem, validate
 from chatconform.provider_schemas.catalog import RULES
+from chatconform.provider_schemas.rules.anthropic import A20, A21
+from chatconform.provider_schemas.rules.deepseek import D1, D2, D3
+from chatconform.provider_schemas.rules.groq import R1, R2
+from chatconform.provider_schemas.rules.kimi import K1, K2
+from chatconform.provider_schemas.rules.openrouter import P1, P2
 from chatconform.providers.glm import GLM_TEXT_ONLY
 
 GLM = "The messages parameter is illegal. Please check the documentation."
+#: A body with the provider's thinking on (Anthropic, DeepSeek and Kimi spell it alike).
+THINKING = {"thinking": {"type": "enabled", "budget_tokens": 1024}}
+_NARRATOR = "messages.0.role: 'narrator' is not one of 'system', 'user', 'assistant', 'tool'"
+D0_TEXT = f"Failed to deserialize the JSON body into the target type: {_NARRATOR}"
+KIMI_K0 = f"Invalid request: {_NARRATOR}"
+GROQ_R0 = "'messages.0.role' : 'narrator' is not one of 'system', 'user', 'assistant', 'tool'"
+OPENROUTER_P0 = _NARRATOR
 
 
 # --- small builders ----------------------------------------------------------------------
@@ -280,22 +292,22 @@ CASES = [
             text("what is it?"), {"type": "image_url", "image_url": {"url": "https://x/y.png"}}]}]},
     ),
     # OpenAI Responses API
-    ("openai-responses", "R0", {"input": 5}, "Invalid 'input': expected string or array, got number",
+    ("openai-responses", "X0", {"input": 5}, "Invalid 'input': expected string or array, got number",
      {"input": "hi"}),
-    ("openai-responses", "R1", {"input": [ru(), {"type": "function_call", "name": "f", "arguments": "{}"}]},
+    ("openai-responses", "X1", {"input": [ru(), {"type": "function_call", "name": "f", "arguments": "{}"}]},
      "Missing required parameter: 'input[1].call_id'.", {"input": [ru(), rfc(), rout()]}),
-    ("openai-responses", "R2", {"input": [ru(), rfc(), {"role": "tool", "content": "21C"}]},
+    ("openai-responses", "X2", {"input": [ru(), rfc(), {"role": "tool", "content": "21C"}]},
      "Invalid value: 'tool'. Supported values are: 'assistant', 'system', 'developer', and 'user'.",
      {"input": [ru(), rfc(), rout()]}),
-    ("openai-responses", "R3", {"input": [ru(), rfc("call_7"), ru("and?")]},
+    ("openai-responses", "X3", {"input": [ru(), rfc("call_7"), ru("and?")]},
      "No tool output found for function call call_7.", {"input": [ru(), rfc("call_7"), rout("call_7"), ru("and?")]}),
-    ("openai-responses", "R4", {"input": [ru(), rout("call_8")]},
+    ("openai-responses", "X4", {"input": [ru(), rout("call_8")]},
      "No tool call found for function call output with call_id call_8.",
      {"input": [ru(), rout("call_8")], "previous_response_id": "resp_1"}),
-    ("openai-responses", "R5", {"input": [ru(), rrs("rs_9"), ru("and?")], "store": False},
+    ("openai-responses", "X5", {"input": [ru(), rrs("rs_9"), ru("and?")], "store": False},
      "Item 'rs_9' of type 'reasoning' was provided without its required following item.",
      {"input": [ru(), rrs("rs_9"), ra(), ru("and?")], "store": False}),
-    ("openai-responses", "R6", {"input": [ru(), rrs("rs_5", None), ra()], "store": False},
+    ("openai-responses", "X6", {"input": [ru(), rrs("rs_5", None), ra()], "store": False},
      "Item with id 'rs_5' not found. Items are not persisted when `store` is set to false. Try again with `store` "
      "set to true, or remove this item from your input.", {"input": [ru(), rrs("rs_5", None), ra()]}),
     # Qwen3.5+ on vLLM
@@ -353,6 +365,34 @@ CASES = [
         [{"role": "user", "content": [text("transcribe this")]}],
     ),
     ("qwen-vllm", "Q5", [{"role": "user", "content": {"text": "hi"}}], "Unexpected content type.", [u()]),
+    # Reasoning sent back: DeepSeek, Kimi, Groq, OpenRouter, Anthropic with thinking on
+    ("deepseek", "D0", [{"role": "narrator", "content": "x"}, u()], D0_TEXT, [u()]),
+    ("deepseek", "D1", [u(), calls("call_1"), u()], D1, [u(), calls("call_1"), tool("call_1"), u()]),
+    ("deepseek", "D2", [u(), a(reasoning_content="r"), u()], D2.format(i=1), [u(), a(), u()]),
+    ("deepseek", "D3", THINKING | {"messages": [u(), calls("call_1"), tool("call_1")]}, D3.format(i=1),
+     THINKING | {"messages": [u(), calls("call_1") | {"reasoning_content": "r"}, tool("call_1")]}),
+    ("kimi", "K0", [{"role": "narrator", "content": "x"}, u()], KIMI_K0, [u()]),
+    ("kimi", "K1", [u(), tool("call_1")], K1, [u(), calls("call_1"), tool("call_1")]),
+    ("kimi", "K2", THINKING | {"messages": [u(), calls("call_1"), tool("call_1")]}, K2.format(i=1),
+     THINKING | {"messages": [u(), calls("call_1") | {"reasoning_content": ""}, tool("call_1")]}),
+    ("groq", "R0", [{"role": "narrator", "content": "x"}, u()], GROQ_R0, [u()]),
+    ("groq", "R1", [u(), tool("call_1")], R1, [u(), calls("call_1"), tool("call_1")]),
+    ("groq", "R2", [u(), a(reasoning_content="r"), u()], R2.format(i=1), [u(), a(), u()]),
+    ("openrouter", "P0", [{"role": "narrator", "content": "x"}, u()], OPENROUTER_P0, [u()]),
+    ("openrouter", "P1", [u(), tool("call_1")], P1, [u(), calls("call_1"), tool("call_1")]),
+    ("openrouter", "P2", {"reasoning": {"enabled": True}, "messages": [u(), calls("call_1"), tool("call_1")]},
+     P2.format(i=1), {"reasoning": {"enabled": True}, "messages": [
+         u(), calls("call_1") | {"reasoning_details": [{"type": "reasoning.encrypted", "data": "x"}]},
+         tool("call_1")]}),
+    ("anthropic", "A20",
+     THINKING | {"messages": [au(text()), aa(text("checking"), use("toolu_1")), au(result("toolu_1"))]},
+     A20.format(i=1, found="text"),
+     THINKING | {"messages": [au(text()), aa({"type": "thinking", "thinking": "t", "signature": "s"}, text("checking"),
+                                             use("toolu_1")), au(result("toolu_1"))]}),
+    ("anthropic", "A21",
+     [au(text()), aa({"type": "thinking", "thinking": "t", "signature": ""}, text("ok")), au(text())],
+     A21.format(i=1, j=0), [au(text()), aa({"type": "thinking", "thinking": "t", "signature": "s"}, text("ok")),
+                            au(text())]),
     # Z.ai GLM
     ("glm", "Z0", [{"role": "developer", "content": "d"}, u()], GLM, [s("d"), u()]),
     ("glm", "Z1", [s()], GLM, [s(), u()]),
@@ -933,7 +973,8 @@ CASES = [
 
 
 REJECTING_MODEL = {("bedrock-converse", "B5"): "meta.llama4-maverick-17b-instruct-v1:0",
-                   ("gemini", "G12"): "gemini-2.0-flash"}
+                   ("gemini", "G12"): "gemini-2.0-flash", ("deepseek", "D2"): "deepseek-r1",
+                   ("deepseek", "D3"): "deepseek-v4-pro", ("openrouter", "P2"): "google/gemini-3-pro-preview"}
 
 
 def _case_id(case) -> str:
@@ -960,11 +1001,11 @@ def test_close_body_is_clean(provider, rule, broken, message, close):
 def test_every_catalogued_rule_has_a_case():
     covered = {(provider, rule) for provider, rule, *_ in CASES}
     catalogued = {(provider, rule) for provider, rules in RULES.items() for rule in rules}
-    # A12 has its own test (a large body); G9 and R7 need the answers before the request, so
+    # A12 has its own test (a large body); G9 and X7 need the answers before the request, so
     # their cases are recorded traffic (test_validate_traffic.py, tests/dialects/test_openai_responses.py),
-    # and R8 a server that answered before (tests/serve/test_serve_responses.py).
-    assert catalogued - covered == {("anthropic", "A12"), ("gemini", "G9"), ("openai-responses", "R7"),
-                                    ("openai-responses", "R8")}
+    # and X8 a server that answered before (tests/serve/test_openai_responses_sdk.py).
+    assert catalogued - covered == {("anthropic", "A12"), ("gemini", "G9"), ("openai-responses", "X7"),
+                                    ("openai-responses", "X8")}
 
 
 def test_a12_message_limit():

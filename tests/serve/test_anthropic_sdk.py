@@ -74,3 +74,18 @@ def test_a_stream_cut_mid_way_reaches_the_client_as_an_error(server):
                                             messages=[{"role": "user", "content": "Cut me off (anthropic)."}])
     with pytest.raises(Exception, match="peer closed connection without sending complete message body"), stream as s:
         s.get_final_message()
+
+
+def test_count_tokens_and_models_answer_not_judged(server):
+    """``GET /v1/models`` is OpenAI's path too: the SDK's ``anthropic-version`` header picks
+    Anthropic's answer."""
+    before = len(server.verdicts)
+    sdk = client(server)
+    counted = sdk.messages.count_tokens(model="claude-sonnet-4-5",
+                                        messages=[{"role": "user", "content": "How many tokens?"}])
+    assert counted.input_tokens > 0
+    assert [m.id for m in sdk.models.list()] == ["chatconform-serve"]
+    assert sdk.models.retrieve("claude-sonnet-4-5").id == "claude-sonnet-4-5"
+    assert [(v.provider, v.route, v.served) for v in server.verdicts[before:]] == [
+        ("anthropic", "/v1/messages/count_tokens", "not judged"), ("anthropic", "/v1/models", "not judged"),
+        ("anthropic", "/v1/models/claude-sonnet-4-5", "not judged")]

@@ -120,3 +120,15 @@ def test_a_scripted_throttle_and_a_cut_stream(server, bedrock):
         for event in bedrock.converse_stream(modelId=MODEL, messages=messages)["stream"]:
             seen.append(event)
     assert [next(iter(e)) for e in seen] == ["messageStart", "contentBlockDelta"]
+
+
+def test_invoke_model_answers_in_the_models_shape_not_judged(server, bedrock):
+    before = len(server.verdicts)
+    claude = {"anthropic_version": "bedrock-2023-05-31", "max_tokens": 16,
+              "messages": [{"role": "user", "content": "Hi (invoke)"}]}
+    answer = json.loads(bedrock.invoke_model(modelId=MODEL, body=json.dumps(claude))["body"].read())
+    assert answer["content"] == [{"type": "text", "text": "OK"}] and answer["stop_reason"] == "end_turn"
+    nova = {"messages": [{"role": "user", "content": [{"text": "Hi (invoke)"}]}]}
+    answer = json.loads(bedrock.invoke_model(modelId="amazon.nova-lite-v1:0", body=json.dumps(nova))["body"].read())
+    assert answer["output"]["message"]["content"] == [{"text": "OK"}]
+    assert [(v.provider, v.served) for v in server.verdicts[before:]] == [("bedrock-converse", "not judged")] * 2

@@ -81,3 +81,15 @@ def test_a_stream_cut_mid_way_reaches_the_client_as_an_error(server, gemini):
     # google-genai passes httpx's own error through while it reads a stream
     with pytest.raises(Exception, match="peer closed connection without sending complete message body"):
         list(gemini.models.generate_content_stream(model=MODEL, contents="Cut me off (gemini)."))
+
+
+def test_count_tokens_embeddings_and_models_answer_not_judged(server, gemini):
+    before = len(server.verdicts)
+    assert gemini.models.count_tokens(model=MODEL, contents="How many tokens?").total_tokens > 0
+    embedded = gemini.models.embed_content(model="text-embedding-004", contents=["same", "same", "other"])
+    vectors = [e.values for e in embedded.embeddings]
+    assert len(vectors) == 3 and vectors[0] == vectors[1] != vectors[2]
+    assert gemini.models.get(model=MODEL).name == f"models/{MODEL}"
+    assert [m.name for m in gemini.models.list()] == ["models/chatconform-serve"]
+    served = [(v.provider, v.method, v.served, v.status) for v in server.verdicts[before:]]
+    assert served == [("gemini", method, "not judged", 200) for method in ("POST", "POST", "GET", "GET")]

@@ -1,7 +1,7 @@
 """The openai SDK's ``client.responses.create`` against ``chatconform serve``, offline: a tool
 round with reasoning replayed statelessly (plain and streamed), continued by
 ``previous_response_id``, and the API's rejections as the SDK's BadRequestError: a returned
-call sent back without its reasoning item (R7), an unknown previous response (R8)."""
+call sent back without its reasoning item (X7), an unknown previous response (X8)."""
 
 from __future__ import annotations
 
@@ -82,6 +82,7 @@ def test_previous_response_id_continues_the_servers_own_response(server):
 
 
 def test_a_stored_free_response_cannot_be_continued(server):
+    server.script([])
     first = client(server).responses.create(model="gpt-5", input="Hello (not stored)", store=False)
     with pytest.raises(openai.BadRequestError, match=f"Previous response with id '{first.id}' not found."):
         client(server).responses.create(model="gpt-5", previous_response_id=first.id, input="Again")
@@ -101,4 +102,12 @@ def test_a_returned_call_sent_back_without_its_reasoning_item_is_rejected(server
         f"Item '{call['id']}' of type 'function_call' was provided without its required 'reasoning' item: "
         f"'{reasoning['id']}'.")
     verdicts = conversation(server, text)
-    assert [(v.status, [p.rule for p in v.problems]) for v in verdicts] == [(200, []), (400, ["R7"])]
+    assert [(v.status, [p.rule for p in v.problems]) for v in verdicts] == [(200, []), (400, ["X7"])]
+
+
+def test_input_tokens_are_counted_and_recorded_as_not_judged(server):
+    counted = client(server).responses.input_tokens.count(model="gpt-5", input="How many tokens? (counted)")
+    assert counted.object == "response.input_tokens" and counted.input_tokens > 0
+    last = server.verdicts[-1]
+    assert (last.provider, last.route, last.status, last.served) == (
+        PROVIDER, "/v1/responses/input_tokens", 200, "not judged")

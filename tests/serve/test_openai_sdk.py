@@ -132,3 +132,40 @@ def test_a_plain_body_cut_reaches_the_client_as_an_error(server):
     server.script([{"cut_stream_after": 0}])
     with pytest.raises(openai.APIConnectionError):
         client(server).chat.completions.create(model="gpt-4o", messages=[{"role": "user", "content": "Drop it."}])
+
+
+def test_the_routes_besides_the_chat_answer_and_are_recorded_not_judged(server):
+    """The model list, one model, embeddings (base64, as the SDK asks by default, and floats)
+    and a legacy completion parse in the SDK; each is recorded as not judged."""
+    before = len(server.verdicts)
+    sdk = client(server)
+    assert [m.id for m in sdk.models.list()] == ["chatconform-serve"]
+    assert sdk.models.retrieve("gpt-4o").id == "gpt-4o"
+    coded = sdk.embeddings.create(model="text-embedding-3-small", input=["same", "same", "other"])
+    vectors = [d.embedding for d in coded.data]
+    assert len(vectors) == 3 and len(vectors[0]) == 64 and vectors[0] == vectors[1] != vectors[2]
+    floats = sdk.embeddings.create(model="e", input="same", encoding_format="float", dimensions=8)
+    assert len(floats.data[0].embedding) == 8
+    assert sdk.completions.create(model="gpt-3.5-turbo-instruct", prompt="Say OK").choices[0].text == "OK"
+    streamed = sdk.completions.create(model="gpt-3.5-turbo-instruct", prompt="Say OK", stream=True)
+    assert "".join(c.choices[0].text for c in streamed) == "OK"
+    mistral = client(server, "mistral")
+    assert [m.id for m in mistral.models.list()] == ["chatconform-serve"]
+    served = [(v.provider, v.method, v.route, v.served, v.status) for v in server.verdicts[before:]]
+    assert served == [
+        ("openai-chat", "GET", "/v1/models", "not judged", 200),
+        ("openai-chat", "GET", "/v1/models/gpt-4o", "not judged", 200),
+        ("openai-chat", "POST", "/v1/embeddings", "not judged", 200),
+        ("openai-chat", "POST", "/v1/embeddings", "not judged", 200),
+        ("openai-chat", "POST", "/v1/completions", "not judged", 200),
+        ("openai-chat", "POST", "/v1/completions", "not judged", 200),
+        ("mistral", "GET", "/mistral/v1/models", "not judged", 200)]
+
+
+def test_a_route_the_server_lacks_is_the_providers_404_and_recorded(server, capfd):
+    before = len(server.verdicts)
+    with pytest.raises(openai.NotFoundError, match="chatconform serve does not serve POST /v1/images/generations"):
+        client(server).images.generate(prompt="a cat")
+    assert "no route for POST /v1/images/generations" in capfd.readouterr().err
+    [verdict] = server.verdicts[before:]
+    assert (verdict.provider, verdict.served, verdict.status) == ("openai-chat", "no route", 404)

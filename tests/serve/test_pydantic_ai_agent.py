@@ -111,3 +111,33 @@ def test_a_scripted_overload_reaches_the_agent_with_its_status(server):
     with pytest.raises(ModelHTTPError) as caught:
         agent.run_sync("Busy? (agent, anthropic)")
     assert caught.value.status_code == 529 and "Overloaded" in str(caught.value.body)
+
+
+@pytest.mark.parametrize("provider", ["openai-chat", "anthropic", "gemini"])
+def test_the_same_agent_run_twice_gets_the_script_twice(server, provider):
+    """A second run of the application is no continuation of the first: it meets the script's
+    replies again, each request asking a turn asked before."""
+    server.script(SCRIPT)
+    prompt = f"What is the weather in Paris and Rome? (agent twice, {provider})"
+    for _ in range(2):
+        cities: list[str] = []
+        assert weather_agent(server, provider, cities).run_sync(prompt).output == "Sunny in Paris and in Rome."
+        assert cities == ["Paris", "Rome"]
+    judged = conversation(server, prompt)
+    assert [(v.turn, v.entry, v.status) for v in judged] == [(turn, turn, 200) for turn in (1, 2, 3)] * 2
+    # the second run's first request asks the first's turn again; its later ones do too, but
+    # for Gemini, whose calls have no ids of the server's, pydantic-ai makes new ids each run
+    assert [v.again for v in judged[3:]] == [True, provider != "gemini", provider != "gemini"]
+
+
+def test_an_sdk_retry_after_an_overload_meets_the_next_entry(server):
+    from anthropic import AsyncAnthropic
+    from pydantic_ai.models.anthropic import AnthropicModel
+    from pydantic_ai.providers.anthropic import AnthropicProvider
+
+    server.script([{"status": 529, "message": "Overloaded"}, {"text": "Here after a retry."}])
+    client = AsyncAnthropic(base_url=server.base_url("anthropic"), api_key="test", max_retries=2)
+    agent = Agent(AnthropicModel("claude-sonnet-4-5", provider=AnthropicProvider(anthropic_client=client)))
+    assert agent.run_sync("Busy? (agent retried)").output == "Here after a retry."
+    assert [(v.turn, v.entry, v.status) for v in conversation(server, "Busy? (agent retried)")] == [
+        (1, 1, 529), (1, 2, 200)]

@@ -66,7 +66,7 @@ def test_json_lines_scripts_name_the_line(tmp_path):
     with pytest.raises(ConfigError, match=rf"^{path}:2:\d+: not JSON"):
         load_script(path)
     path.write_text('{"text": "one"}\n{"text": "two"}\n')
-    assert [r.text for r in load_script(path)] == ["one", "two"]
+    assert [r.text for r in load_script(path)[""]] == ["one", "two"]
 
 
 def test_the_command_refuses_a_bad_script_in_one_line(tmp_path, capsys):
@@ -85,7 +85,7 @@ def test_the_command_refuses_a_bad_script_in_one_line(tmp_path, capsys):
 def test_drawn_replies_replay_from_the_seed():
     def draws(seed: int) -> list[Reply]:
         replies = Replies(generate=True, seed=seed)
-        return [replies.next(conversation, turn, ["get_weather", "search"])
+        return [replies.next("", conversation, turn, ["get_weather", "search"])
                 for conversation in ("a", "b") for turn in range(1, 6)]
 
     first = draws(7)
@@ -97,8 +97,8 @@ def test_drawn_replies_replay_from_the_seed():
 
 def test_the_script_comes_first_then_drawn_replies():
     replies = Replies(parse_entries(["scripted"]), generate=True, seed=1)
-    assert replies.next("c", 1, []).text == "scripted"
-    assert not replies.next("c", 2, []).tool_calls  # no tool declared: no call drawn
+    assert replies.next("", "c", 1, []).text == "scripted"
+    assert not replies.next("", "c", 2, []).tool_calls  # no tool declared: no call drawn
 
 
 # -- the report ----------------------------------------------------------------------------------
@@ -121,8 +121,8 @@ def test_the_report_reads_in_summary_and_diff(tmp_path, capsys):
     lines = [json.loads(line) for line in broken.read_text().splitlines()]
     assert lines[0]["type"] == "header" and lines[-1]["type"] == "footer"
     requests = [line for line in lines if line["type"] == "request"]
-    assert [(r["provider"], r["turn"], r["status"]) for r in requests] == [
-        ("qwen-vllm", 1, 400), ("qwen-vllm", 2, 400), ("openai-chat", 1, 200)]
+    assert [(r["provider"], r["turn"], r["again"], r["status"]) for r in requests] == [
+        ("qwen-vllm", 1, False, 400), ("qwen-vllm", 1, True, 400), ("openai-chat", 1, False, 200)]
     assert requests[0]["problems"][0]["rule"] == "Q3"
     results = {(r["implementation"], r["check"]): r for r in lines if r["type"] == "result"}
     assert results[("qwen-vllm", "serve.Q3")]["status"] == "fail"
@@ -226,9 +226,10 @@ def test_a_json_body_that_is_not_an_object_is_rejected(endpoint, route, provider
 
 def test_the_pytest_fixture(chatconform_endpoint):
     chatconform_endpoint.script([{"tool_calls": [{"name": "lookup", "arguments": {"q": "x"}}]}])
-    reply = chat(chatconform_endpoint.root, "Fixture").json()
+    tools = [{"type": "function", "function": {"name": "lookup", "parameters": {"type": "object"}}}]
+    reply = chat(chatconform_endpoint.root, "Fixture", tools=tools).json()
     assert reply["choices"][0]["finish_reason"] == "tool_calls"
-    assert chat(chatconform_endpoint.root, "Again", route="/glm/v1/chat/completions").status_code == 200
+    assert chat(chatconform_endpoint.root, "Again", route="/glm/v1/chat/completions", tools=tools).status_code == 200
     assert [(v.provider, v.turn) for v in chatconform_endpoint.verdicts] == [("openai-chat", 1), ("glm", 1)]
     assert chatconform_endpoint.base_url("mistral") == chatconform_endpoint.root + "/mistral/v1"
 
@@ -269,3 +270,27 @@ def test_a_body_with_a_lone_surrogate_is_judged_and_reported(tmp_path):
     (request,) = [line for line in lines if line["type"] == "request"]
     assert request["body"]["messages"][0]["content"] == "half a pair \ud800 (u1)"
     assert lines[-1]["type"] == "footer"
+
+
+def test_a_miss_and_a_canned_answer_are_report_lines(tmp_path, capsys):
+    path = tmp_path / "serve.jsonl"
+    endpoint = start(report=path, version="test")
+    try:
+        assert httpx.get(endpoint.root + "/v1/models", timeout=10).status_code == 200
+        missed = httpx.post(endpoint.root + "/v1/audio/speech", json={}, timeout=10)
+        assert missed.status_code == 404 and "does not serve POST /v1/audio/speech" in missed.json()["error"]["message"]
+        assert chat(endpoint.root, "Hello (routes)").status_code == 200
+    finally:
+        endpoint.stop()
+    lines = [json.loads(line) for line in path.read_text().splitlines()]
+    served = [(r["method"], r["route"], r["served"]) for r in lines if r["type"] == "request"]
+    assert served == [("GET", "/v1/models", "not judged"), ("POST", "/v1/audio/speech", "no route"),
+                      ("POST", "/v1/chat/completions", "judged")]
+    route = next(r for r in lines if r["type"] == "result" and r["check"] == "serve.route")
+    assert route["status"] == "warn" and "POST /v1/audio/speech (1)" in route["message"]
+    assert "1 requests judged; answered but not judged: GET /v1/models (1)" in route["message"]
+    schema = next(r for r in lines if r["type"] == "result" and r["check"] == "serve.schema")
+    assert schema["message"] == "held on 1 requests"  # the canned and missed requests are not judged
+    capsys.readouterr()
+    assert main(["summary", str(path), "--format", "json"]) == 0
+    assert json.loads(capsys.readouterr().out)["matrix"]["openai-chat"]["serve.route"] == "warn"

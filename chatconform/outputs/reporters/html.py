@@ -16,6 +16,7 @@ import itertools
 import re
 from dataclasses import dataclass, field
 from functools import cache
+from pathlib import Path
 from typing import Any
 
 import jinja2
@@ -25,7 +26,7 @@ from chatconform.contracts import all_contracts
 from chatconform.errors import ERROR
 from chatconform.frame.registry import find_check
 from chatconform.frame.status import Status
-from chatconform.outputs.present import regression_test
+from chatconform.outputs.present import body_regression_test, regression_test
 from chatconform.outputs.report import (
     PARTIAL,
     Cell,
@@ -39,11 +40,13 @@ from chatconform.outputs.report import (
     not_provided_text,
     provided_in,
     provider_matrix,
+    requests_text,
     split_provided,
     status_of,
 )
 from chatconform.outputs.reporters.markdown import case_text
 from chatconform.outputs.repro import FAILURES_DIR, replay_command, saved_path
+from chatconform.providers import PROVIDERS
 
 #: The statuses whose cells link to their details (everything but a pass or a skip).
 DETAILED = frozenset(Status) - {Status.PASS, Status.SKIP}
@@ -153,7 +156,7 @@ def _page(report: Report) -> Page:
         providers.append((table.provider, table.implementations, rows))
     return Page(
         version=str(report.header.get("version", "?")),
-        run=_run(report.header),
+        run=_run(report.header) + ([("requests", served)] if (served := requests_text(report)) else []),
         implementations=[(name, str(entry.get("version", "?")), specs[name]) for name, entry in info.items()],
         stopped=interruption(report),
         counts=counts_text(results),  # recounted: a footer's counts may be forged
@@ -194,7 +197,9 @@ def _finding(ident: str, impl: str, check_id: str, status: Status, line: dict, s
     variant = line.get("variant") or None
     finding = Finding(ident, impl, check_id, check.contract if check else check_id.split(".", 1)[0],
                       str(variant) if variant else None, status, str(line.get("message") or ""))
-    if check is None:
+    if check is None and line.get("contract") == "serve" and isinstance(line.get("why"), str):
+        finding.rationale = line["why"]  # a rule of the provider, judged by chatconform serve
+    elif check is None:
         finding.rationale = "(a check this version of chatconform does not know)"
     else:
         finding.title, finding.rationale = check.title, check.rationale
@@ -206,6 +211,8 @@ def _finding(ident: str, impl: str, check_id: str, status: Status, line: dict, s
     case = line.get("example")
     if case is None:
         return finding
+    if line.get("contract") == "serve":
+        return _serve_finding(finding, impl, check_id, line, case)
     text, finding.cut = case_text(case)
     finding.case = highlight(text)
     record = {"implementation": specs.get(impl, impl), "check": check_id, "variant": finding.variant, "case": case}
@@ -217,6 +224,27 @@ def _finding(ident: str, impl: str, check_id: str, status: Status, line: dict, s
         finding.replay = replay_command(saved, record["implementation"])
         if finding.cut:  # too long to hold: the test loads the saved case
             finding.test = regression_test(record, level, case_file=saved.name)
+    return finding
+
+
+def _serve_finding(finding: Finding, provider: str, check_id: str, line: dict, body: Any) -> Finding:
+    """A rule a request body broke under ``chatconform serve``: the body, a test that runs it
+    through ``validate``, and the ``validate`` command on the body saved beside the report."""
+    text, finding.cut = case_text(body)
+    finding.case = highlight(text)
+    rule = check_id.removeprefix("serve.")
+    if provider not in PROVIDERS:  # a report is data: a provider this version does not know
+        return finding
+    if rule == "schema":
+        rule = PROVIDERS[provider].generic_rule
+    saved = line.get("saved")
+    model = line.get("model") if isinstance(line.get("model"), str) else None
+    if not finding.cut:
+        finding.test = body_regression_test(body, provider, rule, model)
+    elif isinstance(saved, str):
+        finding.test = body_regression_test(body, provider, rule, model, body_file=Path(saved).name)
+    if isinstance(line.get("command"), str):
+        finding.replay = line["command"]
     return finding
 
 

@@ -22,6 +22,7 @@ from chatconform.outputs.report import (
     not_provided_text,
     provided_in,
     provider_matrix,
+    requests_text,
     split_provided,
     status_of,
 )
@@ -45,6 +46,9 @@ def markdown(report: Report) -> str:
         lines.append(f"| `{_cell(check)}` | " + " | ".join(
             "" if c is None else f"**{c.label}**" if c.status.fails_run else c.label for c in row) + " |")
     lines += ["", counts_text(results)]  # never the footer's: it may be forged
+    served = requests_text(report)
+    if served:
+        lines += ["", _cell(served)]
     lines += provider_tables(report)
     if absent:
         lines += ["", *(f"- {_cell(not_provided_text(name, contracts))}" for name, contracts in absent.items())]

@@ -51,9 +51,10 @@ MODEL_DEPENDENT: dict[tuple[str, str], ModelDependence] = {
 }
 
 
-def sequence_problems(body: dict, provider: str) -> list[Problem]:
-    """The sequence-rule problems of one request body (an object; the provider is known)."""
-    report = Report(provider)
+def sequence_problems(body: dict, provider: str, reasoning: bool | None = None) -> list[Problem]:
+    """The sequence-rule problems of one request body (an object; the provider is known),
+    with reasoning on or off where the caller says so (None: as the body says)."""
+    report = Report(provider, reasoning)
     _MODULES[provider].check(body, report)
     return report.problems
 

@@ -22,6 +22,7 @@ from .common import (
     as_str,
     role_of,
     rules,
+    thinking_on,
 )
 
 A2 = "messages.{i}.role: Input should be 'user' or 'assistant'"
@@ -39,6 +40,10 @@ A9 = (
     "Each `tool_use` block must have a corresponding `tool_result` block in the next message."
 )
 A10 = "messages: final assistant content cannot end with trailing whitespace"
+A20 = ("messages.{i}.content.0.type: Expected `thinking` or `redacted_thinking`, but found `{found}`. When `thinking` "
+       "is enabled, a final `assistant` message must start with a thinking block (preceeding the lastmost set of "
+       "`tool_use` and `tool_result` blocks).")
+A21 = "messages.{i}.content.{j}: Invalid `signature` in `thinking` block"
 A15 = "messages.{i}.content.{j}: `tool_use` ids must be unique"
 A11 = "This model does not support assistant message prefill. The conversation must end with a user message."
 A18 = ("messages: text content blocks must contain non-whitespace text (a blank text block beside other blocks of "
@@ -87,6 +92,26 @@ def refine(body: dict, problems: list[Problem]) -> list[Problem]:
             problem = replace(problem, rule="A18", severity="warning", message=A18)
         out.append(problem)
     return out
+
+
+def _thinking(messages: list, body: dict, report: Report) -> None:
+    """A21: a thinking block with an empty signature (a stream cut before its signature came);
+    A20: with thinking on, the last assistant message, when it holds tool_use answered by the
+    message after it, starts with its thinking block."""
+    for i, message in enumerate(messages):
+        if role_of(message) == "assistant":
+            for _, j, block in _blocks(message, i):
+                if _block_type(block) == "thinking" and not (as_str(block.get("signature")) or "").strip():
+                    report.error("A21", ["messages", i, "content", j], A21.format(i=i, j=j))
+    if not thinking_on(body, report.reasoning):
+        return
+    last = max((i for i, m in enumerate(messages) if role_of(m) == "assistant"), default=None)
+    if last is None or last == len(messages) - 1:
+        return
+    blocks = [block for _, _, block in _blocks(messages[last], last)]
+    if any(_block_type(b) == "tool_use" for b in blocks) and _block_type(blocks[0]) not in (
+            "thinking", "redacted_thinking"):
+        report.error("A20", ["messages", last, "content", 0], A20.format(i=last, found=_block_type(blocks[0])))
 
 
 def check(body: dict, report: Report) -> None:
@@ -147,6 +172,8 @@ def check(body: dict, report: Report) -> None:
                 used.add(call_id)
                 pending.opened.setdefault(call_id, i)
     _report_a9(pending, report)
+
+    _thinking(messages, body, report)
 
     model = as_str(body.get("model")) or ""
     if not model.startswith(SYSTEM_ROLE_MODELS):  # A2, the model-gated half (the enum is schema)
@@ -264,6 +291,15 @@ CATALOG = rules(
         A18, "https://github.com/simonw/llm-anthropic/blob/3ae428f3b5143cc81da25af0271d8fa55bda3f05/"
              "tests/cassettes/test_anthropic/test_tools.yaml",
         severity="warning", text="adapted",
+    ),
+    RuleInfo(
+        "A20", "with thinking on, the last assistant message holding tool_use starts with its thinking block", SEQUENCE,
+        A20, "https://github.com/BerriAI/litellm/issues/15601", text="adapted",
+        more=("https://platform.claude.com/docs/build-with-claude/thinking-tool-workflows",),
+    ),
+    RuleInfo(
+        "A21", "a thinking block carries the signature Anthropic gave it (a cut stream left none)", SEQUENCE,
+        A21, "https://github.com/pydantic/pydantic-ai/issues/5532", text="adapted",
     ),
     RuleInfo(
         "A19", "a custom tool's name matches ^[a-zA-Z0-9_-]{1,128}$", SCHEMA,

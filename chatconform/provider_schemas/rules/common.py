@@ -39,10 +39,12 @@ def alias(mapping: dict, camel: str, snake: str) -> Any:
 
 
 class Report:
-    """Collects the sequence problems of one body for one provider."""
+    """Collects the sequence problems of one body for one provider; ``reasoning`` is the
+    request's reasoning setting where the caller knows it (None: the body's own)."""
 
-    def __init__(self, provider: str) -> None:
+    def __init__(self, provider: str, reasoning: bool | None = None) -> None:
         self.provider = provider
+        self.reasoning = reasoning
         self.problems: list[Problem] = []
 
     def error(self, rule: str, parts: list, message: str) -> None:
@@ -129,6 +131,31 @@ def tool_pairing(messages: list, on_problem: Callable[[str, list, str], None], *
             pending, opened_at = PendingCalls.at(i, ids), i
     if pending is not None and pending.unanswered():
         on_problem("O8", ["messages", opened_at, "tool_calls"], ", ".join(pending.unanswered()))
+
+
+# --- reasoning sent back ---------------------------------------------------------------------
+
+
+def thinking_on(body: dict, said: bool | None) -> bool | None:
+    """Whether the request asks for reasoning: what the caller says, else the body's own setting
+    (Anthropic's, DeepSeek's and Kimi's ``thinking``, OpenRouter's ``reasoning``,
+    ``reasoning_effort``); None where neither says."""
+    if said is not None:
+        return said
+    thinking = body.get("thinking")
+    if isinstance(thinking, dict):
+        return thinking.get("type") in ("enabled", "adaptive")
+    reasoning = body.get("reasoning")
+    if isinstance(reasoning, dict):
+        return reasoning.get("enabled") is not False and reasoning.get("effort") != "none"
+    effort = body.get("reasoning_effort")
+    return None if effort is None else effort != "none"
+
+
+def reasoning_missing(messages: list, key: str) -> list[int]:
+    """The index of each assistant message with tool calls that lacks ``key``."""
+    return [i for i, message in enumerate(messages)
+            if role_of(message) == "assistant" and as_list(message.get("tool_calls")) and key not in message]
 
 
 # --- the catalog records

@@ -1,0 +1,89 @@
+"""Reasoning as providers return it, laid over a drawn history.
+
+:func:`with_reasoning` gives each response of a history a producer, as a conversation that
+switched provider has several: Anthropic (signed ``thinking``, ``redacted_thinking``), Gemini
+(a ``thoughtSignature`` on the first call or text, or on a ``ThinkingPart`` that hands it to
+the next part), DeepSeek or Kimi (``reasoning_content``, unsigned), OpenRouter (a
+``reasoning_details`` entry), OpenAI (a Responses API reasoning item: its id, its encrypted
+content as the signature), or none (a history stored before providers were named).
+Its thinking may be cut mid-stream (no signature), and a response of tool calls may gain
+thinking before them. Valid by construction: pydantic-ai builds every part the same way.
+Shrinks towards the history as drawn (no producer, nothing added).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from hypothesis import strategies as st
+
+from chatconform.lazy import pai
+from chatconform.providers import PROVIDERS
+
+__all__ = ["PRODUCERS", "family_models", "with_reasoning"]
+
+#: The ``provider_name`` pydantic-ai gives each producer's parts (None: a history that names none).
+PRODUCERS = (None, "anthropic", "google-gla", "deepseek", "moonshotai", "openrouter", "openai")
+#: Signatures are opaque base64 to a client; each drawn one is unique in its history.
+_SIGNATURE = "EqQBCkYIBxgCKkD{n}c2lnbmF0dXJl"
+
+
+def family_models(provider: str) -> st.SearchStrategy[str | None]:
+    """No model, or one model of each of the provider's reasoning families."""
+    examples = [f.example for f in PROVIDERS[provider].reasoning_families if f.example]
+    return st.sampled_from((None, *examples))
+
+
+def _thinking(draw: Any, producer: str | None, n: int, text: str) -> Any:
+    """One ``ThinkingPart`` as ``producer`` returns it (``cut``: the stream stopped before its
+    signature came)."""
+    cut = draw(st.booleans()) and draw(st.booleans())
+    signature = None if cut else _SIGNATURE.format(n=n)
+    if producer == "anthropic" and not cut and draw(st.booleans()) and draw(st.booleans()):
+        return pai.ThinkingPart("", id="redacted_thinking", signature=signature, provider_name=producer)
+    if producer == "openrouter":
+        details = {"type": "reasoning.text", "format": "anthropic-claude-v1", "index": 0}
+        return pai.ThinkingPart(text, id=f"rd_{n}", signature=signature, provider_name=producer,
+                                provider_details=details)
+    if producer == "openai":  # a Responses API reasoning item: its id, its encrypted content
+        return pai.ThinkingPart(text, id=f"rs_{n}", signature=signature, provider_name=producer)
+    if producer in ("deepseek", "moonshotai", None):
+        return pai.ThinkingPart(text, provider_name=producer)
+    return pai.ThinkingPart(text, signature=signature, provider_name=producer)
+
+
+@st.composite
+def _laid(draw: Any, history: list) -> list:
+    out = []
+    n = 0
+    for message in history:
+        if not isinstance(message, pai.ModelResponse) or not draw(st.booleans()):
+            out.append(message)
+            continue
+        producer = draw(st.sampled_from(PRODUCERS))
+        parts: list = []
+        calls = [p for p in message.parts if isinstance(p, pai.ToolCallPart)]
+        if calls and not any(isinstance(p, pai.ThinkingPart) for p in message.parts) and draw(st.booleans()):
+            n += 1
+            parts.append(_thinking(draw, producer, n, "I should call a tool first."))
+        signed_first = producer == "google-gla" and draw(st.booleans())
+        for part in message.parts:
+            if isinstance(part, pai.ThinkingPart):
+                n += 1
+                part = _thinking(draw, producer, n, part.content)
+            elif isinstance(part, (pai.ToolCallPart, pai.TextPart)):
+                fields: dict[str, Any] = {"provider_name": producer}
+                if signed_first and (part is calls[0] if calls else isinstance(part, pai.TextPart)):
+                    n += 1
+                    fields["provider_details"] = {"thought_signature": _SIGNATURE.format(n=n)}
+                    signed_first = False
+                part = dataclasses.replace(part, **fields)
+            parts.append(part)
+        out.append(dataclasses.replace(message, parts=parts, provider_name=producer))
+    return out
+
+
+def with_reasoning(history: list) -> st.SearchStrategy[list]:
+    """``history`` as drawn, or with reasoning laid over its responses."""
+    return st.one_of(st.just(history), _laid(history))
