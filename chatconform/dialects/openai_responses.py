@@ -22,8 +22,8 @@ What the reference sends, and why:
   and asks for the next reasoning's encrypted content back (``include``), so nothing is
   looked up by id: the API refuses an id it did not store (X6). A reasoning item with no
   encrypted content, or with no text or call after it in its response (a run cancelled
-  while it reasoned), is left out: sent, it is refused (X6, X5), and the model's reasoning
-  is no content the conversation loses.
+  while it reasoned), is left out (the reference's ``replayable_reasoning``): sent, it is
+  refused (X6, X5), and the model's reasoning is no content the conversation loses.
 
 ``serve`` keeps its own answers (:class:`ResponsesSession`): ``previous_response_id`` is read
 as the stored response's items before the request's (X8 when there is none), and what the
@@ -120,24 +120,28 @@ def reasoning_item(item_id: str, summaries: list[str], encrypted: str | None) ->
 
 
 def _assistant_items(turn: Turn) -> Iterator[dict]:
-    """An assistant turn's items in order; a reasoning item (its summaries, which share its id,
-    merged) only when it has its encrypted content and a text or call follows it in the turn."""
+    """An assistant turn's items in order, the summaries of one reasoning item (which share
+    its id) merged into it; the reference has kept only the reasoning items the API takes."""
     held: dict | None = None
     for item in turn.items:
         if isinstance(item, Reasoning):
             if held is None or held["id"] != item.id:
+                if held is not None:
+                    yield held
                 held = reasoning_item(item.id or "", [], None)
             if item.text:
                 held["summary"].append({"type": "summary_text", "text": item.text})
             held["encrypted_content"] = held["encrypted_content"] or item.signature
             continue
-        if held is not None and held["encrypted_content"]:
+        if held is not None:
             yield held
         held = None
         if isinstance(item, Text):
             yield {"role": "assistant", "content": item.text}
         elif isinstance(item, Call):
             yield {"type": "function_call", "call_id": item.id, "name": item.name, "arguments": item.arguments}
+    if held is not None:
+        yield held
 
 
 # -- reading back --------------------------------------------------------------------------------

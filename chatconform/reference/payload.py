@@ -382,6 +382,27 @@ class PayloadMapper:
         # reasoning_content: a string with no signature; another provider's reasoning is not sent
         return Reasoning(part.content) if own or (part.provider_name or response.provider_name) is None else None
 
+    def replayable_reasoning(self, items: list) -> list:
+        """A response's items without the OpenAI reasoning items the API refuses: one whose
+        encrypted content the history lacks (X6: with store=false nothing is looked up by id),
+        or with no text or call right after it (X5: a run cancelled while it reasoned). The
+        summaries of one item share its id and go together."""
+        signed = {item.id for item in items if isinstance(item, Reasoning) and item.signature}
+        kept: list = []
+        after: Any = None  # what follows the current item's reasoning item, as sent
+        for item in reversed(items):
+            if not isinstance(item, Reasoning):
+                kept.append(item)
+                after = item
+                continue
+            if isinstance(after, Reasoning) and after.id == item.id:
+                kept.append(item)  # another summary of a reasoning item already kept
+            elif item.id in signed and after is not None and not isinstance(after, Reasoning):
+                kept.append(item)
+                after = item
+        kept.reverse()
+        return kept
+
     def part_signature(self, part: Any, response: Any, sending: Sending) -> str | None:
         """The Gemini thought signature pydantic-ai keeps on a part (``provider_details``)."""
         if sending.profile.reasoning_slot != "thought_signatures" or not sending.own(part, response):
@@ -454,6 +475,8 @@ class PayloadMapper:
                 if sending is not None and sending.requires() and sending.profile.reasoning_slot == \
                         "reasoning_content" and owed and not any(isinstance(i, Reasoning) for i in items):
                     items.insert(0, Reasoning(""))  # the field a tool-call turn must carry (D3, K2)
+                if sending is not None and sending.profile.reasoning_slot == "reasoning_items":
+                    items = self.replayable_reasoning(items)
                 turns.append(Turn("assistant", items))
                 if owed:
                     turns.append(Turn("tool", owed))

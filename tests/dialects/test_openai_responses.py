@@ -164,3 +164,13 @@ def test_an_item_returned_after_reasoning_comes_back_with_it():
     assert replay_problems(kept, PROVIDER, None, [answer]) == []
     anonymous = {"input": [dropped["input"][0], {k: v for k, v in call.items() if k != "id"}, dropped["input"][2]]}
     assert replay_problems(anonymous, PROVIDER, None, [answer]) == []
+
+
+def test_of_two_reasoning_items_in_a_row_only_the_one_before_the_text_is_sent():
+    history = [ModelRequest(parts=[UserPromptPart("Weather?")]),
+               ModelResponse(parts=[ThinkingPart("first", id="rs_a", signature="EA", provider_name="openai"),
+                                    ThinkingPart("second", id="rs_b", signature="EB", provider_name="openai"),
+                                    TextPart("Sunny.")])]
+    body = to_payload(history, provider=PROVIDER, model="gpt-5", reasoning=True)
+    assert [item.get("id") for item in body["input"] if item.get("type") == "reasoning"] == ["rs_b"]
+    assert validate(body, PROVIDER) == []
