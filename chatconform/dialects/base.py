@@ -16,15 +16,16 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, Literal, NamedTuple, Protocol
 
-from chatconform.dialects.http import Answer, Context, Reply, RouteCall
+from chatconform.dialects.http import Answer, Context, Reply, RouteCall, Session
 from chatconform.history import data_url_payload, inline_identity
 
 if TYPE_CHECKING:
     from chatconform.providers.profile import Provider
 
 __all__ = ["FILE_KINDS", "BodyTurn", "Call", "CallNames", "Dialect", "File", "FileKind", "Image", "Reasoning",
-           "RenderHooks", "Result", "SentFile", "Text", "Turn", "dicts", "files", "inline_bytes", "link", "list_of",
-           "neutral_role", "reasoning_token", "result_text", "source_file", "str_of", "system_slot", "text_blocks"]
+           "RenderHooks", "Result", "SentFile", "Text", "Turn", "dicts", "files", "inline_bytes", "is_error_text",
+           "link", "list_of", "neutral_role", "reasoning_token", "result_text", "source_file", "str_of", "system_slot",
+           "text_blocks"]
 
 #: The kinds of file besides images: a PDF document, WAV or MP3 audio, MP4 video.
 FileKind = Literal["document", "audio", "video"]
@@ -86,13 +87,15 @@ class Call(NamedTuple):
 class Reasoning(NamedTuple):
     """Reasoning the provider returned, sent back in its dialect's slot: an Anthropic
     ``thinking`` block (``redacted``: a ``redacted_thinking`` block whose data is
-    ``signature``), a ``reasoning_content`` string, or an OpenRouter ``reasoning_details``
-    entry (``details``, sent unchanged)."""
+    ``signature``), a ``reasoning_content`` string, an OpenRouter ``reasoning_details``
+    entry (``details``, sent unchanged), or one summary of an OpenAI ``reasoning`` item
+    (``id``: the item's, ``signature``: its encrypted content)."""
 
     text: str
     signature: str | None = None
     redacted: bool = False
     details: Any = None
+    id: str | None = None
 
 
 class Result(NamedTuple):
@@ -120,6 +123,18 @@ class Turn(list):
 def result_text(content: Any) -> str:
     """A tool result's content as the text the text-only slots carry (JSON unless a string)."""
     return content if isinstance(content, str) else json.dumps(content, ensure_ascii=False)
+
+
+def is_error_text(content: Any) -> bool:
+    """A tool output that is a JSON object with an ``error`` member: how the OpenAI dialects,
+    whose tool outputs have no error flag, mark a failed call."""
+    if not isinstance(content, str) or not content.lstrip().startswith("{"):
+        return False
+    try:
+        value = json.loads(content)
+    except (ValueError, RecursionError):
+        return False
+    return isinstance(value, dict) and "error" in value
 
 
 def reasoning_token(value: Any) -> str:
@@ -371,3 +386,9 @@ class Dialect(ABC):
     def include_usage(self, body: dict) -> bool:
         """Whether a stream ends with the usage (OpenAI's ``stream_options.include_usage``)."""
         return False
+
+    # -- what a dialect keeps of its own answers
+    def session(self) -> Session | None:
+        """What ``serve`` keeps between the requests it answers in this dialect (None: each
+        request stands alone), made once per server."""
+        return None

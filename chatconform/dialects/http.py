@@ -10,6 +10,7 @@ import base64
 import hashlib
 import json
 import struct
+from abc import ABC, abstractmethod
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -17,9 +18,9 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from chatconform.providers.profile import Provider
 
-__all__ = ["DEFAULT_TEXT", "EMBEDDING_SIZE", "SERVED_MODEL", "Answer", "Context", "Reply", "RouteCall", "ToolCall",
-           "call_id", "completion_tokens", "embedding", "embedding_base64", "json_answer", "json_bytes", "sse_answer",
-           "sse_event", "stream_answer", "tokens"]
+__all__ = ["DEFAULT_TEXT", "EMBEDDING_SIZE", "SERVED_MODEL", "Answer", "Context", "Refusal", "Reply", "RouteCall",
+           "Session", "ToolCall", "call_id", "completion_tokens", "embedding", "embedding_base64", "json_answer",
+           "json_bytes", "sse_answer", "sse_event", "stream_answer", "tokens"]
 
 #: The default answer: short, so an application's assertions on it are easy to write.
 DEFAULT_TEXT = "OK"
@@ -80,6 +81,9 @@ class Context:
     include_usage: bool = False
     #: A stream as server-sent events; False: one JSON array of its chunks (Gemini without ``alt=sse``).
     sse: bool = True
+    #: The request body as sent, for what a dialect answers from it (the Responses API's
+    #: ``include``, ``store`` and ``previous_response_id``).
+    request: Mapping[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -107,6 +111,31 @@ class Answer:
     #: Drop the connection after this many chunks of a stream (never its last), or halfway
     #: through a plain body (0: before any of it): a scripted cut.
     cut_after: int | None = None
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """A request the API refuses for what it carries back of an earlier answer (a rule of
+    the provider's rules module, with the provider's text), found by a :class:`Session`."""
+
+    rule: str
+    path: str
+    message: str
+
+
+class Session(ABC):
+    """What ``serve`` keeps of its own answers in one dialect, so a later request is read as
+    the API reads it: a request that continues a stored answer (the Responses API's
+    ``previous_response_id``) is that answer's conversation with the request's items after it."""
+
+    @abstractmethod
+    def resolve(self, body: dict) -> tuple[dict, list[Refusal]]:
+        """The body as the API reads it (what it continues put before its own items) and the
+        refusals of what it continues."""
+
+    @abstractmethod
+    def answered(self, body: dict, reply: Reply, ctx: Context) -> None:
+        """``reply`` was sent for ``body`` (as :meth:`resolve` read it)."""
 
 
 def json_answer(data: Any, *, status: int = 200, headers: Mapping[str, str] | None = None,

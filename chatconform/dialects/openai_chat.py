@@ -33,6 +33,7 @@ from chatconform.dialects.base import (
     dicts,
     files,
     inline_bytes,
+    is_error_text,
     link,
     list_of,
     reasoning_token,
@@ -121,17 +122,6 @@ def _user_content(hooks: RenderHooks, items: list, profile: Provider) -> str | l
 
 _ROLES = {"system": "system", "developer": "system", "user": "user", "assistant": "assistant",
           "tool": "tool", "function": "tool"}
-
-
-def _is_error_text(content: Any) -> bool:
-    """An OpenAI-style tool content that is a JSON object with an ``error`` member."""
-    if not isinstance(content, str) or not content.lstrip().startswith("{"):
-        return False
-    try:
-        value = json.loads(content)
-    except ValueError:
-        return False
-    return isinstance(value, dict) and "error" in value
 
 
 #: The fields an assistant message carries reasoning in: DeepSeek's and Kimi's
@@ -280,7 +270,7 @@ class OpenAIChat(Dialect):
                     results.append(("", str_of(message.get("name"))))
                 else:
                     results.append(names.result(str_of(message.get("tool_call_id")), str_of(message.get("name"))))
-            errors = (0,) if role == "tool" and _is_error_text(message.get("content")) else ()
+            errors = (0,) if role == "tool" and is_error_text(message.get("content")) else ()
             reasoning = tuple(reasoning_token({key: message[key]}) for key in _REASONING_KEYS
                               if role == "assistant" and key in message)
             yield BodyTurn(role, tuple(texts), tuple(calls), tuple(results), f"$.messages[{i}]",

@@ -12,7 +12,7 @@ from collections import deque
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from chatconform.dialects.base import File, Image, Reasoning, Text, Turn
+from chatconform.dialects.base import Call, File, Image, Reasoning, Text, Turn
 from chatconform.fakes.base import Fake
 from chatconform.lazy import pai
 from chatconform.providers import get_provider
@@ -611,3 +611,78 @@ class GeminiSignaturesDropped(_Fake):
             for part in content["parts"]:
                 part.pop("thoughtSignature", None)
         return body
+
+
+class LeavesInterruptedCallsOpen(_Fake):
+    """A call whose run stopped before its tool answered is sent without any output: the
+    Responses API refuses the whole request, "No tool output found for function call ..."."""
+
+    name = "fake-leaves-interrupted-calls-open"
+    providers = frozenset({"openai-responses"})
+    reproduces = ("a function_call left without its function_call_output after a cancelled or compacted run; the "
+                  "Responses API answers 'No tool output found for function call call_...' "
+                  "(https://github.com/massgen/MassGen/issues/590, https://github.com/bytedance/trae-agent/issues/358)")
+    violates = ("payload.provider_rules",)
+    warns = ("payload.tool_pairing", "payload.matches_reference")
+
+    def turns(self, history, sending=None):
+        kept = []
+        for turn in super().turns(history, sending):
+            if turn.role == "tool":
+                turn = Turn("tool", [item for item in turn.items
+                                     if item.content != pai.INTERRUPTED_TOOL_RETURN_CONTENT])
+            kept.append(turn)
+        return kept
+
+
+class SendsReasoningWithoutItsItem(_Fake):
+    """Every OpenAI reasoning item sent back as it stands in the history: one whose run was cut
+    before its encrypted content came, or with nothing after it in its response."""
+
+    name = "fake-sends-reasoning-without-its-item"
+    providers = frozenset({"openai-responses"})
+    reproduces = ("reasoning items replayed whatever followed them: \"Item 'rs_...' of type 'reasoning' was provided "
+                  "without its required following item.\" (https://github.com/vercel/ai/issues/7099, "
+                  "https://github.com/pydantic/pydantic-ai/issues/2861); one a cut run left without its encrypted "
+                  "content is looked up by id and not found under store=false")
+    violates = ("payload.provider_rules",)
+
+    def replayable_reasoning(self, items):
+        return items
+
+
+class ReasoningByReference(_Fake):
+    """OpenAI reasoning sent back as an ``item_reference`` to its id, as if the API had stored
+    it, while the body says ``store: false``."""
+
+    name = "fake-reasoning-by-reference"
+    providers = frozenset({"openai-responses"})
+    reproduces = ("item ids replayed with store=false: 'Item with id 'rs_...' not found. Items are not persisted "
+                  "when `store` is set to false.' (https://github.com/anomalyco/opencode/issues/7724, "
+                  "https://github.com/anomalyco/opencode/issues/8987)")
+    violates = ("payload.provider_rules",)
+    warns = ("payload.reasoning_kept",)
+
+    def render(self, provider, system, turns):
+        body = super().render(provider, system, turns)
+        body["input"] = [{"type": "item_reference", "id": item["id"]} if item.get("type") == "reasoning" else item
+                         for item in body.get("input", ())]
+        return body
+
+
+class DropsReasoningKeepsCall(_Fake):
+    """A compaction that drops the OpenAI reasoning items of the turns that called tools and
+    keeps their calls: the API answers (nothing is sent by id), the model loses its reasoning."""
+
+    name = "fake-drops-reasoning-keeps-call"
+    providers = frozenset({"openai-responses"})
+    reproduces = ("compaction dropped a reasoning item but kept the item it produced "
+                  "(https://github.com/openai/codex/issues/20774); sent back by id, the API answers \"Item ... was "
+                  "provided without its required 'reasoning' item\" (rule X7, judged by serve)")
+    warns = ("payload.reasoning_kept",)
+
+    def replayable_reasoning(self, items):
+        kept = super().replayable_reasoning(items)
+        if any(isinstance(item, Call) for item in kept):
+            return [item for item in kept if not isinstance(item, Reasoning)]
+        return kept

@@ -60,8 +60,9 @@ class ModelContent:
 
 #: How a provider's dialect carries reasoning back: Anthropic ``thinking`` blocks, Gemini
 #: ``thoughtSignature`` on the part it came with, a ``reasoning_content`` string (DeepSeek,
-#: Kimi), OpenRouter's ``reasoning_details`` list.
-ReasoningSlot = Literal["thinking_blocks", "thought_signatures", "reasoning_content", "reasoning_details"]
+#: Kimi), OpenRouter's ``reasoning_details`` list, the Responses API's ``reasoning`` items.
+ReasoningSlot = Literal["thinking_blocks", "thought_signatures", "reasoning_content", "reasoning_details",
+                        "reasoning_items"]
 
 
 @dataclass(frozen=True)

@@ -36,7 +36,9 @@ Policy (``docs/contracts/payload.md``, "The reference policy"), and why:
   A20; an unsigned block, from a stream cut before its signature, is rejected, A21);
   ``reasoning_content`` for DeepSeek and Kimi (their thinking modes reject a tool-call turn
   without it, D3 and K2: ``""`` where the turn had none), nothing for DeepSeek R1 and Groq
-  (D2, R2); OpenRouter's ``reasoning_details`` unchanged (P2). Gemini's ``thoughtSignature``
+  (D2, R2); OpenRouter's ``reasoning_details`` unchanged (P2); OpenAI's ``reasoning`` items
+  on the Responses API with their encrypted content, right before the item they produced
+  (``chatconform.dialects.openai_responses`` says why). Gemini's ``thoughtSignature``
   goes back on the part it came with whatever the setting (G9). Reasoning another provider
   signed is never sent as signed: it is not sent. A turn of reasoning alone is not sent.
 - **Not sent.** Other ``ThinkingPart``s (a replay without the provider's signature is
@@ -375,8 +377,31 @@ class PayloadMapper:
                 if own and part.signature else None
         if slot == "reasoning_details":
             return Reasoning(part.content, details=openrouter_detail(part)) if own else None
+        if slot == "reasoning_items":  # OpenAI's own items, by id (the dialect keeps those it can send)
+            return Reasoning(part.content, part.signature, id=part.id) if own and part.id else None
         # reasoning_content: a string with no signature; another provider's reasoning is not sent
         return Reasoning(part.content) if own or (part.provider_name or response.provider_name) is None else None
+
+    def replayable_reasoning(self, items: list) -> list:
+        """A response's items without the OpenAI reasoning items the API refuses: one whose
+        encrypted content the history lacks (X6: with store=false nothing is looked up by id),
+        or with no text or call right after it (X5: a run cancelled while it reasoned). The
+        summaries of one item share its id and go together."""
+        signed = {item.id for item in items if isinstance(item, Reasoning) and item.signature}
+        kept: list = []
+        after: Any = None  # what follows the current item's reasoning item, as sent
+        for item in reversed(items):
+            if not isinstance(item, Reasoning):
+                kept.append(item)
+                after = item
+                continue
+            if isinstance(after, Reasoning) and after.id == item.id:
+                kept.append(item)  # another summary of a reasoning item already kept
+            elif item.id in signed and after is not None and not isinstance(after, Reasoning):
+                kept.append(item)
+                after = item
+        kept.reverse()
+        return kept
 
     def part_signature(self, part: Any, response: Any, sending: Sending) -> str | None:
         """The Gemini thought signature pydantic-ai keeps on a part (``provider_details``)."""
@@ -450,6 +475,8 @@ class PayloadMapper:
                 if sending is not None and sending.requires() and sending.profile.reasoning_slot == \
                         "reasoning_content" and owed and not any(isinstance(i, Reasoning) for i in items):
                     items.insert(0, Reasoning(""))  # the field a tool-call turn must carry (D3, K2)
+                if sending is not None and sending.profile.reasoning_slot == "reasoning_items":
+                    items = self.replayable_reasoning(items)
                 turns.append(Turn("assistant", items))
                 if owed:
                     turns.append(Turn("tool", owed))

@@ -2,11 +2,17 @@
 with ``provider_schemas.validate`` (what ``chatconform validate`` runs), then answered as the
 provider would: its own error status and body for a request it rejects, else the reply.
 
+A request is judged as the API reads it: one that continues an answer of this server (the
+Responses API's ``previous_response_id``: ``Dialect.session``) with that answer's items first,
+and on what it carries back of the answers sent before in its conversation (a rules module's
+``replayed``: Gemini's thought signatures, the Responses API's reasoning items).
+
 Routes (POST), from the dialects (``Dialect.routes``): ``/v1/chat/completions`` (OpenAI Chat),
-``/v1/messages`` (Anthropic Messages), ``/v1beta/models/<model>:generateContent`` and
-``:streamGenerateContent`` (Gemini), ``/model/<modelId>/converse`` and ``/converse-stream``
-(Bedrock Converse), each for the first provider of its dialect in the table (openai-chat,
-anthropic, gemini, bedrock-converse) and under ``/<provider>`` for every provider of it
+``/v1/responses`` (OpenAI Responses), ``/v1/messages`` (Anthropic Messages),
+``/v1beta/models/<model>:generateContent`` and ``:streamGenerateContent`` (Gemini),
+``/model/<modelId>/converse`` and ``/converse-stream`` (Bedrock Converse), each for the first
+provider of its dialect in the table (openai-chat, openai-responses, anthropic, gemini,
+bedrock-converse) and under ``/<provider>`` for every provider of it
 (``/mistral/v1/chat/completions``); and a provider's own paths (``Provider.api_paths``: GLM's
 ``/glm/api/paas/v4/chat/completions``).
 
@@ -21,6 +27,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
+import threading
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
@@ -30,7 +37,7 @@ from starlette.responses import Response
 from starlette.routing import Match, Route
 
 from chatconform.dialects import Dialect, get_dialect
-from chatconform.dialects.http import Answer, Context, Reply, RouteCall
+from chatconform.dialects.http import Answer, Context, Reply, RouteCall, Session, json_bytes
 from chatconform.providers import PROVIDERS, Provider, get_provider
 from chatconform.serve.conversations import Conversations, turn_keys
 from chatconform.serve.log import ServeLog, Verdict
@@ -111,6 +118,12 @@ class _Judge:
     def __init__(self, log: ServeLog, replies: Replies, allow_origins: tuple[str, ...] = ()) -> None:
         self.log, self.replies, self.allow_origins = log, replies, allow_origins
         self.conversations = Conversations()
+        #: Each dialect's memory of its answers (``Dialect.session``), made on its first request.
+        self.sessions: dict[str, Session | None] = {}
+        #: The answers sent in each (provider, conversation), as sent, for the rules that judge
+        #: what a later request carries back of them.
+        self.answers: dict[tuple[str, str], list[str]] = {}
+        self.lock = threading.Lock()
         self.dialects = [get_dialect(name) for name in dict.fromkeys(p.dialect for p in PROVIDERS.values())]
         #: Each dialect's extra routes, as routes that match a path (their endpoint is never called).
         self.extras = [(dialect, path, Route(path, _never, methods=[method]))
@@ -174,16 +187,18 @@ class _Judge:
         named = body.get("model") if isinstance(body, dict) else None
         model = call.model or (named if isinstance(named, str) and named else "chatconform-serve")
         wants = call.stream if call.stream is not None else isinstance(body, dict) and body.get("stream") is True
-        turns = _turns(body, provider)
+        read, problems = self._continued(dialect, body, problems, provider, call.model)
+        turns = _turns(read, provider)
         opening = first_user_text(turns)
         place = self.conversations.place(turn_keys(turns), text_key(opening))
+        problems = [*problems, *self._replayed(read, provider, call.model, place.conversation)]
         number = self.log.next_number()
         errors = [p for p in problems if p.severity == "error"]
         if errors:  # a rejected request uses no script entry
             answer, status, answered = dialect.error(400, errors[0].message, profile), 400, "rejected"
             self.conversations.rejected(place)
         else:
-            tools = dialect.tool_schemas(body)
+            tools = dialect.tool_schemas(read)
             reply = self.replies.next(opening, place.conversation, place.entry, tools, profile, dialect.busy_statuses)
             self.conversations.answered(place, reply.status is not None or reply.cut_stream_after is not None)
             if reply.delay:
@@ -196,12 +211,42 @@ class _Judge:
                 answer, status, answered = dialect.error(500, message, profile), 500, "script error"
                 self.log.notice(message)
             else:
-                answer, status, answered = self._answer(dialect, reply, Context(
-                    profile, model, place.conversation, place.entry, bool(wants), max(1, len(raw) // 4),
-                    dialect.include_usage(body), call.sse))
+                ctx = Context(profile, model, place.conversation, place.entry, bool(wants), max(1, len(raw) // 4),
+                              dialect.include_usage(read), call.sse, body)
+                answer, status, answered = self._answer(dialect, reply, ctx)
+                if status == 200:
+                    self._remember(dialect, read, reply, ctx, answer)
         self.log.add(Verdict(number, provider, request.url.path, model, bool(wants), place.conversation, place.turn,
                              tuple(problems), status, answered, body, entry=place.entry, again=place.again))
         return respond(answer)
+
+    def _continued(self, dialect: Dialect, body: Any, problems: list[Problem], provider: str,
+                   model: str | None) -> tuple[Any, list[Problem]]:
+        """The body as the API reads it (what it continues of this server's own answers, put
+        before its items: its conversation is then known by content as any other's) and its
+        problems judged as read."""
+        from chatconform.provider_schemas import Problem, validate
+
+        if not isinstance(body, dict):
+            return body, problems
+        with self.lock:
+            session = self.sessions.setdefault(dialect.name, dialect.session())
+        if session is None:
+            return body, problems
+        read, refusals = session.resolve(body)
+        if read is not body:
+            problems = validate(read, provider, model=model)
+        return read, [*problems, *(Problem(r.rule, r.path, r.message, provider, source="sequence")
+                                              for r in refusals)]
+
+    def _replayed(self, body: Any, provider: str, model: str | None, conversation: str) -> list[Problem]:
+        """What the request carries back of this server's earlier answers in the conversation,
+        judged by the provider's rules (``replayed``: an item returned after a reasoning item)."""
+        from chatconform.provider_schemas.rules import replay_problems
+
+        with self.lock:
+            earlier = list(self.answers.get((provider, conversation), ()))
+        return replay_problems(body, provider, model, earlier) if isinstance(body, dict) else []
 
     def _canned(self, request: Request, profile: Provider, dialect: Dialect, path: str, raw: bytes,
                 model: str | None, params: dict[str, Any] | None = None) -> Response:
@@ -280,6 +325,14 @@ class _Judge:
             return dialect.error(reply.status, message, ctx.profile), reply.status, reply.kind
         self.replies.remember(ctx.conversation, dialect.call_ids(reply, ctx))
         return dialect.answer(reply, ctx), 200, reply.kind
+
+    def _remember(self, dialect: Dialect, body: dict[str, Any], reply: Reply, ctx: Context, answer: Answer) -> None:
+        sent = b"".join(answer.chunks) if answer.chunks is not None else json_bytes(answer.body)
+        with self.lock:
+            self.answers.setdefault((ctx.profile.id, ctx.conversation), []).append(sent.decode("utf-8", "replace"))
+            session = self.sessions.get(dialect.name)
+        if session is not None:
+            session.answered(body, reply, ctx)
 
     def endpoint(self, dialect: Dialect, path: str,
                  profile: Provider | None) -> Callable[[Request], Awaitable[Response]]:

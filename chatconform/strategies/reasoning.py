@@ -4,7 +4,8 @@
 switched provider has several: Anthropic (signed ``thinking``, ``redacted_thinking``), Gemini
 (a ``thoughtSignature`` on the first call or text, or on a ``ThinkingPart`` that hands it to
 the next part), DeepSeek or Kimi (``reasoning_content``, unsigned), OpenRouter (a
-``reasoning_details`` entry), OpenAI, or none (a history stored before providers were named).
+``reasoning_details`` entry), OpenAI (a Responses API reasoning item: its id, its encrypted
+content as the signature), or none (a history stored before providers were named).
 Its thinking may be cut mid-stream (no signature), and a response of tool calls may gain
 thinking before them. Valid by construction: pydantic-ai builds every part the same way.
 Shrinks towards the history as drawn (no producer, nothing added).
@@ -45,7 +46,9 @@ def _thinking(draw: Any, producer: str | None, n: int, text: str) -> Any:
         details = {"type": "reasoning.text", "format": "anthropic-claude-v1", "index": 0}
         return pai.ThinkingPart(text, id=f"rd_{n}", signature=signature, provider_name=producer,
                                 provider_details=details)
-    if producer in ("deepseek", "moonshotai", "openai", None):
+    if producer == "openai":  # a Responses API reasoning item: its id, its encrypted content
+        return pai.ThinkingPart(text, id=f"rs_{n}", signature=signature, provider_name=producer)
+    if producer in ("deepseek", "moonshotai", None):
         return pai.ThinkingPart(text, provider_name=producer)
     return pai.ThinkingPart(text, signature=signature, provider_name=producer)
 

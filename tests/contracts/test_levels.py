@@ -56,7 +56,8 @@ def test_cli_strict_turns_warnings_into_a_failing_exit(tmp_path):
 
 
 @pytest.mark.parametrize("check, expected", [
-    ("payload.system_first", "error; warning for deepseek, glm, groq, kimi, mistral, openai-chat, openrouter"),
+    ("payload.system_first", "error; warning for deepseek, glm, groq, kimi, mistral, openai-chat, "
+                                 "openai-responses, openrouter"),
     ("payload.matches_reference", "warning"),
     ("thread.matches_reference", "error"),
 ])

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from chatconform import dialects
 from chatconform.provider_schemas import PROVIDER_IDS, load_schema, rules
 from chatconform.provider_schemas.catalog import LEFT_OUT, REGENERATE, RULES, markdown
 from chatconform.provider_schemas.problems import GENERIC_RULE
@@ -44,6 +45,19 @@ def _schema_tags(provider: str) -> dict[str, set[str]]:
 def _rules_trees() -> list[ast.Module]:
     """The syntax trees of the rules package: each provider's module and the shared one."""
     return [ast.parse(path.read_text("utf-8")) for path in sorted(Path(rules.__file__).parent.glob("*.py"))]
+
+
+def _dialect_trees() -> list[ast.Module]:
+    """The syntax trees of the dialect modules, whose ``serve`` sessions refuse a request for what
+    it continues (``Refusal("X8", ...)``: a rule the body alone cannot break)."""
+    return [ast.parse(path.read_text("utf-8")) for path in sorted(Path(dialects.__file__).parent.glob("*.py"))]
+
+
+def _refused_ids() -> set[str]:
+    """Every rule id a dialect module gives a ``Refusal``."""
+    return {node.args[0].value for tree in _dialect_trees() for node in ast.walk(tree)
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "Refusal"
+            and node.args and isinstance(node.args[0], ast.Constant)}
 
 
 def _sequence_ids() -> set[str]:
@@ -85,9 +99,10 @@ def _sequence_ids() -> set[str]:
 
 
 def _sequence_texts() -> set[str]:
-    """The strings of the rules modules, f-strings as templates (``f"x {a}"`` -> ``"x {a}"``), and GLM's 1214."""
+    """The strings of the rules and dialect modules, f-strings as templates (``f"x {a}"`` -> ``"x {a}"``),
+    and GLM's 1214."""
     texts = {GLM_1214}
-    for node in (node for tree in _rules_trees() for node in ast.walk(tree)):
+    for node in (node for tree in [*_rules_trees(), *_dialect_trees()] for node in ast.walk(tree)):
         if isinstance(node, ast.Constant) and isinstance(node.value, str):
             texts.add(node.value)
         elif isinstance(node, ast.JoinedStr):
@@ -129,7 +144,7 @@ def test_every_provider_is_catalogued_with_a_docs_link():
 @pytest.mark.parametrize("provider", PROVIDER_IDS)
 def test_catalog_lists_exactly_the_rule_ids_the_code_reports(provider):
     schema_ids = set(_schema_tags(provider))
-    sequence_ids = {rule_id for rule_id in _sequence_ids() if LETTER[rule_id[0]] == provider}
+    sequence_ids = {rule_id for rule_id in _sequence_ids() | _refused_ids() if LETTER[rule_id[0]] == provider}
     content_ids = {PROVIDERS[provider].content_rule} - {None}
     catalogued = RULES[provider]
     assert schema_ids | sequence_ids | content_ids == set(catalogued)

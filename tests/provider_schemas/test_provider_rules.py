@@ -115,6 +115,27 @@ def mcalls(*ids):
     return {"role": "assistant", "tool_calls": [call(i) for i in ids]}
 
 
+# OpenAI Responses input items.
+def ru(text="hi"):
+    return {"role": "user", "content": [{"type": "input_text", "text": text}]}
+
+
+def rfc(call_id="call_1", name="get_weather"):
+    return {"type": "function_call", "call_id": call_id, "name": name, "arguments": "{}"}
+
+
+def rout(call_id="call_1", output="21C"):
+    return {"type": "function_call_output", "call_id": call_id, "output": output}
+
+
+def rrs(item_id="rs_1", encrypted="gAAA"):
+    return {"type": "reasoning", "id": item_id, "summary": [], "encrypted_content": encrypted}
+
+
+def ra(text="ok"):
+    return {"role": "assistant", "content": text}
+
+
 # --- the table: (provider, rule, breaking body, exact text, close body) ---------------------
 
 CASES = [
@@ -270,6 +291,25 @@ CASES = [
         {"model": "gpt-4o-mini", "messages": [{"role": "user", "content": [
             text("what is it?"), {"type": "image_url", "image_url": {"url": "https://x/y.png"}}]}]},
     ),
+    # OpenAI Responses API
+    ("openai-responses", "X0", {"input": 5}, "Invalid 'input': expected string or array, got number",
+     {"input": "hi"}),
+    ("openai-responses", "X1", {"input": [ru(), {"type": "function_call", "name": "f", "arguments": "{}"}]},
+     "Missing required parameter: 'input[1].call_id'.", {"input": [ru(), rfc(), rout()]}),
+    ("openai-responses", "X2", {"input": [ru(), rfc(), {"role": "tool", "content": "21C"}]},
+     "Invalid value: 'tool'. Supported values are: 'assistant', 'system', 'developer', and 'user'.",
+     {"input": [ru(), rfc(), rout()]}),
+    ("openai-responses", "X3", {"input": [ru(), rfc("call_7"), ru("and?")]},
+     "No tool output found for function call call_7.", {"input": [ru(), rfc("call_7"), rout("call_7"), ru("and?")]}),
+    ("openai-responses", "X4", {"input": [ru(), rout("call_8")]},
+     "No tool call found for function call output with call_id call_8.",
+     {"input": [ru(), rout("call_8")], "previous_response_id": "resp_1"}),
+    ("openai-responses", "X5", {"input": [ru(), rrs("rs_9"), ru("and?")], "store": False},
+     "Item 'rs_9' of type 'reasoning' was provided without its required following item.",
+     {"input": [ru(), rrs("rs_9"), ra(), ru("and?")], "store": False}),
+    ("openai-responses", "X6", {"input": [ru(), rrs("rs_5", None), ra()], "store": False},
+     "Item with id 'rs_5' not found. Items are not persisted when `store` is set to false. Try again with `store` "
+     "set to true, or remove this item from your input.", {"input": [ru(), rrs("rs_5", None), ra()]}),
     # Qwen3.5+ on vLLM
     (
         "qwen-vllm",
@@ -961,9 +1001,11 @@ def test_close_body_is_clean(provider, rule, broken, message, close):
 def test_every_catalogued_rule_has_a_case():
     covered = {(provider, rule) for provider, rule, *_ in CASES}
     catalogued = {(provider, rule) for provider, rules in RULES.items() for rule in rules}
-    # A12 has its own test (a large body); G9 needs the answers before the request, so its
-    # cases are recorded traffic (test_validate_traffic.py).
-    assert catalogued - covered == {("anthropic", "A12"), ("gemini", "G9")}
+    # A12 has its own test (a large body); G9 and X7 need the answers before the request, so
+    # their cases are recorded traffic (test_validate_traffic.py, tests/dialects/test_openai_responses.py),
+    # and X8 a server that answered before (tests/serve/test_openai_responses_sdk.py).
+    assert catalogued - covered == {("anthropic", "A12"), ("gemini", "G9"), ("openai-responses", "X7"),
+                                    ("openai-responses", "X8")}
 
 
 def test_a12_message_limit():

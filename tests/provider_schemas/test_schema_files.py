@@ -27,7 +27,8 @@ def _nodes(node):
 
 
 def test_provider_ids_in_order():
-    assert PROVIDER_IDS == ("openai-chat", "qwen-vllm", "glm", "mistral", "anthropic", "gemini", "bedrock-converse")
+    assert PROVIDER_IDS == ("openai-chat", "openai-responses", "qwen-vllm", "glm", "deepseek", "kimi", "groq",
+                            "openrouter", "mistral", "anthropic", "gemini", "bedrock-converse")
 
 
 @pytest.mark.parametrize("provider", PROVIDER_IDS)

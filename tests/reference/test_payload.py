@@ -110,8 +110,8 @@ def call(call_id, name="get_weather"):
 
 # -- properties over generated histories -------------------------------------------------------
 def test_providers_in_spec_order():
-    assert PROVIDER_IDS == ("openai-chat", "qwen-vllm", "glm", "deepseek", "kimi", "groq", "openrouter", "mistral",
-                            "anthropic", "gemini", "bedrock-converse")
+    assert PROVIDER_IDS == ("openai-chat", "openai-responses", "qwen-vllm", "glm", "deepseek", "kimi", "groq",
+                            "openrouter", "mistral", "anthropic", "gemini", "bedrock-converse")
 
 
 @settings(max_examples=100)
