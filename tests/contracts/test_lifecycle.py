@@ -14,6 +14,7 @@ from chatconform.errors import ConfigError, Violation
 from chatconform.fakes import lifecycle as lifecycle_fakes
 from chatconform.fakes.lifecycle import DropsFramedSummary, RefusesToShrink
 from chatconform.frame.contract import Example
+from chatconform.providers import PROVIDER_IDS
 from chatconform.reference import ReferenceImplementation
 from chatconform.strategies.lifecycles import STANDING_PROMPT, Lifecycle, Step, lifecycles
 from chatconform.strategies.runs import Scenario
@@ -76,7 +77,8 @@ def test_a_composition_calls_its_own_methods_and_the_reference_the_rest():
     assert composition.own == {"persist_run"}
     assert composition.whose("persist_run", "compact") == "yours: persist_run"
     assert composition.whose("trim") == "the reference's"
-    assert len(composition.providers) == 7  # no to_payload of its own: every provider the reference maps
+    # No to_payload of its own: every provider the reference maps.
+    assert set(composition.providers) == set(PROVIDER_IDS)
 
 
 def test_serde_is_one_method_pair():
