@@ -469,9 +469,9 @@ class GluesTexts(_Fake):
     violates = ("payload.text_boundaries",)
     warns = ("payload.matches_reference",)
 
-    def turns(self, history):
+    def turns(self, history, sending=None):
         glued = []
-        for turn in super().turns(history):
+        for turn in super().turns(history, sending):
             items: list = []
             for item in turn.items:
                 if isinstance(item, Text) and items and isinstance(items[-1], Text):
