@@ -168,8 +168,8 @@ def _parser() -> argparse.ArgumentParser:
     validate.set_defaults(handler=cmd_validate)
 
     serve = sub.add_parser("serve", help="a local provider endpoint that judges every request an app sends",
-                           description="Serve the OpenAI, Qwen-on-vLLM, GLM, Mistral, Anthropic, Gemini and "
-                                       "Bedrock Converse endpoints on 127.0.0.1: every request is judged by the "
+                           description="Serve the chat endpoints of every provider ("
+                                       + ", ".join(PROVIDER_IDS) + ") on 127.0.0.1: every request is judged by the "
                                        "rules of validate, rejected with the provider's own error where the "
                                        "provider would reject it, else answered; the verdicts go to a report "
                                        "that summary and diff read. Stops on SIGINT or SIGTERM (docs/serve.md).")

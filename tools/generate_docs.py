@@ -297,10 +297,14 @@ KIND_NOTES: dict[str, str] = {
                          "it back; the reference does not send it.",
     "builtin-tool-return": "Not sent by the reference, as its call.",
     "thinking": "`signature` is the provider's proof that it wrote the block (Anthropic's thinking "
-                "signature, Gemini's thought signature): only that provider takes thinking back, and only "
-                "with it. chatconform's histories hold thinking without one, and the reference sends no "
-                "thinking: Anthropic rejects a replayed block whose signature is missing or altered, the "
-                "others have no slot for it. `payload` does not count it lost.",
+                "signature, Gemini's thought signature); `provider_name` says who did. The histories hold "
+                "thinking signed and unsigned, cut mid-stream, redacted, and from another provider. The "
+                "reference sends it back only to the provider that made it, with the request's reasoning "
+                "on, in that provider's slot (Anthropic `thinking` first in its turn, OpenRouter "
+                "`reasoning_details`, DeepSeek's and Kimi's `reasoning_content`; Gemini's signature rides on "
+                "its part whatever the setting), and never to a model that rejects it (Groq, DeepSeek R1): "
+                "`payload.reasoning_kept`, `payload.no_rejected_reasoning`, `payload.no_foreign_signature`. "
+                "`payload.nothing_lost` does not count it.",
     "file": "Not sent by the reference.",
     "instruction": "Held by an `instruction-baseline` only.",
     "instruction-digest": "Held by an `instruction-baseline` only.",

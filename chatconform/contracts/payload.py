@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import base64
 import html
-import inspect
 import itertools
 import json
 from collections import Counter, deque
@@ -18,7 +17,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from hypothesis import strategies as st
 
 from chatconform.errors import ERROR, WARNING, ConfigError, NotApplicable, Violation
-from chatconform.frame.contract import Example, Option, Refusal
+from chatconform.frame.contract import Example, Option, Refusal, taken_keywords
 from chatconform.frame.history_contract import HistoryContract
 from chatconform.frame.lifecycle import Conversation, LifecycleStep
 from chatconform.frame.wire import as_is
@@ -48,7 +47,7 @@ from chatconform.reference.payload import links_sent_as_text, to_payload
 from chatconform.strategies.histories import histories, instructions
 from chatconform.strategies.large import large_history
 from chatconform.strategies.lifecycles import Step
-from chatconform.strategies.reasoning import family_models, with_reasoning
+from chatconform.strategies.reasoning import family_models, own_producer, with_reasoning
 from chatconform.strategies.runs import EPOCH
 
 if TYPE_CHECKING:
@@ -67,22 +66,10 @@ class PayloadCase:
     model: str | None = None
 
 
-_TAKES: dict[Any, frozenset[str]] = {}
-
-
 def _extras(fn: Any, case: PayloadCase) -> dict[str, Any]:
-    """``model`` and ``reasoning``, as far as the case says them and ``fn`` takes them: a
-    ``to_payload`` written before they existed is called as it always was."""
-    key = getattr(fn, "__func__", fn)
-    takes = _TAKES.get(key)
-    if takes is None:
-        try:
-            params = inspect.signature(fn).parameters
-        except (TypeError, ValueError):
-            params = {}  # type: ignore[assignment]
-        wide = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
-        takes = _TAKES[key] = frozenset(n for n in ("model", "reasoning") if wide or n in params)
-    return {name: getattr(case, name) for name in takes if getattr(case, name) is not None}
+    """``model`` and ``reasoning``, as far as the case says them and ``fn`` takes them."""
+    return {name: getattr(case, name) for name in taken_keywords(fn, PayloadContract.optional_keywords)
+            if getattr(case, name) is not None}
 
 
 def _known(ids, label: str) -> None:
@@ -138,6 +125,7 @@ class PayloadContract(HistoryContract):
     name = "payload"
     method = "to_payload"
     signature = "to_payload(history, *, provider, instructions=None) -> dict"
+    optional_keywords = ("model", "reasoning")
     crash_rationale = ("dify-agent raised UnexpectedModelBehavior on history parts it did not "
                        "map; a mapper that raises takes the whole agent run down")
     mutation_rationale = ("pydantic-ai ModelRequest.__post_init__ mutates a parts list passed in; "
@@ -162,6 +150,18 @@ class PayloadContract(HistoryContract):
     def variants(self, impl):
         return [p for p in PROVIDER_IDS if p in impl.options["providers"]]
 
+    def inapplicable(self, impl):
+        """The reasoning checks none of the implementation's providers can meet: no reasoning
+        goes back to a provider with no slot for it, and none rejects it but Groq and DeepSeek R1."""
+        profiles = [get_provider(p) for p in self.variants(impl)]
+        names = ", ".join(p.id for p in profiles)
+        cannot = {}
+        if not any(p.reasoning_slot for p in profiles):
+            cannot["payload.reasoning_kept"] = f"none of {names} takes reasoning back"
+        if not any(f.replay == "rejected" for p in profiles for f in p.reasoning_families):
+            cannot["payload.no_rejected_reasoning"] = f"no model of {names} is known to reject reasoning"
+        return cannot
+
     def skip_reason(self, impl):
         if not impl.options["providers"] and "providers" in impl.selected:
             return (f"{impl.name} declares none of the providers selected with --provider "
@@ -181,7 +181,8 @@ class PayloadContract(HistoryContract):
         # depends on it, one model of each family.
         drawn = ending.flatmap(lambda request: histories(
             ends_with_request=request, file_kinds=True, blank_prompts=True, cut_tool_rounds=True))
-        return st.builds(PayloadCase, drawn.flatmap(with_reasoning), instructions(),
+        own = own_producer(variant)
+        return st.builds(PayloadCase, drawn.flatmap(lambda history: with_reasoning(history, own)), instructions(),
                          st.sampled_from((None, True, True, False)), family_models(variant))
 
     def call(self, fn, case, variant):
@@ -1085,17 +1086,21 @@ def reasoning_kept(ex: Example) -> None:
             raise _reasoning_violation(ex, "payload.reasoning_kept", f"reasoning is not sent back unchanged: "
                                        f"{lost[0][:200]}" + and_more(lost, "piece"), required=True)
         return
+    faults = []  # every turn is weighed: a loss the provider rejects is never hidden behind one it takes
     for k, ((want, tokens), (got, held)) in enumerate(zip(wanted, sent, strict=True)):
         lost = [token for token in tokens if token not in held]
         required = family is not None and family.replay == "required" and (
             k == last_tool if family.turns == "last_tool_turn" else bool(want.tool_calls))
         if lost:
-            raise _reasoning_violation(ex, "payload.reasoning_kept", f"the reasoning of {want.path} is not sent "
-                                       f"back unchanged at {got.path}: {lost[0][:200]}" + and_more(lost, "piece"),
-                                       required=required, expected=list(tokens), actual=list(held))
-        if held and not got.reasoning_leads and k == last_tool:
-            raise _reasoning_violation(ex, "payload.reasoning_kept", f"the thinking of {got.path} does not come "
-                                       "first in its turn", required=required)
+            faults.append(_reasoning_violation(
+                ex, "payload.reasoning_kept", f"the reasoning of {want.path} is not sent back unchanged at "
+                f"{got.path}: {lost[0][:200]}" + and_more(lost, "piece"),
+                required=required, expected=list(tokens), actual=list(held)))
+        elif held and not got.reasoning_leads and k == last_tool:
+            faults.append(_reasoning_violation(ex, "payload.reasoning_kept", f"the thinking of {got.path} does "
+                                               "not come first in its turn", required=required))
+    if faults:
+        raise Violation.worst(faults)
 
 
 @CONTRACT.check(

@@ -111,8 +111,11 @@ class _Pass:
         if not self.hangs_left:
             self._replay_hang(case)
             return  # no more deadlines to spend in this pass: the case is not evaluated
-        if self.done_when_all_seen and self.selected is not None and self.selected <= self.observed.keys():
-            raise _AllSeen  # every selected check has failed: nothing left to learn without shrinking
+        if self.done_when_all_seen and self.selected is not None and all(
+                check in self.observed and self.observed[check].level != WARNING for check in self.selected):
+            # Every selected check has failed as an error: nothing left to learn without shrinking.
+            # A warning alone does not end it: an error later outranks it (as a shrinking run finds).
+            raise _AllSeen
         if self.profile.steer_to_large:
             hypothesis.target(float(self.contract.size(case)), label="size")
         if self.tick:

@@ -98,6 +98,24 @@ def parse_calls(signature: str) -> list[Call]:
     return calls
 
 
+_TAKES: dict[tuple[Any, tuple[str, ...]], frozenset[str]] = {}
+
+
+def taken_keywords(fn: Any, names: tuple[str, ...]) -> frozenset[str]:
+    """Those of ``names`` that ``fn`` takes (all of them where it takes ``**kwargs``): a
+    method written before a keyword existed is called as it always was."""
+    key = (getattr(fn, "__func__", fn), names)
+    takes = _TAKES.get(key)
+    if takes is None:
+        try:
+            params = inspect.signature(fn).parameters
+        except (TypeError, ValueError):
+            params = {}  # type: ignore[assignment]
+        wide = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
+        takes = _TAKES[key] = frozenset(n for n in names if wide or n in params)
+    return takes
+
+
 @dataclass(frozen=True)
 class Refusal:
     """Why an implementation may raise on a case instead of answering (``Contract.refusable``)."""
@@ -271,6 +289,10 @@ class Contract(ABC):
     #: The steps of a conversation's life this contract's methods take part in, each played by
     #: the ``lifecycle`` contract (:mod:`chatconform.frame.lifecycle`); none: not composed.
     lifecycle_steps: ClassVar[tuple[LifecycleStep, ...]] = ()
+    #: Keywords added to :attr:`method` after implementations were written (the payload
+    #: contract's ``model`` and ``reasoning``): passed only to a method that takes them
+    #: (:func:`taken_keywords`), in this process or a host's.
+    optional_keywords: ClassVar[tuple[str, ...]] = ()
 
     _REQUIRED = ("name", "method", "signature", "crash_rationale", "mutation_rationale")
 

@@ -4,10 +4,11 @@ A cassette holds every request a test made: chat requests among embeddings, toke
 uploads and the test's own telemetry. Only a chat request of a known dialect is judged; the
 rest are counted and skipped. The dialect is told by the path it defines (``/chat/completions``,
 ``/v1/messages``, ``:generateContent``, ``/converse``); the provider by the host where one host
-serves one provider's rules (OpenAI, Mistral, Z.ai), and by the path for the other dialects;
+serves one provider's rules (OpenAI, Mistral, Z.ai, DeepSeek, Moonshot, Groq, OpenRouter), and
+by the path for the other dialects;
 the model by the body's ``model``, else the URL (Gemini and Bedrock put it in the path).
 
-``/chat/completions`` of any other host (OpenRouter, DeepSeek, a local vLLM) is an
+``/chat/completions`` of any other host (Together, a local vLLM) is an
 OpenAI-compatible server whose rules are its own (extra parameters such as ``top_k`` that
 OpenAI rejects): it is skipped unless ``--provider`` names the provider whose rules judge it.
 """
@@ -44,7 +45,8 @@ _BEDROCK = re.compile(r"/model/(?P<model>[^/]+)/(?P<op>converse(?:-stream)?|invo
 #: Hosts whose ``/chat/completions`` is judged by a provider's rules, by the provider id.
 _HOSTS = (("api.openai.com", "openai-chat"), ("openai.azure.com", "openai-chat"),
           ("cognitiveservices.azure.com", "openai-chat"), ("api.mistral.ai", "mistral"), ("bigmodel.cn", "glm"),
-          ("api.z.ai", "glm"))
+          ("api.z.ai", "glm"), ("api.deepseek.com", "deepseek"), ("api.moonshot.ai", "kimi"),
+          ("api.moonshot.cn", "kimi"), ("api.groq.com", "groq"), ("openrouter.ai", "openrouter"))
 
 
 def _model(body: Any, url_model: str | None) -> str | None:

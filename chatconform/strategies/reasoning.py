@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 from chatconform.lazy import pai
 from chatconform.providers import PROVIDERS
 
-__all__ = ["PRODUCERS", "family_models", "with_reasoning"]
+__all__ = ["PRODUCERS", "family_models", "own_producer", "with_reasoning"]
 
 #: The ``provider_name`` pydantic-ai gives each producer's parts (None: a history that names none).
 PRODUCERS = (None, "anthropic", "google-gla", "deepseek", "moonshotai", "openrouter", "openai")
@@ -53,21 +53,29 @@ def _thinking(draw: Any, producer: str | None, n: int, text: str) -> Any:
     return pai.ThinkingPart(text, signature=signature, provider_name=producer)
 
 
+def own_producer(provider: str) -> str | None:
+    """The producer whose reasoning ``provider`` signs (None: it signs none)."""
+    return next((p for p in PRODUCERS if p in PROVIDERS[provider].reasoning_signers), None)
+
+
 @st.composite
-def _laid(draw: Any, history: list) -> list:
+def _laid(draw: Any, history: list, own: str | None) -> list:
     out = []
     n = 0
     for message in history:
         if not isinstance(message, pai.ModelResponse) or not draw(st.booleans()):
             out.append(message)
             continue
-        producer = draw(st.sampled_from(PRODUCERS))
+        # Most replies come from the provider the history goes back to; any other is a switch.
+        producer = draw(st.sampled_from(PRODUCERS) if own is None or draw(st.booleans()) else st.just(own))
         parts: list = []
         calls = [p for p in message.parts if isinstance(p, pai.ToolCallPart)]
         if calls and not any(isinstance(p, pai.ThinkingPart) for p in message.parts) and draw(st.booleans()):
             n += 1
             parts.append(_thinking(draw, producer, n, "I should call a tool first."))
-        signed_first = producer == "google-gla" and draw(st.booleans())
+        # Gemini 3 signs the first function call of every step it returns; a text-only reply
+        # may carry one on its first text part.
+        signed_first = producer == "google-gla" and (bool(calls) or draw(st.booleans()))
         for part in message.parts:
             if isinstance(part, pai.ThinkingPart):
                 n += 1
@@ -84,6 +92,7 @@ def _laid(draw: Any, history: list) -> list:
     return out
 
 
-def with_reasoning(history: list) -> st.SearchStrategy[list]:
-    """``history`` as drawn, or with reasoning laid over its responses."""
-    return st.one_of(st.just(history), _laid(history))
+def with_reasoning(history: list, own: str | None = None) -> st.SearchStrategy[list]:
+    """``history`` as drawn, or with reasoning laid over its responses, half of them by
+    ``own`` (the producer of the provider the history is sent to) where it is given."""
+    return st.one_of(st.just(history), _laid(history, own))

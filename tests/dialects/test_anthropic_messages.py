@@ -40,7 +40,7 @@ def test_a_body_reads_back_as_turns():
         Turn("system", ("be brief", "be kind"), (), (), "$.system"),
         Turn("user", ("Weather?",), (), (), "$.messages[0]"),
         Turn("assistant", ("Checking.",), (("t1", "get_weather"), ("t2", "get_time")), (), "$.messages[1]",
-             reasoning=('{"signature":"sig","thinking":"hmm","type":"thinking"}',)),  # the block, as sent
+             reasoning=('{"signature":"sig","thinking":"hmm","type":"thinking"}',)),
         Turn("tool", ("21C", "noon"), (), (("t1", "get_weather"), ("t2", "get_time")), "$.messages[2]"),
         Turn("assistant", (), (("t3", "get_weather"),), (), "$.messages[3]"),
         Turn("user", ("22C", "And tomorrow?"), (), (("t3", "get_weather"),), "$.messages[4]"),

@@ -36,7 +36,7 @@ def test_a_body_reads_back_as_turns():
         Turn("system", ("be brief",), (), (), "$.systemInstruction"),
         Turn("user", ("Weather?",), (), (), "$.contents[0]"),
         Turn("assistant", ("Checking.",), (("g1", "get_weather"),), (), "$.contents[1]",
-             reasoning=('{"on":"functionCall","thoughtSignature":"c2ln"}',)),  # the signature, on its part
+             reasoning=('{"on":"functionCall","thoughtSignature":"c2ln"}',)),
         Turn("tool", ("21C",), (), (("g1", "get_weather"),), "$.contents[2]"),
         Turn("user", ("a", "c", "thanks"), (), (("", "get_weather"),), "$.contents[3]"),
     ]

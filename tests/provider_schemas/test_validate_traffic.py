@@ -13,7 +13,7 @@ import pytest
 import yaml
 
 from chatconform.provider_schemas import lint, traffic
-from chatconform.provider_schemas.endpoints import endpoint
+from chatconform.provider_schemas.endpoints import Endpoint, endpoint
 from chatconform.provider_schemas.lint import judge_paths, run_validate
 
 OPENAI = "https://api.openai.com/v1/chat/completions"
@@ -147,6 +147,12 @@ def test_provider_and_model_from_the_url():
     assert invoke.provider == "anthropic"
     assert endpoint("POST", "https://api.mistral.ai/v1/chat/completions", {}).provider == "mistral"
     assert endpoint("POST", "https://open.bigmodel.cn/api/paas/v4/chat/completions", {}).provider == "glm"
+    for url, provider in (("https://api.deepseek.com/chat/completions", "deepseek"),
+                          ("https://api.moonshot.ai/v1/chat/completions", "kimi"),
+                          ("https://api.moonshot.cn/v1/chat/completions", "kimi"),
+                          ("https://api.groq.com/openai/v1/chat/completions", "groq"),
+                          ("https://openrouter.ai/api/v1/chat/completions", "openrouter")):
+        assert endpoint("POST", url, {"model": "m"}) == Endpoint(provider, "m", None, "openai_chat"), url
     other = endpoint("POST", "http://localhost:8000/v1/chat/completions", {"model": "qwen"})
     assert other.provider is None and other.dialect == "openai_chat" and "OpenAI-compatible" in (other.skipped or "")
     assert endpoint("GET", OPENAI, None).provider is None

@@ -63,7 +63,9 @@ def test_ci_payload_histories_reach_unanswered_calls_and_audio_or_video_by_link_
     cases = ci_cases("payload", monkeypatch, implementation=_OneProvider)
     unanswered = [case for case in cases if _unanswered(case.history)]
     # A run cut off while its tools ran: the reference closes the calls, the Vercel AI SDK throws.
-    assert len(unanswered) >= 5, len(unanswered)  # 12 of 100 when written
+    # 12 of 100 when written, 3 since reasoning is laid over half the histories (its draws
+    # reshape the stream); the unanswered-call fakes are still caught (tests/contracts/test_fakes.py).
+    assert len(unanswered) >= 3, len(unanswered)
     linked = [case for case in cases if _audio_or_video(case.history) == {"link"}]
     assert len(linked) >= 3, len(linked)  # 7 of 100 when written
     # Links only, so the reference answers for Anthropic, which takes neither kind as bytes.

@@ -40,8 +40,11 @@ import json
 import os
 import pickle
 import sys
+from collections.abc import Callable
+from functools import partial
 from typing import Any, BinaryIO
 
+from chatconform.frame.contract import taken_keywords
 from chatconform.frame.snapshot import Frozen
 from chatconform.runner.protocol import datapickle, kept
 from chatconform.runner.protocol.channel import PIPE_BYTES
@@ -127,6 +130,7 @@ class _Host:
         wire = {method.name: method for method in contract.wire()}[call["method"]]
         changed: str | None = None
         returned: dict[str, str] = {}  # the input as it is after the call, for the parent to judge
+        account: Callable[[], dict[str, str]] | None = None  # that, where the call raised
         if call.get("fresh"):
             self.kept.clear()
         if "resend" in call:  # a result the run would not read as a data pickle, as JSON
@@ -144,7 +148,14 @@ class _Host:
                 except KeptMissing as exc:  # the run's error, not the implementation's
                     return {"id": call["id"], "error": {"type": "KeptMissing", "message": str(exc)}}
                 kwargs = kept.named(kwargs)
-                output = _settled(getattr(self.impl.obj, call["method"])(*args, **kwargs))
+                if frozen is not None:
+                    account = partial(_returned_input, blob, (args, kwargs))
+                method = getattr(self.impl.obj, call["method"])
+                passed = kwargs
+                if own and contract.optional_keywords:  # the parent's proxy could not tell which it takes
+                    takes = taken_keywords(method, contract.optional_keywords)
+                    passed = {k: v for k, v in kwargs.items() if k in takes or k not in contract.optional_keywords}
+                output = _settled(method(*args, **passed))
                 problem = contract.output_problem(output, args) if own else None
                 if problem is not None:
                     return {"id": call["id"], "error": {"type": "MalformedResult", "message": problem}}
@@ -154,6 +165,7 @@ class _Host:
                 case = contract.case_from_json(call["input"])
                 frozen = contract.freeze(case)
                 working = frozen.copy()
+                account = partial(_changed_reply, frozen, working)
                 output = _settled(contract.call(self.impl.method(contract), working, call.get("provider")))
                 problem = contract.output_problem(output, case)
                 if problem is not None:
@@ -163,7 +175,8 @@ class _Host:
                 args, kwargs = wire.receive(call["input"]) if wire.receive else ((call["input"],), {})
                 output = _settled(getattr(self.impl.obj, call["method"])(*args, **kwargs))
         except BaseException as exc:
-            return {"id": call["id"], "error": _error(exc)}
+            # An input edited before the raise is as lost to the caller as one edited before a result.
+            return {"id": call["id"], "error": _error(exc), **(account() if account is not None else {})}
         reply: dict[str, Any] = {"id": call["id"], **returned}
         pickled = datapickle.dumps(output)
         if pickled is not None:  # the objects as they are, where they are data
@@ -210,6 +223,11 @@ def _changed(frozen: Frozen, working: Any) -> str | None:
         return "the implementation changed its input" if frozen.changed(working) else None
     except Exception as exc:
         return f"the implementation changed its input ({type(exc).__name__}: {exc})"
+
+
+def _changed_reply(frozen: Frozen, working: Any) -> dict[str, str]:
+    changed = _changed(frozen, working)
+    return {} if changed is None else {"input_changed": changed}
 
 
 def _settled(value: Any) -> Any:

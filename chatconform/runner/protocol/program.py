@@ -376,6 +376,9 @@ class Program(ImplementationProcess):
         if deadline is not None and took is not None and took > deadline:
             raise ProgramHung(f"the implementation took {took:.1f}s")
         if "error" in reply:
+            if own:  # what the implementation did to its input before it raised
+                self._input_change = (input_change(pickled, reply) if pickled is not None and "input_digest" in reply
+                                      else reply.get("input_changed"))
             if reply["error"].get("type") == "KeptMissing":  # the host and this side out of step
                 self._sent.clear()
                 raise UnsendableCase(reply["error"]["message"])
