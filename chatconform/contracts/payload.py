@@ -47,7 +47,7 @@ from chatconform.reference.payload import links_sent_as_text, to_payload
 from chatconform.strategies.histories import histories, instructions
 from chatconform.strategies.large import large_history
 from chatconform.strategies.lifecycles import Step
-from chatconform.strategies.reasoning import family_models, own_producer, with_reasoning
+from chatconform.strategies.reasoning import family_models, with_reasoning
 from chatconform.strategies.runs import EPOCH
 
 if TYPE_CHECKING:
@@ -66,10 +66,22 @@ class PayloadCase:
     model: str | None = None
 
 
-def _extras(fn: Any, case: PayloadCase) -> dict[str, Any]:
+def _case_model(case: Any, provider: str) -> str | None:
+    """The case's model where it is one of ``provider``'s: a case is drawn once for every
+    provider (each is judged on the same histories), its model from every provider's
+    families, and a provider is sent only a model of its own."""
+    model = getattr(case, "model", None)
+    if not model:
+        return None
+    profile = PROVIDERS[provider]
+    return model if any(f.example == model for f in profile.reasoning_families) else None
+
+
+def _extras(fn: Any, case: PayloadCase, provider: str) -> dict[str, Any]:
     """``model`` and ``reasoning``, as far as the case says them and ``fn`` takes them."""
-    return {name: getattr(case, name) for name in taken_keywords(fn, PayloadContract.optional_keywords)
-            if getattr(case, name) is not None}
+    said = {"reasoning": case.reasoning, "model": _case_model(case, provider)}
+    return {name: said[name] for name in taken_keywords(fn, PayloadContract.optional_keywords)
+            if said[name] is not None}
 
 
 def _known(ids, label: str) -> None:
@@ -181,16 +193,17 @@ class PayloadContract(HistoryContract):
         # depends on it, one model of each family.
         drawn = ending.flatmap(lambda request: histories(
             ends_with_request=request, file_kinds=True, blank_prompts=True, cut_tool_rounds=True))
-        own = own_producer(variant)
-        return st.builds(PayloadCase, drawn.flatmap(lambda history: with_reasoning(history, own)), instructions(),
-                         st.sampled_from((None, True, True, False)), family_models(variant))
+        # The draw does not depend on the provider: every provider is judged on the same cases
+        # (a run keeps one contract's cases and judges every provider on them).
+        return st.builds(PayloadCase, drawn.flatmap(lambda history: with_reasoning(history, None)), instructions(),
+                         st.sampled_from((None, True, True, False)), family_models(None))
 
     def call(self, fn, case, variant):
-        return fn(case.history, provider=variant, instructions=case.instructions, **_extras(fn, case))
+        return fn(case.history, provider=variant, instructions=case.instructions, **_extras(fn, case, variant))
 
     def reference(self, case, variant):
-        return to_payload(case.history, provider=variant, instructions=case.instructions, model=case.model,
-                          reasoning=case.reasoning)
+        return to_payload(case.history, provider=variant, instructions=case.instructions,
+                          model=_case_model(case, variant), reasoning=case.reasoning)
 
     def wire(self):
         """The call names the provider; the result is the request body, read as it came."""
@@ -289,8 +302,8 @@ def _result_names(turns) -> Counter:
 
 def _model(ex: Example) -> str | None:
     """The case's model, else the one the implementation declares for the provider."""
-    if getattr(ex.case, "model", None):
-        return ex.case.model
+    if (model := _case_model(ex.case, _provider(ex))) is not None:
+        return model
     return ex.impl.options.get("models", {}).get(ex.variant) if ex.impl is not None else None
 
 

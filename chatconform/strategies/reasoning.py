@@ -29,9 +29,11 @@ PRODUCERS = (None, "anthropic", "google-gla", "deepseek", "moonshotai", "openrou
 _SIGNATURE = "EqQBCkYIBxgCKkD{n}c2lnbmF0dXJl"
 
 
-def family_models(provider: str) -> st.SearchStrategy[str | None]:
-    """No model, or one model of each of the provider's reasoning families."""
-    examples = [f.example for f in PROVIDERS[provider].reasoning_families if f.example]
+def family_models(provider: str | None) -> st.SearchStrategy[str | None]:
+    """No model, or one model of each of the provider's reasoning families (``None``: of
+    every provider's, once each)."""
+    profiles = [PROVIDERS[provider]] if provider is not None else list(PROVIDERS.values())
+    examples = dict.fromkeys(f.example for p in profiles for f in p.reasoning_families if f.example)
     return st.sampled_from((None, *examples))
 
 
@@ -58,16 +60,26 @@ def own_producer(provider: str) -> str | None:
     return next((p for p in PRODUCERS if p in PROVIDERS[provider].reasoning_signers), None)
 
 
+#: How many of a history's newest messages may carry drawn reasoning.
+_LAID_WINDOW = 64
+
+
 @st.composite
 def _laid(draw: Any, history: list, own: str | None) -> list:
     out = []
     n = 0
-    for message in history:
-        if not isinstance(message, pai.ModelResponse) or not draw(st.booleans()):
+    # A conversation is mostly one provider's (``own`` where given, else drawn once for the
+    # whole history, whatever provider it is then sent to); one reply in four is a switch.
+    home = own if own is not None else draw(st.sampled_from([p for p in PRODUCERS if p is not None]))
+    # Only the newest responses draw their reasoning: a long history laid message by message
+    # would overrun Hypothesis' buffer and never be drawn, and the replay rules bite at the end.
+    first_laid = max(0, len(history) - _LAID_WINDOW)
+    for index, message in enumerate(history):
+        if (index < first_laid or not isinstance(message, pai.ModelResponse)
+                or draw(st.integers(0, 3)) == 0):  # one in four left bare
             out.append(message)
             continue
-        # Most replies come from the provider the history goes back to; any other is a switch.
-        producer = draw(st.sampled_from(PRODUCERS) if own is None or draw(st.booleans()) else st.just(own))
+        producer = draw(st.sampled_from(PRODUCERS)) if draw(st.integers(0, 3)) == 0 else home
         parts: list = []
         calls = [p for p in message.parts if isinstance(p, pai.ToolCallPart)]
         if calls and not any(isinstance(p, pai.ThinkingPart) for p in message.parts) and draw(st.booleans()):
@@ -93,6 +105,6 @@ def _laid(draw: Any, history: list, own: str | None) -> list:
 
 
 def with_reasoning(history: list, own: str | None = None) -> st.SearchStrategy[list]:
-    """``history`` as drawn, or with reasoning laid over its responses, half of them by
-    ``own`` (the producer of the provider the history is sent to) where it is given."""
-    return st.one_of(st.just(history), _laid(history, own))
+    """``history`` as drawn (one case in three), or with reasoning laid over its responses,
+    mostly by one producer (``own`` where given, else one drawn for the history)."""
+    return st.one_of(st.just(history), _laid(history, own), _laid(history, own))

@@ -293,7 +293,7 @@ def test_markdown_summary_of_an_empty_shard_has_no_broken_table(tmp_path):
     ["--timeout", "0"], ["--timeout", "-1"], ["--timeout", "nan"], ["--timeout", "inf"], ["--timeout", "x"],
     ["--examples", "0"], ["--examples", "-3"], ["--examples", "1.5"], ["--examples", "many"],
     ["--report", "/proc/chatconform-report.jsonl"], ["--report", "."], ["--report", "no/such/r.jsonl"],
-    ["--provider", "openai-responses"],
+    ["--provider", "openai-assistants"],
 ])
 def test_bad_values_are_one_line_and_exit_2(args, capsys):
     try:

@@ -503,7 +503,8 @@ def test_ci_payload_histories_hold_user_turns_of_blank_text_only(monkeypatch):
 
     blanks = [_blank_prompts(case.history) for case in ci_cases("payload", monkeypatch)]
     as_string = sum(any(isinstance(p.content, str) for p in found) for found in blanks)
-    assert sum(bool(found) for found in blanks) >= 20 and as_string >= 10, blanks
+    # At least one case in ten (the stream is shared with the reasoning layer's draws).
+    assert sum(bool(found) for found in blanks) >= 10 and as_string >= 5, blanks
 
 
 def _empty_texts(history) -> int:
