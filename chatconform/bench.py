@@ -41,6 +41,7 @@ import statistics
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
+from functools import partial
 from typing import Any
 
 from chatconform.engine.events import BenchInput, BenchRound, BenchTimed, Event, Handler, emit
@@ -93,12 +94,8 @@ class Timing:
     seconds: float  # median of the rounds
     floor: float  # the floor's median on the same case, in the same rounds
     rounds: int
-    best: float | None = None  # the fastest round (the median when not given)
-    floor_best: float | None = None  # the floor's fastest round
-
-    def __post_init__(self) -> None:
-        self.best = self.seconds if self.best is None else self.best
-        self.floor_best = self.floor if self.floor_best is None else self.floor_best
+    best: float  # the fastest round
+    floor_best: float  # the floor's fastest round
 
     @property
     def per_message(self) -> float:
@@ -193,6 +190,16 @@ def _rounds(first: float) -> int:
     return max(MIN_ROUNDS, min(MAX_ROUNDS, int(ROUND_TIME / max(first, 1e-9))))
 
 
+def _called(contract: Contract, fn: Callable[..., Any], variant: str | None, case: Any) -> Any:
+    """``fn`` called on ``case`` as ``contract`` calls it: what a series of an implementation times."""
+    return contract.call(fn, case, variant)
+
+
+def _checked(contract: Contract, fn: Callable[..., Any], variant: str | None, impl: Any, case: Any) -> None:
+    """The checks run on ``fn``'s output for ``case``: what the checks' series times."""
+    _run_checks(contract, case, contract.call(fn, case, variant), variant, impl)
+
+
 def _run_checks(contract: Contract, case: Any, output: Any, variant: str | None, impl: Any) -> None:
     example = Example(contract, case, output, variant, impl=impl)
     example.__dict__["reference"] = output  # the output is the reference's answer
@@ -278,11 +285,10 @@ def run_bench(impls: Sequence[Any], contracts: Sequence[Contract], sizes: Sequen
             for variant in variants:
                 timed = runners.setdefault(variant, [])
                 series = Series(contract.name, impl.name, variant)
-                timed.append(_Timed(series, lambda case, fn=fn, v=variant, c=contract: c.call(fn, case, v)))
+                timed.append(_Timed(series, partial(_called, contract, fn, variant)))
                 if checks and impl.name == "reference" and not any(t.series.impl == CHECKS for t in timed):
                     check_series = Series(contract.name, CHECKS, variant)
-                    timed.append(_Timed(check_series, lambda case, fn=fn, v=variant, i=impl, c=contract: _run_checks(
-                        c, case, c.call(fn, case, v), v, i)))
+                    timed.append(_Timed(check_series, partial(_checked, contract, fn, variant, impl)))
         if not runners:
             result.notes.append(f"{contract.name}: no implementation selected provides {contract.method}")
             continue
@@ -376,7 +382,7 @@ def _time_rounds(contract: Contract, variant: str | None, held: list[_Held], flo
 
     def floor_round(round_number: int) -> None:
         for h in held:
-            h.floor_times.append(_per_call(lambda h=h: contract.floor(h.case, variant), h.floor_repeat))
+            h.floor_times.append(_per_call(partial(contract.floor, h.case, variant), h.floor_repeat))
 
     each_round(FLOOR, floor_round)
     for t in dict.fromkeys(t for h in held for t, _ in h.warm):
@@ -384,7 +390,7 @@ def _time_rounds(contract: Contract, variant: str | None, held: list[_Held], flo
             for h in held:
                 for index, (timed, first) in enumerate(h.warm):
                     if timed is t and (round_number == 0 or first < ROUND_LIMIT):
-                        h.times[index].append(_per_call(lambda h=h: t.run(h.case), _repeat(first)))
+                        h.times[index].append(_per_call(partial(t.run, h.case), _repeat(first)))
 
         each_round(t.series.impl, impl_round)
     for h in held:

@@ -21,6 +21,7 @@ import sys
 import warnings
 from collections import Counter
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 from rich.table import Table
@@ -29,6 +30,9 @@ from rich.text import Text
 from chatconform.errors import ConfigError, ConformanceWarning
 from chatconform.frame.argtypes import default_jobs, port, size_list
 from chatconform.run_options import IMPL_METAVAR, add_to_command, narrow_providers, set_memory_limit
+
+if TYPE_CHECKING:
+    from chatconform.engine.events import Handler
 
 
 def _version() -> str:
@@ -256,7 +260,8 @@ def _run(args, out: Console, err: Console, report: Path | None, junit: Path | No
     jobs = args.jobs if args.jobs is not None else default_jobs(args.in_process)
     # The files last: they are written after the results are shown, so a late write error loses
     # nothing. Made before the implementations load, as loading one may chdir.
-    handlers = [SavedFailures(), TerminalReporter(out, err, verbose=args.verbose, providers=args.provider)]
+    handlers: list[Handler] = [SavedFailures(),
+                               TerminalReporter(out, err, verbose=args.verbose, providers=args.provider)]
     if junit is not None:
         handlers.append(JunitReporter(junit, strict=args.strict))
     if report is not None:
@@ -298,7 +303,7 @@ def cmd_list(args, out: Console, err: Console) -> int:
     from chatconform.fakes import all_fakes
     from chatconform.runner import discovery
 
-    impls = []
+    impls: list[dict[str, Any]] = []
     for name, ep in sorted(discovery.registered().items()):
         try:
             impl = discovery.load(name, in_process=True, warm=False)  # what it declares: nothing runs or warms up
@@ -310,15 +315,16 @@ def cmd_list(args, out: Console, err: Console) -> int:
     fakes = all_fakes()
     caught_by: dict[str, list[str]] = {}
     for fake in fakes.values():
-        for check_id in (*fake.violates, *getattr(fake, "warns", ())):
+        for check_id in (*fake.violates, *fake.warns):
             caught_by.setdefault(check_id, []).append(fake.name)
-    checks = [{"id": check.id, "contract": contract.name, "title": check.title, "guards": check.rationale,
-               "level": _levels(check), "level_note": check.level_note,
-               "violated_by": caught_by.get(check.id, [])}
-              for contract in all_contracts().values() for check in contract.ordered_checks()]
-    fake_rows = [{"spec": spec, "name": fake.name, "reproduces": fake.reproduces,
-                  "violates": list(fake.violates), "warns": list(getattr(fake, "warns", ()))}
-                 for spec, fake in fakes.items()]
+    checks: list[dict[str, Any]] = [
+        {"id": check.id, "contract": contract.name, "title": check.title, "guards": check.rationale,
+         "level": _levels(check), "level_note": check.level_note, "violated_by": caught_by.get(check.id, [])}
+        for contract in all_contracts().values() for check in contract.ordered_checks()]
+    fake_rows: list[dict[str, Any]] = [
+        {"spec": spec, "name": fake.name, "reproduces": fake.reproduces, "violates": list(fake.violates),
+         "warns": list(fake.warns)}
+        for spec, fake in fakes.items()]
     if args.format == "json":
         _write(json.dumps({"version": _version(), "implementations": impls, "checks": checks,
                            "fakes": fake_rows}, indent=2, ensure_ascii=False) + "\n")
@@ -327,11 +333,11 @@ def cmd_list(args, out: Console, err: Console) -> int:
     if not sys.stdout.isatty():  # a pipe or a file: the tables' width, not one line per row
         out.width = _listing_width()
     table = _table("implementations", "name", "version", "loads from", "contracts")
-    for impl in impls:
-        if impl["error"]:
-            table.add_row(impl["name"], "?", impl["loads_from"], Text(impl["error"], style="red"))
+    for row in impls:
+        if row["error"]:
+            table.add_row(row["name"], "?", row["loads_from"], Text(row["error"], style="red"))
         else:
-            table.add_row(impl["name"], impl["version"], impl["loads_from"], ", ".join(impl["contracts"]))
+            table.add_row(row["name"], row["version"], row["loads_from"], ", ".join(row["contracts"]))
     out.print(table)
     table = _table("checks", "id", "what it checks, its level, the bug it guards, the fakes that violate it")
     for check in checks:
@@ -339,8 +345,8 @@ def cmd_list(args, out: Console, err: Console) -> int:
                                               "violated by: " + (", ".join(check["violated_by"]) or "-")]))
     out.print(table)
     table = _table("fakes (use with --impl)", "spec", "reproduces")
-    for fake in fake_rows:
-        table.add_row(fake["spec"], fake["reproduces"])
+    for fake_row in fake_rows:
+        table.add_row(fake_row["spec"], fake_row["reproduces"])
     out.print(table)
     return 0
 

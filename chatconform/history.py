@@ -200,6 +200,14 @@ def history_problem(output: Any) -> str | None:
     return None
 
 
+def with_parts(message: ModelMessage, parts: Sequence[Any], **changes: Any) -> ModelMessage:
+    """``message`` with ``parts`` (of kinds its class takes) and ``changes`` (``dataclasses.replace``
+    per class: mypy types it for one dataclass, not for the union of the two)."""
+    if isinstance(message, pai.ModelRequest):
+        return dataclasses.replace(message, parts=parts, **changes)
+    return dataclasses.replace(message, parts=parts, **changes)
+
+
 def fresh_lists(history: Sequence[ModelMessage]) -> History:
     """A copy of ``history`` down to each message's list of parts (the parts are shared):
     what an implementation that rebuilds lists in place may touch, at a fraction of a

@@ -16,10 +16,15 @@ worker, rather than once on every worker that got one of its items.
 from __future__ import annotations
 
 import warnings
+from typing import TYPE_CHECKING
 
 import pytest
 
 from chatconform.errors import ConformanceWarning
+
+if TYPE_CHECKING:
+    from chatconform.engine import Verdict
+    from chatconform.runner.loading import Implementation
 
 #: The plugin's first name for :class:`~chatconform.errors.ConformanceWarning`, kept for filters that name it.
 ChatconformWarning = ConformanceWarning
@@ -55,7 +60,7 @@ def pytest_configure(config: pytest.Config) -> None:
     config.stash[_LOADED] = (selection, impls)
 
 
-def _load(config: pytest.Config, spec: str):
+def _load(config: pytest.Config, spec: str) -> Implementation:
     """The implementation ``spec`` as the options load it: in its own process or this one,
     its providers narrowed to ``--chatconform-provider``."""
     from chatconform.run_options import narrow_providers
@@ -111,7 +116,7 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
                      marks=pytest.mark.xdist_group(f"chatconform:{spec}:{contract.name}"))
         for spec in specs
         for contract in selection.contracts
-        if provided[spec] is None or contract.name in provided[spec]
+        if (offered := provided[spec]) is None or contract.name in offered
         for check in contract.ordered_checks()
         if selection.checks is None or check.id in selection.checks
     ]
@@ -120,7 +125,7 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     metafunc.parametrize(("chatconform_impl", "chatconform_check"), params)
 
 
-def _provided(impl) -> list[str] | None:
+def _provided(impl: Implementation | str) -> list[str] | None:
     """The contracts an implementation has methods for (a loaded one, or a registered name
     loaded here only to read what it declares: nothing runs or warms up), so that no item
     is collected for a contract it lacks; None, every contract, where it does not load (its
@@ -140,10 +145,10 @@ class _Session:
 
     def __init__(self, config: pytest.Config):
         self.config = config
-        self.verdicts: dict[tuple[str, str], object] = {}
-        self.impls: dict[str, object] = {}
+        self.verdicts: dict[tuple[str, str], dict[str, Verdict]] = {}
+        self.impls: dict[str, Implementation | Exception] = {}
 
-    def verdict(self, spec: str, check_id: str):
+    def verdict(self, spec: str, check_id: str) -> Verdict:
         from chatconform import engine
         from chatconform.contracts import get_check, get_contract
         from chatconform.errors import MissingDependency

@@ -623,7 +623,7 @@ def mutation_table() -> str:
             lines.append(f"| {name} | not measured: `python tools/mutate.py --module {module}` | | | | |")
             continue
         before = score.get("before")
-        first = _ratio(*before, percent=True) if isinstance(before, list) else before or "not measured"
+        first = _ratio(before[0], before[1], percent=True) if isinstance(before, list) else before or "not measured"
         said = [f"`--jobs {score['jobs']}`"] if score.get("jobs", 1) > 1 else []
         said += [score["note"]] if score.get("note") else []
         run = _duration(score["seconds"]) + (f" ({', '.join(said)})" if said else "")

@@ -59,7 +59,7 @@ import importlib.util
 import json
 from collections.abc import Sequence
 from importlib.metadata import version
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from chatconform.adapters import Library
 from chatconform.errors import MissingDependency
@@ -221,7 +221,7 @@ def from_langchain(messages: Sequence[BaseMessage]) -> list[ModelMessage]:
             out.append(pai.ModelRequest([pai.UserPromptPart(content if isinstance(content, str)
                                                             else [_user_item(b) for b in content])]))
         elif isinstance(message, _lc.ToolMessage):
-            outcome = "failed" if message.status == "error" else "success"
+            outcome: Literal["failed", "success"] = "failed" if message.status == "error" else "success"
             out.append(pai.ModelRequest([pai.ToolReturnPart(message.name or "", message.content, message.tool_call_id,
                                                             outcome=outcome)]))
         elif isinstance(message, _lc.AIMessage):

@@ -255,8 +255,11 @@ def from_input_items(items: Sequence[dict]) -> list[ModelMessage]:
 
 def _client_types() -> tuple[type[Any], type[Any]]:
     """The two classes made from the openai SDK's, on first use."""
+    # Bases read from the SDK imported on first use: Any to mypy.
+    error: Any = _openai.OpenAIError
+    client: Any = _openai.AsyncOpenAI
 
-    class _Built(_openai.OpenAIError):
+    class _Built(error):
         """The request the client was about to send (an ``OpenAIError``, so the client lets it
         through unretried and unwrapped)."""
 
@@ -264,7 +267,7 @@ def _client_types() -> tuple[type[Any], type[Any]]:
             super().__init__("request built, not sent")
             self.body = body
 
-    class _KeepingClient(_openai.AsyncOpenAI):
+    class _KeepingClient(client):
         """An ``AsyncOpenAI`` whose last step, sending the built request, keeps its JSON body
         instead (copies made by ``with_options`` keep this too)."""
 

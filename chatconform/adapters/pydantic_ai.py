@@ -77,6 +77,7 @@ import concurrent.futures
 import contextvars
 import importlib
 import threading
+import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from importlib.metadata import version
@@ -244,6 +245,38 @@ class _StoredThroughTypeAdapter:
         return ModelMessagesTypeAdapter.validate_json(data)
 
 
+# -- sanitize and repair: pydantic-ai's own functions ------------------------------------------
+#
+# ``sanitize`` is ``pydantic_ai.messages.sanitize_messages`` with its defaults (what the UI
+# adapters apply to client-submitted history), ``repair`` is ``repair_messages`` with its
+# default ``repair_last_response=True``. Their warnings (one per kind of thing stripped) are
+# silenced here: they are attributed to this module, and the checks judge the result.
+
+warnings.filterwarnings("ignore", category=UserWarning, module=r"chatconform\.adapters\.pydantic_ai$")
+
+#: Where pydantic-ai's functions differ from the reference, each with its minimal case
+#: (tests/adapters/test_pydantic_ai_sanitize_repair.py reproduces each). No upstream issue was found
+#: for these.
+_HISTORY_EXPECTED_FAILURES = {
+    "sanitize.no_crash": (
+        "a client file URL with an unclosed IPv6 bracket ([user: ImageUrl('https://[::1/1.png'), 'Hello']) "
+        "makes sanitize_messages raise ValueError('Invalid IPv6 URL') from urllib.parse.urlparse"),
+    "sanitize.file_url_schemes": (
+        "a file URL without a scheme is kept ([user: ImageUrl('//evil.example/3.png')]): the allow-list "
+        "is applied only when urlparse finds a scheme"),
+    "sanitize.no_trailing_unresolved_calls": (
+        "the walk back over trailing responses stops at the first one it changes, so [user] [call c2] "
+        "[empty interrupted request] [text, call x2] keeps c2 in what is then a trailing response"),
+    "sanitize.matches_reference": "follows from the three above",
+    "repair.every_call_answered_once": (
+        "a second result for an answered call is kept ([user] [call c2] [result c2, result c2] [call c4]): "
+        "only results whose id was never called are dropped"),
+    "repair.matches_reference": (
+        "follows from the above; also, the results synthesized for one response come grouped by call id, "
+        "not in the order of the calls"),
+}
+
+
 # -- the adapter -----------------------------------------------------------------------------
 
 class PydanticAIAdapter(_StoredThroughTypeAdapter):
@@ -293,6 +326,7 @@ class PydanticAIAdapter(_StoredThroughTypeAdapter):
             "so the next run with a prompt raises 'Cannot provide a new user prompt when the message "
             "history contains unprocessed tool calls' (https://github.com/langgenius/dify/issues/41616)"),
         "persist.matches_reference": "follows from the three above",
+        **_HISTORY_EXPECTED_FAILURES,
     }
 
     def persist_run(self, previous: Sequence[ModelMessage], captured: Sequence[ModelMessage],
@@ -303,6 +337,12 @@ class PydanticAIAdapter(_StoredThroughTypeAdapter):
         stored history unchanged when nothing was captured. pydantic-ai has no function of
         its own for this step; the deviations are in ``expected_failures``."""
         return list(captured) if captured else list(previous)
+
+    def sanitize(self, history: Sequence[ModelMessage]) -> list[ModelMessage]:
+        return _messages.sanitize_messages(history)
+
+    def repair(self, history: Sequence[ModelMessage]) -> list[ModelMessage]:
+        return _messages.repair_messages(history)
 
     def __init__(self) -> None:
         self.version = version(DISTRIBUTION)
@@ -391,50 +431,3 @@ async def _bedrock(model: Any, messages: list, params: Any, settings: Any) -> di
 #: Provider id -> the coroutine that maps with that provider's model and builds the body.
 _RENDER = {"openai-chat": _openai_chat, "qwen-vllm": _openai_chat, "glm": _openai_chat, "mistral": _mistral,
            "anthropic": _anthropic, "gemini": _gemini, "bedrock-converse": _bedrock}
-
-
-# -- sanitize and repair: pydantic-ai's own functions ------------------------------------------
-#
-# ``sanitize`` is ``pydantic_ai.messages.sanitize_messages`` with its defaults (what the UI
-# adapters apply to client-submitted history), ``repair`` is ``repair_messages`` with its
-# default ``repair_last_response=True``. Their warnings (one per kind of thing stripped) are
-# silenced here: they are attributed to this module, and the checks judge the result.
-
-import warnings  # noqa: E402
-
-warnings.filterwarnings("ignore", category=UserWarning, module=r"chatconform\.adapters\.pydantic_ai$")
-
-#: Where pydantic-ai's functions differ from the reference, each with its minimal case
-#: (tests/adapters/test_pydantic_ai_sanitize_repair.py reproduces each). No upstream issue was found
-#: for these.
-_HISTORY_EXPECTED_FAILURES = {
-    "sanitize.no_crash": (
-        "a client file URL with an unclosed IPv6 bracket ([user: ImageUrl('https://[::1/1.png'), 'Hello']) "
-        "makes sanitize_messages raise ValueError('Invalid IPv6 URL') from urllib.parse.urlparse"),
-    "sanitize.file_url_schemes": (
-        "a file URL without a scheme is kept ([user: ImageUrl('//evil.example/3.png')]): the allow-list "
-        "is applied only when urlparse finds a scheme"),
-    "sanitize.no_trailing_unresolved_calls": (
-        "the walk back over trailing responses stops at the first one it changes, so [user] [call c2] "
-        "[empty interrupted request] [text, call x2] keeps c2 in what is then a trailing response"),
-    "sanitize.matches_reference": "follows from the three above",
-    "repair.every_call_answered_once": (
-        "a second result for an answered call is kept ([user] [call c2] [result c2, result c2] [call c4]): "
-        "only results whose id was never called are dropped"),
-    "repair.matches_reference": (
-        "follows from the above; also, the results synthesized for one response come grouped by call id, "
-        "not in the order of the calls"),
-}
-
-
-def _sanitize(self: PydanticAIAdapter, history: Sequence[ModelMessage]) -> list[ModelMessage]:
-    return _messages.sanitize_messages(history)
-
-
-def _repair(self: PydanticAIAdapter, history: Sequence[ModelMessage]) -> list[ModelMessage]:
-    return _messages.repair_messages(history)
-
-
-PydanticAIAdapter.sanitize = _sanitize
-PydanticAIAdapter.repair = _repair
-PydanticAIAdapter.expected_failures = {**PydanticAIAdapter.expected_failures, **_HISTORY_EXPECTED_FAILURES}

@@ -47,7 +47,7 @@ the ``pydantic-ai-slim`` release it runs on.
 from __future__ import annotations
 
 import importlib.util
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from importlib.metadata import version
 from typing import TYPE_CHECKING, Any
@@ -86,10 +86,12 @@ _summary = Library("pydantic_ai_harness.compaction._summary", adapter="pydantic-
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
-def _summarizing_type() -> type[SummarizingCompaction]:
-    """The strategy's class, made from the harness's on first use."""
+def _summarizing_maker() -> Callable[[FunctionModel, int, datetime], SummarizingCompaction]:
+    """What makes the strategy (for a model, the messages it keeps and the summary's time): its
+    class, made from the harness's on first use."""
+    base: Any = _compaction.SummarizingCompaction  # read from the harness imported on first use: Any to mypy
 
-    class _Summarizing(_compaction.SummarizingCompaction):
+    class _Summarizing(base):
         """``SummarizingCompaction`` with the summary's time given rather than read from the clock.
 
         ``_summarize`` is the strategy's durable operation: a durable engine replays the text
@@ -104,10 +106,15 @@ def _summarizing_type() -> type[SummarizingCompaction]:
             text = await _summarizing.write_summary(self, messages, ctx, previous_summary=previous_summary)
             return _summary.WrittenSummary(text, self.written_at)
 
-    return _Summarizing
+    def made(model: FunctionModel, keep_messages: int, written_at: datetime) -> SummarizingCompaction:
+        strategy = _Summarizing(model=model, max_messages=1, keep_messages=keep_messages)
+        strategy.written_at = written_at
+        return strategy
+
+    return made
 
 
-_SUMMARIZING = Once(_summarizing_type)
+_SUMMARIZING = Once(_summarizing_maker)
 
 
 def _summarizer(summary: str) -> FunctionModel:
@@ -125,9 +132,7 @@ def _newest_time(history: Sequence[ModelMessage]) -> datetime:
 
 def harness_strategy(history: Sequence[ModelMessage], cut: int, model: FunctionModel) -> SummarizingCompaction:
     """The strategy a ``cut`` maps to (see the module docstring)."""
-    strategy = _SUMMARIZING.get()(model=model, max_messages=1, keep_messages=max(0, len(history) - cut))
-    strategy.written_at = _newest_time(history)
-    return strategy
+    return _SUMMARIZING.get()(model, max(0, len(history) - cut), _newest_time(history))
 
 
 class PydanticAIHarnessAdapter:

@@ -194,10 +194,16 @@ CONTRACT = PayloadContract()
 _DIALECT_FIRSTS = frozenset({p.dialect: p.id for p in reversed(PROVIDERS.values())}.values())
 
 
+def _provider(ex: Example) -> str:
+    """The provider a payload example is for: its variant (a payload search is one provider's)."""
+    assert ex.variant is not None, "a payload example is made for one provider"
+    return ex.variant
+
+
 def _cited(ex: Example, check: str, message: str, **details: Any) -> Violation:
     """A failure of a check the provider may reject, at the level chatconform.provider_schemas.levels
     gives it on this provider: an error names the provider's rule, a warning says why."""
-    return Violation(f"{message} ({cite(check, ex.variant)})", level=check_level(check, ex.variant).level,
+    return Violation(f"{message} ({cite(check, _provider(ex))})", level=check_level(check, _provider(ex)).level,
                      **details)
 
 
@@ -221,7 +227,7 @@ def _system_texts(ex: Example) -> list[str]:
 
 
 def _turns(ex: Example):
-    return ex.output_once("turns", lambda: turn_view(ex.output, ex.variant))
+    return ex.output_once("turns", lambda: turn_view(ex.output, _provider(ex)))
 
 
 def _result_names(turns) -> Counter:
@@ -247,7 +253,7 @@ def _problems(ex: Example, source: str) -> None:
     reference's body avoids them. A warning every faithful body has (a history that ends
     in a response is a prefill wherever it is sent) is about the history, not the mapper."""
     model = _model(ex)
-    problems = ex.output_once(("problems", model), lambda: validate(ex.output, ex.variant, model=model))
+    problems = ex.output_once(("problems", model), lambda: validate(ex.output, _provider(ex), model=model))
     found = [p for p in problems if p.source == source and p.severity == "error"]
     level = "error"
     if not found:
@@ -255,7 +261,7 @@ def _problems(ex: Example, source: str) -> None:
         if warned:
             try:
                 inherent = {p.rule for p in ex.reference_once(
-                    ("problems", model), lambda: validate(ex.reference, ex.variant, model=model))}
+                    ("problems", model), lambda: validate(ex.reference, _provider(ex), model=model))}
             except NotApplicable:  # the reference declines the case: every warning is the body's own
                 inherent = set()
             found, level = [p for p in warned if p.rule not in inherent], "warning"
@@ -350,9 +356,9 @@ def _stored_results_per_call(history: list[ModelMessage]) -> list[ToolReturnPart
     out: list[ToolReturnPart | None] = []
     for message in history:
         if isinstance(message, pai.ModelResponse):
-            for part in message.parts:
-                if isinstance(part, pai.ToolCallPart):
-                    queue = stored.get(part.tool_call_id)
+            for response_part in message.parts:
+                if isinstance(response_part, pai.ToolCallPart):
+                    queue = stored.get(response_part.tool_call_id)
                     out.append(queue.popleft() if queue else None)
     return out
 
@@ -534,7 +540,7 @@ def error_flag_kept(ex: Example) -> None:
     failed = [a for a in _answers(ex) if a.stored.outcome in ERROR_OUTCOMES]
     if not failed:
         raise NotApplicable("the history holds no failed or retried tool result")
-    flag = get_provider(ex.variant).error_flag
+    flag = get_provider(_provider(ex)).error_flag
     for answer in failed:
         if answer.index in answer.turn.error_results or (flag is None and _carries_failure(answer)):
             continue
@@ -693,7 +699,8 @@ def _placing(ex: Example) -> _Placing:
             cursor["media"] = position + 1
             return True
 
-        found, missed = [], []
+        found: list[int] = []
+        missed: list[int] = []
         for index, item in enumerate(_items(ex)):
             if item.kind not in _CONTENT:
                 continue
@@ -993,7 +1000,7 @@ def _same_turn(expected, actual) -> bool:
                "above judge what providers reject",
 )
 def matches_reference(ex: Example) -> None:
-    expected = ex.reference_once("turns", lambda: turn_view(ex.reference, ex.variant))
+    expected = ex.reference_once("turns", lambda: turn_view(ex.reference, _provider(ex)))
     actual = _turns(ex)
     if actual is expected:  # the reference's own answer
         return

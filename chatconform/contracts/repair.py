@@ -134,7 +134,7 @@ class _Pool:
         return type(part).__name__, getattr(part, "tool_call_id", None), getattr(part, "timestamp", None)
 
     def take(self, part: Any) -> bool:
-        bucket = self.buckets.get(self.key(part), ())
+        bucket = self.buckets.get(self.key(part), [])
         for i, candidate in enumerate(bucket):
             if candidate == part:
                 del bucket[i]

@@ -193,6 +193,7 @@ def _difference(history: list[ModelMessage], loaded: Any) -> tuple[str, Any, Any
     if len(loaded) != len(history):
         return what, len(history), len(loaded)
     index = first_difference(history, loaded)
+    actual: list[Any] | str
     try:
         expected, actual = history_to_json([history[index]]), history_to_json([loaded[index]])
     except Exception:

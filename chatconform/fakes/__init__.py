@@ -12,14 +12,18 @@ import importlib
 import inspect
 import pkgutil
 
+from chatconform.fakes.base import Fake
 
-def all_fakes() -> dict[str, type]:
+
+def all_fakes() -> dict[str, type[Fake]]:
     """``module:Class`` spec -> class, for every fake in this package."""
-    found: dict[str, type] = {}
+    found: dict[str, type[Fake]] = {}
     for info in pkgutil.iter_modules(__path__):
         module = importlib.import_module(f"{__name__}.{info.name}")
         for attr, obj in vars(module).items():
             if (inspect.isclass(obj) and obj.__module__ == module.__name__ and hasattr(obj, "violates")
                     and not attr.startswith("_")):
+                if not issubclass(obj, Fake):
+                    raise TypeError(f"{module.__name__}:{attr} declares violates but does not derive from Fake")
                 found[f"{module.__name__}:{attr}"] = obj
     return found

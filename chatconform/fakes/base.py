@@ -14,4 +14,8 @@ class Fake:
     declares ``violates``; the project's tests hold the suite to all three.
     """
 
+    name: ClassVar[str]
+    reproduces: ClassVar[str]
+    violates: ClassVar[tuple[str, ...]]
+    warns: ClassVar[tuple[str, ...]] = ()
     version: ClassVar[str] = "0"

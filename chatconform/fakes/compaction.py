@@ -145,7 +145,9 @@ class SummaryFramedTwice(Fake):
         moved = safe_cut(history, cut)
         wrapped = f"This session continues an earlier conversation, summarized below.\n\n{summary}"
         request = summary_request(wrapped)
-        request.parts[0].content = f"[Conversation Summary]\n\n{request.parts[0].content}"
+        part = request.parts[0]
+        assert isinstance(part, pai.CompactionPart), "the reference's summary is one CompactionPart"
+        part.content = f"[Conversation Summary]\n\n{part.content}"
         return [*_head(history, moved), request, *history[moved:]]
 
 

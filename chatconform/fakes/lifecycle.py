@@ -75,7 +75,7 @@ class DropsFramedSummary(Fake):
         for message in sanitize(history):
             if isinstance(message, pai.ModelRequest):
                 parts = [p for p in message.parts
-                         if not (isinstance(p, pai.CompactionPart) and p.content.startswith(SUMMARY_FRAME))]
+                         if not (isinstance(p, pai.CompactionPart) and (p.content or "").startswith(SUMMARY_FRAME))]
                 if not parts:
                     continue
                 message = dataclasses.replace(message, parts=parts)
@@ -138,5 +138,6 @@ class NestsSummaries(Fake):
 
     def compact(self, history, *, cut, summary):
         earlier = [part.content for message in history[:cut] for part in message.parts
-                   if isinstance(part, pai.CompactionPart) and part.content.startswith(SUMMARY_FRAME)]
+                   if isinstance(part, pai.CompactionPart) and part.content is not None
+                   and part.content.startswith(SUMMARY_FRAME)]
         return compact(history, cut=cut, summary="\n\n".join([*earlier, summary]))

@@ -17,6 +17,7 @@ from chatconform.reference.persist import FINISHED, check_outcome, persist_run
 
 if TYPE_CHECKING:
     from pydantic_ai.messages import ModelMessage
+    from pydantic_core import ErrorDetails
 
 
 class _OneStepChanged(Fake):
@@ -168,8 +169,9 @@ class StoresTheError(Fake):
         if outcome in FINISHED or not captured:
             return stored
         error = ValueError(f"the run ended: {outcome}")
-        detail = {"type": "value_error", "loc": ("run",), "msg": str(error), "input": None, "ctx": {"error": error}}
-        feedback = pai.RetryFeedbackPart(content=[detail], retry=pai.RetryInfo(cause="output"))
+        detail: ErrorDetails = {"type": "value_error", "loc": ("run",), "msg": str(error), "input": None,
+                                "ctx": {"error": error}}
+        feedback = pai.RetryFeedbackPart(content=[detail], retry=pai.RetryInfo(cause="validation_error"))
         return [*stored, pai.ModelRequest([feedback])]
 
 

@@ -127,7 +127,8 @@ class LeavesLastResponse(_Changed):
         def match(self, history):
             found = super().match(history)
             last = next((i for i in range(len(history) - 1, -1, -1) if isinstance(history[i], pai.ModelResponse)), None)
-            found.unanswered.pop(last, None)
+            if last is not None:
+                found.unanswered.pop(last, None)
             return found
 
 

@@ -147,7 +147,9 @@ class SanitizesInPlace(Fake):
         out = sanitize(history)
         for message, clean in zip(history, out, strict=False):
             if isinstance(message, pai.ModelRequest) and isinstance(clean, pai.ModelRequest):
-                message.parts[:] = clean.parts
+                parts = message.parts
+                assert isinstance(parts, list), "pydantic-ai keeps a message's parts in a list"
+                parts[:] = clean.parts
         return out
 
 

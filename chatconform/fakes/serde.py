@@ -7,9 +7,9 @@ checks its bug explains.
 from __future__ import annotations
 
 import json
-from functools import cache
+from typing import Generic, TypeVar
 
-from pydantic import BaseModel, create_model
+from pydantic import BaseModel
 
 from chatconform.fakes.base import Fake
 from chatconform.lazy import pai
@@ -46,11 +46,14 @@ class DropsUnknownParts(Fake):
         return pai.ModelMessagesTypeAdapter.validate_python(kept)
 
 
-@cache
-def _thread() -> type[BaseModel]:
-    """The container a run's messages are stored in, as in pydantic-ai's storage docs (made on
-    first use: its field's type is pydantic-ai's, :mod:`chatconform.lazy`)."""
-    return create_model("_Thread", messages=(list[pai.ModelMessage], ...))  # type: ignore[call-overload]
+_Message = TypeVar("_Message")
+
+
+class _Thread(BaseModel, Generic[_Message]):
+    """The container a run's messages are stored in, as in pydantic-ai's storage docs
+    (generic, so pydantic-ai is imported when it is first filled: :mod:`chatconform.lazy`)."""
+
+    messages: list[_Message]
 
 
 class StoresContainerModel(Fake):
@@ -65,10 +68,10 @@ class StoresContainerModel(Fake):
     violates = ("serde.schema_valid", "serde.matches_reference")
 
     def dump(self, history):
-        return _thread()(messages=list(history)).model_dump_json()
+        return _Thread[pai.ModelMessage](messages=list(history)).model_dump_json()
 
     def load(self, data):
-        return _thread().model_validate_json(data).messages
+        return _Thread[pai.ModelMessage].model_validate_json(data).messages
 
 
 class JsonDumpsFields(Fake):

@@ -16,6 +16,7 @@ from typing import Any
 
 from chatconform.fakes.base import Fake
 from chatconform.reference import ReferenceImplementation
+from chatconform.reference.serde import load
 
 #: How long each call takes.
 SECONDS = 1.0
@@ -36,7 +37,7 @@ def _slowed(method: str) -> Callable[..., Any]:
     return slowed
 
 
-def _slow_fake(class_name: str, contract: str, method: str, **more: Any) -> type:
+def _slow_fake(class_name: str, contract: str, method: str, **more: Any) -> type[Fake]:
     """A fake whose ``method`` (the ``contract``'s own) is the reference's, slowed."""
     return type(class_name, (Fake,), {
         "__module__": __name__, "__doc__": f"The reference's {method}, taking {SECONDS:g} s a call.",
@@ -51,5 +52,5 @@ SlowPersist = _slow_fake("SlowPersist", "persist", "persist_run")
 SlowSanitize = _slow_fake("SlowSanitize", "sanitize", "sanitize")
 SlowTrim = _slow_fake("SlowTrim", "trim", "trim")
 SlowRepair = _slow_fake("SlowRepair", "repair", "repair")
-SlowSerde = _slow_fake("SlowSerde", "serde", "dump", load=staticmethod(ReferenceImplementation.load))
+SlowSerde = _slow_fake("SlowSerde", "serde", "dump", load=staticmethod(load))
 SlowLifecycle = _slow_fake("SlowLifecycle", "lifecycle", "repair")

@@ -137,11 +137,14 @@ def applied_again(ex: Example) -> History:
     something malformed is a violation. NotApplicable where the example carries no
     implementation to call.
     """
-    own = ex.impl.method(ex.contract) if ex.impl is not None else None
+    contract = ex.contract
+    if not isinstance(contract, HistoryContract):
+        raise NotApplicable(f"{contract.name}'s case is not made of histories")
+    own = ex.impl.method(contract) if ex.impl is not None else None
     if own is None:
         raise NotApplicable("no implementation to apply a second time")
-    outcome = ex.calls.call(lambda case: ex.contract.call(own, case, ex.variant),
-                             ex.contract.case_type(fresh_lists(ex.output)), size=len(ex.output))
+    outcome = ex.calls.call(lambda case: contract.call(own, case, ex.variant),
+                             contract.case_type(fresh_lists(ex.output)), size=len(ex.output))
     if outcome.timed_out:
         raise Violation("hung when given its own result", expected="a result", actual="no answer")
     if outcome.error is not None:

@@ -159,6 +159,8 @@ class Frozen:
                 if after == self._baseline:
                     return False
         # Different bytes may still be equal values rebound in place: compare by value.
+        if self._blob is None:  # the case was never pickled: ``working`` is a deep copy of it
+            return snapshot(working) != snapshot(self._case)
         if self._case is _UNLOADED:
             self._case = collector.loads(self._blob)
         before = self._case if self._case is not working else collector.loads(self._blob)  # lent

@@ -26,7 +26,7 @@ import hashlib
 import json
 from collections import Counter
 from collections.abc import Callable, Collection, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from types import SimpleNamespace
@@ -49,7 +49,7 @@ def header(impls: list[Implementation], *, version: str, profile: str, seed: int
            contracts: list[str] | None = None, checks: frozenset[str] | None = None,
            examples: int | None = None, started: datetime | None = None) -> dict:
     """The report's first line; ``started`` is when the run began (default: now)."""
-    head = {
+    head: dict[str, Any] = {
         "type": "header",
         "suite": "chatconform",
         "version": version,
@@ -173,6 +173,7 @@ def search_line(name: str, unit: Unit, result: SearchResult | None) -> dict:
     if unit.skip is not None:
         line["skip"] = unit.skip
         return line
+    assert result is not None, "a search that was not skipped has its result"
     line["result"] = {
         "failures": [_failure_json(f) for f in result.failures.values()],
         "hung": _failure_json(result.hung) if result.hung else None,
@@ -228,7 +229,7 @@ class Report:
     header: dict
     results: list[dict]
     footer: dict
-    searches: list[dict] = ()
+    searches: list[dict] = field(default_factory=list)
     path: str = "the report"
     #: What the request lines of a ``chatconform serve`` report count (:func:`request_counts`).
     requests: dict[str, int] | None = None

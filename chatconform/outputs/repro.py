@@ -13,6 +13,7 @@ import shlex
 import sys
 import warnings
 from pathlib import Path
+from types import FrameType
 from typing import Any
 
 from chatconform.contracts import get_check, get_contract
@@ -124,7 +125,7 @@ _PACKAGE = Path(__file__).resolve().parent.parent
 
 def _caller_file() -> Path | None:
     """The file of the nearest caller outside chatconform (the regression test's own file)."""
-    frame = sys._getframe(1)
+    frame: FrameType | None = sys._getframe(1)
     while frame is not None:
         path = Path(frame.f_code.co_filename)
         if path.is_absolute() and not path.resolve().is_relative_to(_PACKAGE) and path.suffix == ".py":

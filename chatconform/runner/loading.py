@@ -345,6 +345,8 @@ def _import_file(path: Path, spec: str) -> Any:
         sys.path.insert(0, folder)  # as for a script: its sibling modules are importable
     name = f"chatconform_user_{path.stem}"
     module_spec = importlib.util.spec_from_file_location(name, path)
+    if module_spec is None or module_spec.loader is None:  # not a Python source file
+        raise ConfigError(f"{spec}: {path} is not a Python module")
     module = importlib.util.module_from_spec(module_spec)
     sys.modules[name] = module
     try:

@@ -56,6 +56,7 @@ _PENDING = _Pending()  # the play a span hands to the one span strategy, for its
 
 def _pending_play(draw):
     play, _PENDING.play = _PENDING.play, None
+    assert play is not None, "a span hands its play over before it draws"
     return play(draw)
 
 

@@ -47,7 +47,7 @@ _EPOCH = datetime(2026, 3, 2, 12, 0, tzinfo=UTC)
 def tool_pairs(history: Sequence[ModelMessage]) -> list[tuple[int, int, int]]:
     """(call index, result index, calls in the call's response) of every answered call."""
     calls: dict[str, tuple[int, int]] = {}
-    pairs = []
+    pairs: list[tuple[int, int, int]] = []
     for index, message in enumerate(history):
         if isinstance(message, pai.ModelResponse):
             n_calls = sum(isinstance(p, pai.ToolCallPart) for p in message.parts)
@@ -55,9 +55,9 @@ def tool_pairs(history: Sequence[ModelMessage]) -> list[tuple[int, int, int]]:
                 if isinstance(part, pai.ToolCallPart):
                     calls.setdefault(part.tool_call_id, (index, n_calls))
         else:
-            for part in message.parts:
-                if isinstance(part, (pai.ToolReturnPart, pai.RetryPromptPart)) and part.tool_call_id in calls:
-                    call, n_calls = calls.pop(part.tool_call_id)
+            for answer in message.parts:
+                if isinstance(answer, (pai.ToolReturnPart, pai.RetryPromptPart)) and answer.tool_call_id in calls:
+                    call, n_calls = calls.pop(answer.tool_call_id)
                     pairs.append((call, index, n_calls))
     return pairs
 

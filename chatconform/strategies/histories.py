@@ -35,7 +35,7 @@ import json
 from collections import deque
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Literal
 
 from hypothesis import strategies as st
 from hypothesis.errors import InvalidArgument
@@ -47,10 +47,17 @@ from chatconform.strategies.validation import check_bool, check_int
 
 if TYPE_CHECKING:
     from pydantic_ai.messages import (
+        FinishReason,
         ModelMessage,
+        ModelRequestState,
+        ModelResponsePart,
+        ModelResponseState,
+        RetryFeedbackCause,
+        RetryInfo,
         SystemPromptPart,
         ThinkingPart,
         ToolCallPart,
+        ToolRetryCause,
         ToolReturnPart,
         UserPromptPart,
     )
@@ -133,7 +140,9 @@ _ID_STYLES = ("call_{n}", "toolu_{n}", "pyd_ai_{n}", "fc-{n}", "toolu_01{n:056d}
 #: How many recently answered ids a reused id is drawn from (servers restart their count).
 _REUSABLE_IDS = 8
 _MODEL_NAMES = ("test-model", "gpt-5-mini", "claude-sonnet-4-5", "gemini-2.5-flash")
-_OUTCOMES = ("success", "failed", "denied")
+#: What a tool call's result says of the call (``ToolReturnPart.outcome``).
+_Outcome = Literal["success", "failed", "denied", "interrupted", "retried"]
+_OUTCOMES: tuple[_Outcome, ...] = ("success", "failed", "denied")
 _IMAGE_WORDS = ("cat", "chart", "receipt")
 
 # A valid 1x1 PNG and a 1x1 GIF: real image bytes, small enough to keep payloads short.
@@ -356,7 +365,7 @@ class _Run:
             return None
         return self.choose.choice(free)
 
-    def retry_feedback(self, cause: str) -> None:
+    def retry_feedback(self, cause: RetryFeedbackCause) -> None:
         """The request asking the model to try again after a failed output validation."""
         ts = self.tick()
         retry = pai.RetryInfo(cause=cause, attempt=1, max_retries=2)
@@ -364,16 +373,16 @@ class _Run:
 
     def tool_return(self, call: ToolCallPart, ts: datetime) -> ToolReturnPart:
         self.answered.append(call.tool_call_id)
-        outcomes = _OUTCOMES + (("retried",) if self.on["retries"] else ())
-        outcome = self.choose.choice(outcomes) if self.on["bad_outcomes"] else "success"
-        common = dict(tool_name=call.tool_name, tool_call_id=call.tool_call_id, timestamp=ts)
+        outcomes: tuple[_Outcome, ...] = _OUTCOMES + (("retried",) if self.on["retries"] else ())
+        outcome: _Outcome = self.choose.choice(outcomes) if self.on["bad_outcomes"] else "success"
+        common: dict[str, Any] = dict(tool_name=call.tool_name, tool_call_id=call.tool_call_id, timestamp=ts)
         if outcome == "success":
             text = self.text("result")
             if self.choose.boolean():
                 return pai.ToolReturnPart(content=text, **common)
             return pai.ToolReturnPart(content={"result": text, "count": self.choose.integer(0, 3)}, **common)
         if outcome == "retried":
-            retry = pai.RetryInfo(cause="validation_error", attempt=1, max_retries=3)
+            retry: RetryInfo[ToolRetryCause] = pai.RetryInfo(cause="validation_error", attempt=1, max_retries=3)
             return pai.ToolReturnPart(content=self.text("retried"), outcome="retried", retry=retry, **common)
         kind = "error" if outcome == "failed" else "denied"
         return pai.ToolReturnPart(content=self.text(kind), outcome=outcome, **common)
@@ -386,13 +395,13 @@ class _Run:
             metadata={pai.SYNTHESIZED_TOOL_RETURN_METADATA_KEY: True}, timestamp=ts, outcome="interrupted",
         )
 
-    def response(self, parts: list, *, state: str = "complete") -> None:
+    def response(self, parts: list, *, state: ModelResponseState = "complete") -> None:
         calls = any(isinstance(p, pai.ToolCallPart) for p in parts)
-        finish = None if state == "interrupted" else ("tool_call" if calls else "stop")
+        finish: FinishReason | None = None if state == "interrupted" else ("tool_call" if calls else "stop")
         self.messages.append(pai.ModelResponse(parts=parts, timestamp=self.tick(), model_name=self.model_name,
                                                finish_reason=finish, state=state))
 
-    def request(self, parts: list, ts: datetime, *, state: str = "complete") -> None:
+    def request(self, parts: list, ts: datetime, *, state: ModelRequestState = "complete") -> None:
         self.messages.append(pai.ModelRequest(parts=parts, timestamp=ts, state=state))
 
     def mid_system(self, ts: datetime) -> list[SystemPromptPart]:
@@ -407,7 +416,7 @@ class _Run:
 
     def lead_parts(self) -> list:
         """What may precede tool calls (or make up a partial answer): thinking, then text."""
-        parts = []
+        parts: list[ModelResponsePart] = []
         if self.maybe("thinking"):
             parts.append(pai.ThinkingPart(self.text("thinking")))
         if self.choose.boolean():
@@ -514,7 +523,7 @@ class _Run:
             return
         if self.cfg.dangling_tail:
             calls = self.calls()
-            state = self.choose.choice(("complete", "interrupted"))
+            state: ModelResponseState = self.choose.choice(("complete", "interrupted"))
             self.response([*self.lead_parts(), *calls], state=state)
             if self.cfg.ends_with_request:
                 # Tools crashed mid-round: the results that finished, maybe none.
@@ -636,7 +645,9 @@ def _cut_while_tools_ran(history: list[ModelMessage], done: int) -> list[ModelMe
     if not rounds:
         return history
     at = rounds[-1]
-    calls = {call.tool_call_id for call in history[at].tool_calls}
+    response = history[at]
+    assert isinstance(response, pai.ModelResponse), "a tool round is a response"
+    calls = {call.tool_call_id for call in response.tool_calls}
     results = [part for part in history[at + 1].parts
                if isinstance(part, pai.ToolReturnPart) and part.tool_call_id in calls]
     finished = results[:done % len(results)] if results else []

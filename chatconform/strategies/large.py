@@ -15,7 +15,7 @@ import random
 from collections.abc import Iterable, Iterator
 from datetime import timedelta
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from chatconform.history import UUID_NIL, Row
 from chatconform.lazy import pai
@@ -148,7 +148,7 @@ class _HistoryGrower:
 
     def result(self, call: ToolCallPart) -> ToolReturnPart:
         content: Any = self.text("result")
-        outcome = "success"
+        outcome: Literal["success", "failed"] = "success"
         if self.hostile:
             roll = self.rng.random()
             if roll < 0.1:

@@ -71,6 +71,7 @@ from hypothesis import strategies as st
 from hypothesis.errors import InvalidArgument
 
 from chatconform.errors import DriverError
+from chatconform.history import with_parts
 from chatconform.lazy import pai
 from chatconform.strategies.histories import histories
 from chatconform.strategies.histories import instructions as run_instructions
@@ -429,7 +430,7 @@ def _restamp(messages: Sequence[ModelMessage], started: datetime) -> list[ModelM
         when = EPOCH + timedelta(seconds=index)
         parts = [dataclasses.replace(p, timestamp=fixed(p.timestamp, when)) if hasattr(p, "timestamp") else p
                  for p in message.parts]
-        out.append(dataclasses.replace(message, parts=parts, timestamp=fixed(message.timestamp, when)))
+        out.append(with_parts(message, parts, timestamp=fixed(message.timestamp, when)))
     return out
 
 

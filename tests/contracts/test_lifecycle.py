@@ -454,3 +454,18 @@ def test_a_program_says_what_it_reaches_and_verbose_prints_it():
     text = reached_text("lifecycle", {measure: set(found) for measure, found in CONTRACT.reached(program).items()})
     assert text.startswith("2 of 88 ending-then-step pairs") and "; 2 of 64 pairs of step kinds" in text
     assert text.endswith("; 1 distinct programs (their steps and endings)")
+
+
+def test_nests_summaries_passes_over_a_provider_compaction_without_text():
+    """A provider's compaction item carries no text (``content=None``): the fake nests only the
+    framed summaries it finds, and never fails on the item instead of by its bug."""
+    from pydantic_ai.messages import CompactionPart
+
+    from chatconform.fakes.lifecycle import NestsSummaries
+    from chatconform.reference.compaction import SUMMARY_FRAME, summary_request
+
+    provider_item = ModelResponse([CompactionPart(None, id="cmp_1", provider_name="openai")])
+    history = [summary_request("earlier (s0)"), user("Hi (u1)"), provider_item, user("More (u2)"), answer("Yes (a2)")]
+    compacted = NestsSummaries().compact(history, cut=3, summary="later (s1)")
+    summary = next(p.content for m in compacted for p in m.parts if isinstance(p, CompactionPart))
+    assert summary.count(SUMMARY_FRAME) == 2 and "earlier (s0)" in summary and "later (s1)" in summary

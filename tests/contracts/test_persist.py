@@ -309,3 +309,18 @@ def test_the_missing_marker_is_shrunk_to_a_run_cancelled_after_its_calls():
 
 def test_every_ending_is_listed_once():
     assert len(set(ENDINGS)) == len(ENDINGS) == 12
+
+
+def test_stores_the_error_fails_only_by_its_exception_object():
+    """The fake's feedback part, its exception written as text, is a part pydantic-ai loads: the
+    fake fails by the exception object it stores, not by a retry cause pydantic-ai refuses."""
+    from pydantic_ai.messages import ModelMessagesTypeAdapter, RetryFeedbackPart
+
+    from chatconform.fakes.persist import StoresTheError
+
+    run = _play("model_error")
+    stored = StoresTheError().persist_run(PREVIOUS, run.captured, run.outcome)
+    feedback = [p for m in stored for p in m.parts if isinstance(p, RetryFeedbackPart)]
+    assert feedback, "the fake records the failed run"
+    loaded = ModelMessagesTypeAdapter.validate_json(ModelMessagesTypeAdapter.dump_json(stored, fallback=repr))
+    assert len(loaded) == len(stored)

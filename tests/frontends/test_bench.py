@@ -54,7 +54,8 @@ def test_fit_needs_two_sizes_and_positive_times(sizes, seconds):
 
 def test_series_fits_from_ten_thousand_when_it_can():
     series = bench.Series("thread", "reference", None, [
-        bench.Timing(n, n, t, t / 2, 3) for n, t in ((1_000, 1.0), (10_000, 2.0), (100_000, 20.0))])
+        bench.Timing(n, n, t, t / 2, 3, best=t, floor_best=t / 2)
+        for n, t in ((1_000, 1.0), (10_000, 2.0), (100_000, 20.0))])
     assert series.fit_sizes == [10_000, 100_000]
     assert series.exponent == pytest.approx(1.0)
     two = bench.Series("thread", "reference", None, series.timings[:2])

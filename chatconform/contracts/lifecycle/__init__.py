@@ -178,7 +178,8 @@ def _step_from_json(item: Any, index: int) -> Step:
         names = {f.name for f in _SCENARIO_FIELDS}
         if not isinstance(data, dict) or set(data) - names:
             raise ValueError(f"{where}: 'scenario' is an object with keys among {', '.join(sorted(names))}")
-        values = {k: tuple(v) if k == "rounds" and isinstance(v, list) else v for k, v in data.items()}
+        values: dict[str, Any] = {k: tuple(v) if k == "rounds" and isinstance(v, list) else v
+                                  for k, v in data.items()}
         if values.get("ending") == "deferred":
             raise ValueError(f"{where}: a lifecycle turn is drawn from {', '.join(TURN_ENDINGS)}, not 'deferred' "
                              "(its next run takes the deferred results, not a prompt)")

@@ -184,7 +184,7 @@ def answers(history: Sequence[ModelMessage]) -> Counter:
 def occurrences(history: Sequence[ModelMessage], text: str) -> int:
     """In how many parts ``text`` appears (a summary is framed by its compaction)."""
     return sum(1 for message in history for part in message.parts
-               if isinstance(getattr(part, "content", None), str) and text in part.content)
+               if isinstance(content := getattr(part, "content", None), str) and text in content)
 
 
 def standing_count(history: Sequence[ModelMessage], prompt: str) -> int:
@@ -323,8 +323,10 @@ def refusal(history: list[ModelMessage], prompt: str = "Next question (u-next)")
     run goes as far as taking the history and the prompt, where pydantic-ai refuses them, and
     stops before asking its model (a whole run costs twice as much, and is asked after every step)."""
     async def take() -> None:
-        async with next_agent().iter(prompt, message_history=list(history)) as run:
-            await run.next(run.next_node)
+        agent = next_agent()
+        async with agent.iter(prompt, message_history=list(history)) as run:
+            if not agent.is_end_node(run.next_node):  # a run starts at its first node, never at its end
+                await run.next(run.next_node)
 
     try:
         asyncio.run(take())

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 import xml.etree.ElementTree as ET
-from collections import Counter
+from collections import Counter, defaultdict
 from pathlib import Path
 
 from chatconform.engine import Event, RunFinished, RunStarted, SearchFinished, Verdict
@@ -38,7 +38,7 @@ class JunitReporter:
 
     def __init__(self, path: str | Path, *, strict: bool = False) -> None:
         self.path, self.strict = Path(path).absolute(), strict
-        self.seconds: Counter[str] = Counter()  # implementation -> seconds its searches took
+        self.seconds: defaultdict[str, float] = defaultdict(float)  # implementation -> seconds its searches took
         self.provided: dict[str, frozenset[str]] = {}  # implementation -> the contracts it provides
 
     def __call__(self, event: Event) -> None:
@@ -49,7 +49,7 @@ class JunitReporter:
         elif isinstance(event, RunFinished):
             self.write(self.document(event.outcome.verdicts, event.seconds))
 
-    def document(self, verdicts: list[Verdict], seconds: float) -> ET.ElementTree:
+    def document(self, verdicts: list[Verdict], seconds: float) -> ET.ElementTree[ET.Element]:
         root = ET.Element("testsuites", name="chatconform", time=f"{seconds:.3f}")
         suites: dict[str, ET.Element] = {}
         tally: Counter[tuple[str, str]] = Counter()
@@ -93,7 +93,7 @@ class JunitReporter:
             ET.SubElement(case, "system-out").text = _xml_text(f"warning: {verdict.message}")
         return None
 
-    def write(self, document: ET.ElementTree) -> None:
+    def write(self, document: ET.ElementTree[ET.Element]) -> None:
         ET.indent(document)
         text = ET.tostring(document.getroot(), encoding="utf-8", xml_declaration=True)
         outputs.write_atomic(self.path, text, "the JUnit XML")

@@ -17,6 +17,7 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import rich.status
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
@@ -102,7 +103,7 @@ class TerminalReporter:
 
     def __init__(self, out: Console, err: Console, *, verbose: bool = False, providers: Sequence[str] = ()):
         self.out, self.err, self.verbose, self.providers = out, err, verbose, list(providers)
-        self.status = None
+        self.status: rich.status.Status | None = None
         self.running: dict[str, _Running] = {}  # by label
         self.total, self.done = 0, 0
         self.expected: dict[str, Collection[str]] = {}  # implementation -> its declared expected failures

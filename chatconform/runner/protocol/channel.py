@@ -25,7 +25,7 @@ import sys
 import threading
 import time
 from functools import cache
-from typing import Any
+from typing import IO, Any, Protocol
 
 from chatconform.frame import stop
 from chatconform.runner.protocol import reaper
@@ -44,7 +44,7 @@ class _Tail:
 
     KEEP = 16 * 1024
 
-    def __init__(self, pipe):
+    def __init__(self, pipe: IO[bytes]):
         self._pipe = pipe
         self._data = bytearray()
         self._lock = threading.Lock()
@@ -90,38 +90,64 @@ PIPE_BYTES = 1 << 20
 def widen_pipe(fd: int) -> None:
     """Let the pipe of ``fd`` hold :data:`PIPE_BYTES` where the system allows it (Linux);
     elsewhere, or past the system's cap, it keeps its size."""
-    try:
-        fcntl.fcntl(fd, fcntl.F_SETPIPE_SZ, PIPE_BYTES)  # type: ignore[attr-defined]
-    except (AttributeError, OSError):
-        pass
+    if sys.platform == "linux":  # F_SETPIPE_SZ is Linux's alone
+        try:
+            fcntl.fcntl(fd, fcntl.F_SETPIPE_SZ, PIPE_BYTES)
+        except OSError:
+            pass
+
+
+class Process(Protocol):
+    """What :class:`Channel` uses of a started program: a :class:`subprocess.Popen` started
+    with three pipes, or the built-in host (:class:`~chatconform.runner.protocol.forked.HostProcess`)."""
+
+    pid: int
+
+    @property
+    def stdin(self) -> IO[bytes] | None: ...
+    @property
+    def stdout(self) -> IO[bytes] | None: ...
+    @property
+    def stderr(self) -> IO[bytes] | None: ...
+    def poll(self) -> int | None: ...
+    def wait(self, timeout: float | None = None) -> int: ...
+    def kill(self) -> None: ...
+
+
+def _pipe(stream: IO[bytes] | None, name: str) -> IO[bytes]:
+    if stream is None:
+        raise ValueError(f"the program was started without a pipe for its {name}")
+    return stream
 
 
 class Channel:
-    def __init__(self, argv: list[str], env: dict[str, str] | None = None, *, process: Any = None):
+    def __init__(self, argv: list[str], env: dict[str, str] | None = None, *, process: Process | None = None):
         """Start ``argv`` (with the environment ``env``, else this one's); OSError when it
         cannot be started. ``process``: one already started, with Popen's ``stdin``,
         ``stdout``, ``stderr``, ``pid``, ``poll``, ``wait`` and ``kill`` (the built-in host,
         :mod:`chatconform.runner.protocol.forked`)."""
         self.argv = argv
         #: The supervisor's control socket and the program's pid, where a supervisor runs it.
-        self._control: socket.socket | None = None
-        self._program: int | None = None
+        self._supervisor: tuple[socket.socket, int] | None = None
         if process is None and supervised():
             process = self._supervised(argv, env)
-        self.process = process or subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                                   stderr=subprocess.PIPE, bufsize=0, start_new_session=True,
-                                                   env=env)
-        self._in = self.process.stdin.fileno()
-        self._out = self.process.stdout.fileno()
+        self.process: Process = process or subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                                            stderr=subprocess.PIPE, bufsize=0,
+                                                            start_new_session=True, env=env)
+        self._stdin = _pipe(self.process.stdin, "stdin")
+        self._stdout = _pipe(self.process.stdout, "stdout")
+        self._stderr = _pipe(self.process.stderr, "stderr")
+        self._in = self._stdin.fileno()
+        self._out = self._stdout.fileno()
         widen_pipe(self._in)
         widen_pipe(self._out)
         os.set_blocking(self._in, False)
         self._buffer = bytearray()
         self._scanned = 0  # how much of the buffer is known to hold no newline
-        self.stderr = _Tail(self.process.stderr)
+        self.stderr = _Tail(self._stderr)
         _LIVE[id(self)] = self
 
-    def _supervised(self, argv: list[str], env: dict[str, str] | None) -> subprocess.Popen:
+    def _supervised(self, argv: list[str], env: dict[str, str] | None) -> subprocess.Popen[bytes]:
         """``argv`` started by a supervisor, which says the program's pid (or why it could not
         start it, raised as the OSError starting it here would raise)."""
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)  # a message a read
@@ -141,7 +167,7 @@ class Channel:
             said = b""
         if said.startswith(reaper.STARTED):
             ours.setblocking(False)  # a kill never waits
-            self._control, self._program = ours, int(said[len(reaper.STARTED):])
+            self._supervisor = ours, int(said[len(reaper.STARTED):])
             return supervisor
         ours.close()
         supervisor.kill()
@@ -224,12 +250,13 @@ class Channel:
         Also once the program itself has exited, as a child it forked may still run (the
         group's id is not given to another while any process is left in the group).
         """
-        if self._control is not None:  # the supervisor ends what left the group too
+        if self._supervisor is not None:  # the supervisor ends what left the group too
+            control, program = self._supervisor
             try:
-                self._control.send(b"kill")
+                control.send(b"kill")
             except OSError:
                 pass
-            reaper.kill_with_group(self._program)  # should the program have killed its supervisor
+            reaper.kill_with_group(program)  # should the program have killed its supervisor
             return
         try:
             os.killpg(self.process.pid, signal.SIGKILL)
@@ -246,18 +273,18 @@ class Channel:
             except Fault:
                 pass
         try:
-            self.process.stdin.close()
+            self._stdin.close()
         except OSError:
             pass
         self.exit_status(grace)
         self.kill()  # what is left: the program, or a child it forked when it exited by itself
         self.exit_status(grace)
         _LIVE.pop(id(self), None)
-        if self._control is not None:
-            self._control.close()
-        self.process.stdout.close()
+        if self._supervisor is not None:
+            self._supervisor[0].close()
+        self._stdout.close()
         if self.stderr.finished(wait=0.5):  # never close a pipe a thread still reads
-            self.process.stderr.close()
+            self._stderr.close()
 
 
 #: Every channel not yet closed, by id (a program stuck in a call included).

@@ -114,6 +114,7 @@ def _opcode_tables() -> tuple[list[int], list[int]]:
 
 
 _ACTION_OF, _SIZE_OF = _opcode_tables()
+_OPCODE_NAMES = {ord(opcode.code.encode("latin-1")): opcode.name for opcode in pickletools.opcodes}
 _MEMOIZE_BYTE = _ACTION_OF.index(_MEMOIZE)
 
 
@@ -269,8 +270,8 @@ def _scan(data: bytes) -> None:
             elif action == _PROTO:
                 at += 1
             else:
-                name = pickletools.code2op.get(chr(data[at - 1]))
-                raise _Refused(f"opcode {name.name if name else hex(data[at - 1])} at byte {at - 1} is not one a "
+                name = _OPCODE_NAMES.get(data[at - 1], hex(data[at - 1]))
+                raise _Refused(f"opcode {name} at byte {at - 1} is not one a "
                                "protocol-5 pickle of data holds")
     except IndexError:  # a pop from an empty stack, a missing mark or memo entry, an argument past the end
         raise _Refused(f"at byte {at}: the pickle uses an object, a mark, a memo entry or a byte it does not "

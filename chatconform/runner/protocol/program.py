@@ -106,9 +106,10 @@ class Session:
         start, ProtocolError when the hello fails."""
         deadline = time.monotonic() + START_TIMEOUT
         with self._lock:
-            self._channel, self._answered_here = self._new_channel(), 0
+            self._channel = channel = self._new_channel()
+            self._answered_here = 0
             try:
-                self.declared = self._greet(deadline)
+                self.declared = self._greet(channel, deadline)
             except Fault as fault:
                 raise self._broken(fault, deadline, restarting=False) from None
         return self.declared
@@ -126,12 +127,11 @@ class Session:
         try:
             number = next(self._ids)
             try:
-                if self._channel is None:
-                    self._restart(deadline)
-                self._quiet(f"after answering call {self._answered}, before call {number}")
-                self._channel.send({"type": "call", "id": number, **request}, deadline)
+                channel = self._channel if self._channel is not None else self._restart(deadline)
+                self._quiet(channel, f"after answering call {self._answered}, before call {number}")
+                channel.send({"type": "call", "id": number, **request}, deadline)
                 sent = time.perf_counter()
-                line = self._channel.receive(deadline, MAX_LINE_BYTES)
+                line = channel.receive(deadline, MAX_LINE_BYTES)
                 self.seconds = time.perf_counter() - sent
                 reply = _parse(line, f"call {number}")
                 _conform(reply, "call-reply", f"call {number}")
@@ -141,7 +141,7 @@ class Session:
                                                f"read when call {number} was asked)")
                 if reply["id"] != number:
                     raise Fault("wrong-id", f"answered call {reply['id']} when call {number} was asked")
-                self._quiet(f"after answering call {number}")
+                self._quiet(channel, f"after answering call {number}")
             except Fault as fault:
                 raise self._broken(fault, hard) from None
             self._answered = number
@@ -171,9 +171,9 @@ class Session:
     def _new_channel(self) -> Channel:
         return Channel(self.argv, process=self.launch() if self.launch is not None else None)
 
-    def _greet(self, deadline: float) -> dict:
-        self._channel.send(hello(), deadline)
-        line = self._channel.receive(deadline, MAX_LINE_BYTES)
+    def _greet(self, channel: Channel, deadline: float) -> dict:
+        channel.send(hello(), deadline)
+        line = channel.receive(deadline, MAX_LINE_BYTES)
         reply = _parse(line, "the hello")
         if isinstance(reply, dict) and reply.get("protocol") != PROTOCOL_VERSION:
             raise Fault("version", f"answered the hello with protocol version {reply.get('protocol')!r}; "
@@ -181,19 +181,20 @@ class Session:
         _conform(reply, "hello-reply", "the hello")
         return reply
 
-    def _restart(self, deadline: float) -> None:
+    def _restart(self, deadline: float) -> Channel:
         self._answered_here = 0
         try:
-            self._channel = self._new_channel()
+            self._channel = channel = self._new_channel()
         except OSError as exc:
             raise Fault("start", f"could not be started again: {exc.strerror or exc}") from None
-        declared = self._greet(deadline)
+        declared = self._greet(channel, deadline)
         if declared != self.declared:
             raise Fault("changed", "declared something else when it was started again: "
                                    f"{_quote(json.dumps(declared).encode())}")
+        return channel
 
-    def _quiet(self, when: str) -> None:
-        stray, closed = self._channel.stray()
+    def _quiet(self, channel: Channel, when: str) -> None:
+        stray, closed = channel.stray()
         if stray:
             raise Fault("out-of-turn", f"wrote to stdout out of turn ({when}): {_quote(stray)}")
         if closed:
