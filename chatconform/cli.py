@@ -514,10 +514,10 @@ def cmd_serve(args, out: Console, err: Console) -> int:
 
     from chatconform.outputs import files as outputs
     from chatconform.serve.log import ServeLog
-    from chatconform.serve.replies import Replies, load_script
+    from chatconform.serve.replies import Replies, Script, load_script
     from chatconform.serve.server import run
 
-    script = load_script(args.script) if args.script else []
+    script: Script = load_script(args.script) if args.script else {}
     seed = args.seed if args.seed is not None else random.randrange(2**32) if args.generate else None
     with outputs.claim(args.report) as report:
         log = ServeLog(report, version=_version(), seed=seed,

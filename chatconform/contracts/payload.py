@@ -617,7 +617,7 @@ def _link_kinds(ex: Example) -> dict[str, str]:
         while stack:
             value = stack.pop()
             if isinstance(value, pai.FileUrl):
-                kinds.setdefault(value.url, value.kind)
+                kinds.setdefault(value.url, getattr(value, "kind", ""))
             elif isinstance(value, (list, tuple)):
                 stack.extend(value)
             elif isinstance(value, dict):

@@ -204,7 +204,7 @@ class _Judge:
         return respond(answer)
 
     def _canned(self, request: Request, profile: Provider, dialect: Dialect, path: str, raw: bytes,
-                model: str | None, params: dict | None = None) -> Response:
+                model: str | None, params: dict[str, Any] | None = None) -> Response:
         """A canned answer to a route the SDK calls besides the chat, recorded as not judged."""
         try:
             body: Any = json.loads(raw) if raw else None
@@ -254,7 +254,7 @@ class _Judge:
             dialect = self._dialect_of(request, named)
             return self._refused(request, named or home_provider_of(dialect), dialect, refusal)
         scope = {"type": "http", "path": path, "method": request.method, "root_path": ""}
-        found: list[tuple[Dialect, str, dict]] = []
+        found: list[tuple[Dialect, str, dict[str, Any]]] = []
         for dialect, pattern, route in self.extras:
             if named is not None and dialect.name != named.dialect:
                 continue
