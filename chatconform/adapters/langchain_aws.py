@@ -86,6 +86,12 @@ class LangChainAWSAdapter(ChatModelAdapter):
             "a document block and no text block, which Converse rejects: B7, 'A text block must be included "
             "when using documents.' (https://github.com/BerriAI/litellm/pull/36499, "
             "https://github.com/archestra-ai/archestra/pull/4220)"),
+        "payload.tool_pairing": (
+            "calls cut off while their tools ran (no result stored) are sent as toolUse blocks with no "
+            "toolResult after them: langchain-aws converts the messages as stored and closes no call, and "
+            "Converse rejects the request: B4, '`tool_use` ids were found without `tool_result` blocks "
+            "immediately after'"),
+        "payload.provider_rules": "the same calls as payload.tool_pairing: B4",
     }
 
     def chat_model(self) -> ChatBedrockConverse:

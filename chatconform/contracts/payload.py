@@ -692,17 +692,22 @@ def _download(ex: Example, url: str, identity: str) -> bool | None:
     """Whether bytes the history does not hold (``identity``, their base64) can be the file
     downloaded from ``url``: True when they are recognisably its (of its kind, or naming the
     URL, as an offline stand-in does), False when they are of no kind the check can tell
-    (a match, with a warning), None when they are another kind of file (no match)."""
-    try:
-        data = base64.b64decode(identity, validate=True)
-    except ValueError:
-        return None
-    if url.encode() in data:
-        return True
-    kind = _sniffed(data)
-    if kind is None:
-        return False
-    return True if kind == _link_kinds(ex).get(url) else None
+    (a match, with a warning), None when they are another kind of file (no match). Decided
+    once per pair for the example: placing and counting losses both ask."""
+    def compute() -> bool | None:
+        try:
+            data = base64.b64decode(identity, validate=True)
+        except ValueError:
+            return None
+        if url.encode() in data:
+            return True
+        kind = _sniffed(data)
+        if kind is None:
+            return False
+        return True if kind == _link_kinds(ex).get(url) else None
+
+    decided: bool | None = ex.output_once(("download", url, identity), compute)
+    return decided
 
 
 @dataclass(frozen=True)

@@ -85,8 +85,10 @@ REFERENCE_MODULE = '''
 FAKES_MODULE = '''
     """Echo fakes."""
 
+    from chatconform.fakes.base import Fake
 
-    class Raises:
+
+    class Raises(Fake):
         name, version = "fake-echo-raises", "0"
         reproduces = "an echo that raises"
         violates = ("scratch.no_crash",)
@@ -95,7 +97,7 @@ FAKES_MODULE = '''
             raise KeyError("echo")
 
 
-    class ReversesInPlace:
+    class ReversesInPlace(Fake):
         name, version = "fake-echo-reverses-in-place", "0"
         reproduces = "an echo that reverses the caller's list"
         violates = ("scratch.input_untouched",)
@@ -105,7 +107,7 @@ FAKES_MODULE = '''
             return list(reversed(history))
 
 
-    class Slow:
+    class Slow(Fake):
         name, version = "fake-echo-slow", "0"
         reproduces = "an echo that takes a second"
         violates = ()
@@ -118,7 +120,7 @@ FAKES_MODULE = '''
             return list(history)
 
 
-    class DropsLast:
+    class DropsLast(Fake):
         name, version = "fake-echo-drops-last", "0"
         reproduces = "an echo that drops the last message"
         violates = ("scratch.keeps_length", "scratch.matches_reference")
