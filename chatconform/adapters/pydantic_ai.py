@@ -28,7 +28,17 @@ Provider id → pydantic-ai model (model name), and whose API serves it:
 ``gemini``                    ``GoogleModel('gemini-2.5-flash')`` with ``GoogleProvider`` (Gemini API)
 ``bedrock-converse``          ``BedrockConverseModel('us.anthropic.claude-sonnet-4-5-20250929-v1:0')``
                               with ``BedrockProvider``: Claude on Bedrock's Converse API
+``openai-responses``          ``OpenAIResponsesModel('gpt-5')`` with ``OpenAIProvider``
+``deepseek``                  ``OpenAIChatModel('deepseek-v4-pro')`` with ``DeepSeekProvider``
+``kimi``                      ``OpenAIChatModel('kimi-k2-thinking')`` with ``MoonshotAIProvider``
+``groq``                      ``GroqModel('openai/gpt-oss-120b')`` with ``GroqProvider``
+``openrouter``                ``OpenRouterModel('anthropic/claude-sonnet-4.5')`` with ``OpenRouterProvider``
 ============================  =====================================================================
+
+A case that names a model of the provider's reasoning families (``model=``) is mapped by a
+model of that name, so pydantic-ai's profile for it decides what is sent back; a case that
+says the request's reasoning setting (``reasoning=``) is mapped with pydantic-ai's unified
+``thinking`` setting, as an agent with ``model_settings={"thinking": ...}`` maps it.
 
 The model picks the pydantic-ai profile, and the profile changes the body: with a Qwen
 name, ``VLLMProvider`` merges leading system messages into one
@@ -50,6 +60,10 @@ The bodies, per dialect (the same keys as the reference ``to_payload``):
   pydantic-ai leaves it out.
 - ``gemini``: ``{"systemInstruction": ..., "contents": [...]}`` in the Gemini API's JSON
   (camelCase, bytes as base64), built by google-genai's own request converter.
+- ``openai-responses``: the keys of the body pydantic-ai's ``_prepare_responses_create``
+  builds that carry the history (``instructions``, ``input``, ``store``, ``include``,
+  ``previous_response_id``), each where pydantic-ai sets it.
+- ``groq``: ``{"messages": [...]}`` from ``GroqModel``'s own mapper.
 - ``bedrock-converse``: ``{"system": [...], "messages": [...], "toolConfig": ...}``;
   ``system`` always present (pydantic-ai sends ``[]`` when there is none), bytes as base64
   as botocore sends them.
@@ -98,7 +112,7 @@ EXTRA = "pydantic-ai"
 #: The distribution whose version the adapter reports.
 DISTRIBUTION = "pydantic-ai-slim"
 #: The SDKs pydantic-ai's provider models import (Bedrock's is boto3).
-_SDKS = ("openai", "anthropic", "google.genai", "mistralai", "boto3")
+_SDKS = ("openai", "anthropic", "google.genai", "mistralai", "boto3", "groq")
 
 
 if missing_modules(_SDKS):
@@ -109,6 +123,7 @@ if missing_modules(_SDKS):
 _models = Library("pydantic_ai.models", adapter="pydantic-ai", extra=EXTRA)
 _messages = Library("pydantic_ai.messages", adapter="pydantic-ai", extra=EXTRA)
 _tools = Library("pydantic_ai.tools", adapter="pydantic-ai", extra=EXTRA)
+_settings = Library("pydantic_ai.settings", adapter="pydantic-ai", extra=EXTRA)
 
 
 @dataclass(frozen=True)
@@ -138,6 +153,15 @@ MODELS: dict[str, ModelChoice] = {
         "bedrock:BedrockConverseModel", "bedrock:BedrockProvider",
         "us.anthropic.claude-sonnet-4-5-20250929-v1:0",
         (("aws_access_key_id", "dummy"), ("aws_secret_access_key", "dummy"), ("region_name", "us-east-1"))),
+    "openai-responses": ModelChoice("openai:OpenAIResponsesModel", "openai:OpenAIProvider", "gpt-5",
+                                    (("api_key", "sk-dummy"),)),
+    "deepseek": ModelChoice("openai:OpenAIChatModel", "deepseek:DeepSeekProvider", "deepseek-v4-pro",
+                            (("api_key", "dummy"),)),
+    "kimi": ModelChoice("openai:OpenAIChatModel", "moonshotai:MoonshotAIProvider", "kimi-k2-thinking",
+                        (("api_key", "dummy"),)),
+    "groq": ModelChoice("groq:GroqModel", "groq:GroqProvider", "openai/gpt-oss-120b", (("api_key", "dummy"),)),
+    "openrouter": ModelChoice("openrouter:OpenRouterModel", "openrouter:OpenRouterProvider",
+                              "anthropic/claude-sonnet-4.5", (("api_key", "dummy"),)),
 }
 
 
@@ -314,6 +338,16 @@ class PydanticAIAdapter(_StoredThroughTypeAdapter):
             "https://docs.vllm.ai/en/latest/features/multimodal_inputs.html) makes OpenAIChatModel raise "
             "NotImplementedError('VideoUrl is not supported in OpenAI Chat Completions user prompts'), so no "
             "request is built (https://github.com/pydantic/pydantic-ai/issues/3306)"),
+        "payload.reasoning_kept": (
+            "Kimi with thinking on (kimi-k2-thinking): a tool-call turn whose response holds no thinking (a step "
+            "served without thinking, another provider's reply) is sent without reasoning_content, which Kimi "
+            "rejects ('thinking is enabled but reasoning_content is missing in assistant tool call message', K2, "
+            "https://github.com/bytedance/deer-flow/issues/3043): pydantic-ai's MoonshotAIProvider leaves "
+            "openai_chat_thinking_requires_field_on_tool_calls off, which its DeepSeekProvider sets"),
+        "payload.no_rejected_reasoning": (
+            "DeepSeek R1 (deepseek-r1): a response's thinking is sent back as reasoning_content, which R1 answers "
+            "with a 400 (D2, https://github.com/vercel/ai/pull/14739): pydantic-ai's DeepSeekProvider sends the "
+            "field back for every DeepSeek model"),
         # persist_run stores the capture as pydantic-ai leaves it (docs/compliance.md has the cases).
         "persist.no_instructions": (
             "every request the run sent keeps ModelRequest.instructions, so the run's system prompt is "
@@ -353,37 +387,40 @@ class PydanticAIAdapter(_StoredThroughTypeAdapter):
         """Import pydantic-ai and its mappers' modules, and keep its downloader offline, before
         a run's first call."""
         _offline_downloads()
-        for library in (_models, _messages, _tools):
+        for library in (_models, _messages, _tools, _settings):
             library.module()
 
-    def model(self, provider: str) -> Any:
-        """The pydantic-ai model for ``provider``, built once (offline: a dummy key)."""
+    def model(self, provider: str, model_name: str | None = None) -> Any:
+        """The pydantic-ai model for ``provider`` (its table's model, or ``model_name``),
+        built once (offline: a dummy key)."""
         get_provider(provider)
+        choice = MODELS[provider]
+        name = model_name or choice.model_name
         with self._lock:
-            if provider not in self._models:
+            if (provider, name) not in self._models:
                 _offline_downloads()  # warm_up's, for a caller that did not call it
-                choice = MODELS[provider]
                 model_cls = _class("pydantic_ai.models", choice.model)
                 provider_cls = _class("pydantic_ai.providers", choice.provider)
-                self._models[provider] = model_cls(choice.model_name,
-                                                   provider=provider_cls(**dict(choice.provider_kwargs)))
-            return self._models[provider]
+                self._models[provider, name] = model_cls(name, provider=provider_cls(**dict(choice.provider_kwargs)))
+            return self._models[provider, name]
 
-    def to_payload(self, history: Sequence[ModelMessage], *, provider: str,
-                   instructions: str | None = None) -> dict:
-        model = self.model(provider)
+    def to_payload(self, history: Sequence[ModelMessage], *, provider: str, instructions: str | None = None,
+                   model: str | None = None, reasoning: bool | None = None) -> dict:
+        mapper = self.model(provider, model)
         params = _models.ModelRequestParameters(
             function_tools=_tool_definitions(history),
             instruction_parts=[_messages.InstructionPart(instructions)] if instructions else [],
         )
-        settings, params = model.prepare_request(None, params)
+        # An agent's ``model_settings={"thinking": ...}``, where the case says the setting.
+        said = _settings.ModelSettings(thinking=reasoning) if reasoning is not None else None
+        settings, params = mapper.prepare_request(said, params)
         clean = _messages._clean_message_history  # private: the agent's own history normalizer
         messages = clean(list(history), repair_last_response=True)
-        prepared = model.prepare_messages(messages, params)
+        prepared = mapper.prepare_messages(messages, params)
         if prepared is not messages:
             messages = clean(prepared, repair_last_response=True)
         render = _RENDER[provider]
-        return run_offline(lambda: render(model, messages, params, settings))
+        return run_offline(lambda: render(mapper, messages, params, settings))
 
 
 async def _openai_chat(model: Any, messages: list, params: Any, settings: Any) -> dict:
@@ -418,6 +455,20 @@ async def _gemini(model: Any, messages: list, params: Any, settings: Any) -> dic
     return body
 
 
+async def _groq(model: Any, messages: list, params: Any, settings: Any) -> dict:
+    return {"messages": _jsonable(await model._map_messages(messages, params))}
+
+
+#: The keys of a Responses API body that carry the history.
+_RESPONSES_KEYS = ("instructions", "input", "store", "include", "previous_response_id")
+
+
+async def _openai_responses(model: Any, messages: list, params: Any, settings: Any) -> dict:
+    create, _ = await model._prepare_responses_create(messages, settings or {}, params)
+    return {key: _jsonable(create[key]) for key in _RESPONSES_KEYS
+            if key in create and not _sentinel(create[key]) and create[key] is not None}
+
+
 async def _bedrock(model: Any, messages: list, params: Any, settings: Any) -> dict:
     settings = settings or {}
     system, mapped = await model._map_messages(messages, params, settings)
@@ -430,4 +481,6 @@ async def _bedrock(model: Any, messages: list, params: Any, settings: Any) -> di
 
 #: Provider id -> the coroutine that maps with that provider's model and builds the body.
 _RENDER = {"openai-chat": _openai_chat, "qwen-vllm": _openai_chat, "glm": _openai_chat, "mistral": _mistral,
-           "anthropic": _anthropic, "gemini": _gemini, "bedrock-converse": _bedrock}
+           "anthropic": _anthropic, "gemini": _gemini, "bedrock-converse": _bedrock,
+           "openai-responses": _openai_responses, "deepseek": _openai_chat, "kimi": _openai_chat,
+           "groq": _groq, "openrouter": _openai_chat}

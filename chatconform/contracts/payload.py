@@ -73,8 +73,8 @@ def _case_model(case: Any, provider: str) -> str | None:
     model = getattr(case, "model", None)
     if not model:
         return None
-    profile = PROVIDERS[provider]
-    return model if any(f.example == model for f in profile.reasoning_families) else None
+    profile = PROVIDERS.get(provider)
+    return model if profile is not None and any(f.example == model for f in profile.reasoning_families) else None
 
 
 def _extras(fn: Any, case: PayloadCase, provider: str) -> dict[str, Any]:

@@ -377,8 +377,11 @@ def merge(reports: list[Report]) -> Report:
                           f"report would leave out its searches (given: {', '.join(r.path for r in reports)})")
     implementations = first.header.get("implementations", {})
     names = list(implementations)
+    # The providers each implementation was searched for: what a contract's variants read.
+    searched = {n: frozenset(key[2] for key in shard["planned"] if key[0] == n and key[2]) for n in names}
     impls = [SimpleNamespace(name=n, spec=info.get("spec", n), expected_failures=info.get("expected_failures", {}),
-                             left_out={k: frozenset(v) for k, v in info.get("left_out", {}).items()})
+                             left_out={k: frozenset(v) for k, v in info.get("left_out", {}).items()},
+                             options={"providers": searched[n]})
              for n, info in implementations.items()]
     lines = {(s["implementation"], s["contract"], s.get("variant")): s for r in reports for s in r.searches}
     planned, results = [], {}

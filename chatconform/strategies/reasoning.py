@@ -76,15 +76,18 @@ def _laid(draw: Any, history: list, own: str | None) -> list:
     first_laid = max(0, len(history) - _LAID_WINDOW)
     for index, message in enumerate(history):
         if (index < first_laid or not isinstance(message, pai.ModelResponse)
-                or draw(st.integers(0, 3)) == 0):  # one in four left bare
+                or draw(st.integers(0, 3)) == 3):  # one in four left bare
             out.append(message)
             continue
-        producer = draw(st.sampled_from(PRODUCERS)) if draw(st.integers(0, 3)) == 0 else home
+        producer = draw(st.sampled_from(PRODUCERS)) if draw(st.integers(0, 3)) == 3 else home
         parts: list = []
         calls = [p for p in message.parts if isinstance(p, pai.ToolCallPart)]
-        if calls and not any(isinstance(p, pai.ThinkingPart) for p in message.parts) and draw(st.booleans()):
+        # A reasoning model thinks before most replies: three in four of the calls, one in two
+        # of the texts, gain a thought where the drawn reply has none.
+        if (producer is not None and not any(isinstance(p, pai.ThinkingPart) for p in message.parts)
+                and draw(st.integers(0, 3)) < (3 if calls else 2)):
             n += 1
-            parts.append(_thinking(draw, producer, n, "I should call a tool first."))
+            parts.append(_thinking(draw, producer, n, "I should call a tool first." if calls else "Let me think."))
         # Gemini 3 signs the first function call of every step it returns; a text-only reply
         # may carry one on its first text part.
         signed_first = producer == "google-gla" and (bool(calls) or draw(st.booleans()))
@@ -107,4 +110,6 @@ def _laid(draw: Any, history: list, own: str | None) -> list:
 def with_reasoning(history: list, own: str | None = None) -> st.SearchStrategy[list]:
     """``history`` as drawn (one case in three), or with reasoning laid over its responses,
     mostly by one producer (``own`` where given, else one drawn for the history)."""
-    return st.one_of(st.just(history), _laid(history, own), _laid(history, own))
+    # Hypothesis draws the smallest choice (here: as drawn) far more often than its share,
+    # so the choice is one of four, and inside a laid history the smallest choices lay.
+    return st.integers(0, 3).flatmap(lambda lay: _laid(history, own) if lay else st.just(history))

@@ -199,12 +199,12 @@ def test_bad_providers_exit_2(tmp_path, capsys):
             providers = "openai-chat"
 
         class Unknown(ReferenceImplementation):
-            providers = {"openai-chat", "openai-responses"}
+            providers = {"openai-chat", "openai-assistants"}
     """))
     assert run("run", "--impl", "bad_providers:AsString", "--contract", "payload") == 2
     assert "providers must be a set of provider ids" in capsys.readouterr().err
     assert run("run", "--impl", "bad_providers:Unknown", "--contract", "payload") == 2
-    assert "unknown provider(s) openai-responses" in capsys.readouterr().err
+    assert "unknown provider(s) openai-assistants" in capsys.readouterr().err
 
 
 @pytest.mark.slow
