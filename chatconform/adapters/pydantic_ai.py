@@ -380,7 +380,7 @@ class PydanticAIAdapter(_StoredThroughTypeAdapter):
 
     def __init__(self) -> None:
         self.version = version(DISTRIBUTION)
-        self._models: dict[str, Any] = {}
+        self._models: dict[tuple[str, str], Any] = {}
         self._lock = threading.Lock()
 
     def warm_up(self) -> None:

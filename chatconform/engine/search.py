@@ -111,11 +111,8 @@ class _Pass:
         if not self.hangs_left:
             self._replay_hang(case)
             return  # no more deadlines to spend in this pass: the case is not evaluated
-        if self.done_when_all_seen and self.selected is not None and all(
-                check in self.observed and self.observed[check].level != WARNING for check in self.selected):
-            # Every selected check has failed as an error: nothing left to learn without shrinking.
-            # A warning alone does not end it: an error later outranks it (as a shrinking run finds).
-            raise _AllSeen
+        if self.done_when_all_seen and self.selected is not None and all(map(self._settled, self.selected)):
+            raise _AllSeen  # every selected check has failed: nothing left to learn without shrinking
         if self.profile.steer_to_large:
             hypothesis.target(float(self.contract.size(case)), label="size")
         if self.tick:
@@ -178,6 +175,13 @@ class _Pass:
                 if seen is None or (seen.level == WARNING and failure.level == ERROR):
                     self.observed[failure.check] = evaluation.complete(failure)
         return None
+
+    def _settled(self, check_id: str) -> bool:
+        """Whether ``check_id`` failed as badly as it can for this variant: an error, or a
+        warning where the check is never an error. A warning alone does not end the search
+        where an error may come later and outrank it (as a shrinking run's exploring pass finds)."""
+        seen = self.observed.get(check_id)
+        return seen is not None and (seen.level != WARNING or get_check(check_id).level_for(self.variant) == WARNING)
 
     def _choices(self) -> tuple | None:
         """The choices that drew the case under evaluation: kept with a kept case, read from

@@ -601,6 +601,7 @@ class GeminiSignaturesDropped(_Fake):
 
     name = "fake-gemini-signatures-dropped"
     providers = frozenset({"gemini"})
+    models = {"gemini": "gemini-3-pro-preview"}  # the model family the report is about
     reproduces = ("'Function call is missing a thought_signature in functionCall parts' when the history is "
                   "rebuilt without the signatures (https://github.com/langchain-ai/langchain-google/issues/1364)")
     violates = ("payload.reasoning_kept",)
