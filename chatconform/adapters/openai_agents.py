@@ -1,5 +1,13 @@
-"""The OpenAI Agents SDK's Chat Completions model as a ``to_payload`` implementation, for
-``openai-chat``, run offline.
+"""The OpenAI Agents SDK's two OpenAI models as a ``to_payload`` implementation, run offline:
+its Chat Completions model for ``openai-chat``, and its default, the Responses model
+(``OpenAIResponsesModel('gpt-5')``), for ``openai-responses``.
+
+On the Responses model the input items go to ``responses.create`` as they are (after the
+SDK's own ``_remove_openai_responses_api_incompatible_fields``), with ``instructions``; the
+items are those a run on that model stores: a reasoning item OpenAI returned keeps its id
+and encrypted content, any other model's reasoning is stored with its ``provider_data``
+(which the SDK then leaves out). The rest of this docstring is the Chat Completions path;
+both share the converter and the kept request.
 
 An Agents SDK application holds its conversation as Responses-style input items
 (``result.to_input_list()``) and passes them, with the new turn, to the next run. On a
@@ -78,10 +86,11 @@ from chatconform.errors import MissingDependency
 from chatconform.lazy import pai
 
 if TYPE_CHECKING:
-    from agents import FunctionTool, OpenAIChatCompletionsModel
+    from agents import FunctionTool
     from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, RetryPromptPart, ToolReturnPart
 
-__all__ = ["DISTRIBUTION", "EXTRA", "MODEL", "OpenAIAgentsAdapter", "from_input_items", "to_input_items"]
+__all__ = ["DISTRIBUTION", "EXTRA", "MODEL", "RESPONSES_MODEL", "OpenAIAgentsAdapter", "from_input_items",
+           "to_input_items"]
 
 #: The extra that installs the OpenAI Agents SDK.
 EXTRA = "openai-agents"
@@ -89,6 +98,8 @@ EXTRA = "openai-agents"
 DISTRIBUTION = "openai-agents"
 #: The model the Chat Completions model is built for.
 MODEL = "gpt-4o"
+#: The model the Responses model (the SDK's default path) is built for.
+RESPONSES_MODEL = "gpt-5"
 
 if missing_modules(("agents", "openai")):
     raise MissingDependency(f"the openai-agents adapter needs openai-agents: pip install 'chatconform[{EXTRA}]'")
@@ -178,11 +189,36 @@ def _response_items(message: ModelResponse) -> list[dict]:
     return out
 
 
-def to_input_items(history: Sequence[ModelMessage]) -> list[dict]:
-    """The history as the Agents SDK's input items (the table in the module docstring)."""
+def _stored_from_responses(item: dict, part: Any) -> dict:
+    """A response's item as a run on the Responses model stores it: a reasoning item OpenAI
+    returned keeps its id and encrypted content (the SDK asks for it with store off); any
+    other reasoning keeps its ``provider_data`` (the model that returned it), as the SDK's
+    other models store theirs."""
+    if item["type"] != "reasoning":
+        return item
+    if part.provider_name == "openai" and part.id:
+        # A reasoning item returned without a summary is stored with none.
+        item = {**item, "id": part.id, "summary": item["summary"] if part.content else []}
+        if part.signature:
+            item["encrypted_content"] = part.signature
+        return item
+    return {**item, "provider_data": {"model": part.provider_name or "unknown"}}
+
+
+def to_input_items(history: Sequence[ModelMessage], *, responses: bool = False) -> list[dict]:
+    """The history as the Agents SDK's input items (the table in the module docstring);
+    ``responses``: as a run on the Responses model stored it (:func:`_stored_from_responses`)."""
     out: list[dict] = []
     for message in history:
-        out.extend(_request_items(message) if isinstance(message, pai.ModelRequest) else _response_items(message))
+        if isinstance(message, pai.ModelRequest):
+            out.extend(_request_items(message))
+            continue
+        items = _response_items(message)
+        if responses:
+            thoughts = iter([p for p in message.parts if isinstance(p, pai.ThinkingPart)])
+            items = [_stored_from_responses(item, next(thoughts)) if item["type"] == "reasoning" else item
+                     for item in items]
+        out.extend(items)
     return out
 
 
@@ -305,15 +341,15 @@ def _run(coro_fn: Any) -> Any:
 
 class OpenAIAgentsAdapter(LazyModel):
     """``to_payload`` for ``openai-chat`` through the Agents SDK's ``OpenAIChatCompletionsModel``
-    (see the module docstring)."""
+    and for ``openai-responses`` through its ``OpenAIResponsesModel`` (see the module docstring)."""
 
     #: Judged method by method; chatconform.adapters.application composes them into one lifecycle.
     lifecycle = False
 
     name = "openai-agents"
-    providers = frozenset({"openai-chat"})
-    #: The model behind the provider id, so model-dependent rules are judged for it.
-    models = {"openai-chat": MODEL}
+    providers = frozenset({"openai-chat", "openai-responses"})
+    #: The model behind each provider id, so model-dependent rules are judged for it.
+    models = {"openai-chat": MODEL, "openai-responses": RESPONSES_MODEL}
     #: Check id -> why the Agents SDK fails it, each with its minimal case in docs/adapters.md.
     #: No upstream issue was found for these.
     expected_failures = {
@@ -323,7 +359,9 @@ class OpenAIAgentsAdapter(LazyModel):
             "[user 'Also Berlin', result c1]) is sent between the call and its result; and items_to_messages "
             "closes the assistant message when a message item follows tool calls and the pending content is a "
             "string, so a response [text, call c2, text, call c3] becomes two assistant messages, the first "
-            "one's calls followed by the second"),
+            "one's calls followed by the second; on the Responses model, the calls of a response cut off while "
+            "their tools ran are sent without a function_call_output: 'No tool output found for function call "
+            "call_...' (X3)"),
         "payload.tool_pairing": "the same two cases as payload.provider_rules (OpenAI O8)",
     }
 
@@ -334,17 +372,20 @@ class OpenAIAgentsAdapter(LazyModel):
         super().__init__()
         self.version = version(DISTRIBUTION)
 
-    def build(self) -> OpenAIChatCompletionsModel:
-        """The Chat Completions model (a dummy key; nothing is ever sent)."""
-        keeping_client = _CLIENT_TYPES.get()[1]
-        return _agents.OpenAIChatCompletionsModel(model=MODEL, openai_client=keeping_client(api_key="sk-dummy",
-                                                                                            max_retries=0))
+    def build(self) -> dict[str, Any]:
+        """The Chat Completions and the Responses model, by provider id (a dummy key; nothing
+        is ever sent)."""
+        keeping_client = _CLIENT_TYPES.get()[1](api_key="sk-dummy", max_retries=0)
+        return {"openai-chat": _agents.OpenAIChatCompletionsModel(model=MODEL, openai_client=keeping_client),
+                "openai-responses": _agents.OpenAIResponsesModel(model=RESPONSES_MODEL, openai_client=keeping_client)}
 
     def to_payload(self, history: Sequence[ModelMessage], *, provider: str,
                    instructions: str | None = None) -> dict:
         if provider not in self.providers:
-            raise ValueError(f"the openai-agents adapter maps openai-chat only, not {provider!r}")
-        model, items, tools = self.model, to_input_items(history), _tools(history)
+            raise ValueError(f"the openai-agents adapter maps {' and '.join(sorted(self.providers))} only, "
+                             f"not {provider!r}")
+        model = self.model[provider]
+        items, tools = to_input_items(history, responses=provider == "openai-responses"), _tools(history)
         built_type = _CLIENT_TYPES.get()[0]
 
         async def build() -> dict:

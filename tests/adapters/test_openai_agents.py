@@ -127,10 +127,28 @@ def test_deviations_as_the_sdk_has_them(adapter):
     assert roles == ["user", "assistant", "user", "tool"]
 
 
-def test_openai_chat_only(adapter):
-    assert adapter.providers == frozenset({"openai-chat"})
-    with pytest.raises(ValueError, match="openai-chat only"):
+def test_openai_chat_and_responses_only(adapter):
+    assert adapter.providers == frozenset({"openai-chat", "openai-responses"})
+    with pytest.raises(ValueError, match="openai-chat and openai-responses only"):
         adapter.to_payload(weather_history(), provider="gemini")
+
+
+def test_responses_path_sends_openai_reasoning_with_its_encrypted_content_and_leaves_out_another_models(adapter):
+    """The default Responses model: OpenAI's reasoning item goes back with its id and encrypted
+    content; another model's reasoning (stored with its provider_data) is left out by the SDK."""
+    history = [ModelRequest(parts=[UserPromptPart("hi")]),
+               ModelResponse(parts=[ThinkingPart("plan", id="rs_1", signature="enc", provider_name="openai"),
+                                    ToolCallPart("t", {}, "c1")], provider_name="openai"),
+               ModelRequest(parts=[ToolReturnPart("t", "r", "c1")]),
+               ModelResponse(parts=[ThinkingPart("other", signature="sig", provider_name="anthropic"),
+                                    TextPart("done")], provider_name="anthropic")]
+    body = adapter.to_payload(history, provider="openai-responses", instructions="Be brief.")
+    assert body["instructions"] == "Be brief."
+    reasoning = [item for item in body["input"] if item.get("type") == "reasoning"]
+    assert reasoning == [{"id": "rs_1", "type": "reasoning", "summary": [{"type": "summary_text", "text": "plan"}],
+                          "encrypted_content": "enc"}]
+    assert [item.get("type", item.get("role")) for item in body["input"]] == [
+        "user", "reasoning", "function_call", "function_call_output", "message"]
 
 
 def test_called_from_a_running_loop(adapter):
@@ -149,7 +167,7 @@ def test_registered_as_an_entry_point_behind_its_extra():
     target = project["entry-points"]["chatconform.implementations"]["openai-agents"]
     impl = discovery.wrap(EntryPoint("openai-agents", target, discovery.GROUP).load(), "openai-agents")
     assert (impl.name, impl.contracts(), impl.options["providers"]) == (
-        "openai-agents", ["payload"], frozenset({"openai-chat"}))
+        "openai-agents", ["payload"], frozenset({"openai-chat", "openai-responses"}))
     assert impl.version == version("openai-agents")
     extras = project["optional-dependencies"]
     assert any(r.startswith("openai-agents") for r in extras["openai-agents"])
