@@ -32,8 +32,10 @@ The converter, part by part, in the history's order (one LangChain message per p
 ``RetryPromptPart`` without        ``HumanMessage(<pydantic-ai's retry text>)``
 ``ModelResponse``                  one ``AIMessage``: text as ``{"type": "text"}`` blocks (a single
                                    text as a plain string), thinking as ``{"type": "reasoning"}``
-                                   blocks, in order; calls as ``tool_calls`` (arguments as a dict;
-                                   arguments that are not a JSON object as ``invalid_tool_calls``)
+                                   blocks (OpenAI's with its ``id``, its ``encrypted_content`` in
+                                   ``extras``, as ChatOpenAI returns them), in order; calls as
+                                   ``tool_calls`` (arguments as a dict; arguments that are not a
+                                   JSON object as ``invalid_tool_calls``)
 =================================  ==============================================================
 
 A response-side ``CompactionPart`` (a provider's own compaction blob) and other
@@ -163,7 +165,14 @@ def _response_message(message: ModelResponse) -> AIMessage:
         if isinstance(part, pai.TextPart):
             blocks.append({"type": "text", "text": part.content})
         elif isinstance(part, pai.ThinkingPart):
-            blocks.append({"type": "reasoning", "reasoning": part.content})
+            block: dict = {"type": "reasoning", "reasoning": part.content}
+            if part.provider_name == "openai" and part.id:
+                # As ChatOpenAI returns a Responses API reasoning item in a standard block: its
+                # id, and its encrypted content among the extras.
+                block["id"] = part.id
+                if part.signature:
+                    block["extras"] = {"encrypted_content": part.signature}
+            blocks.append(block)
         elif isinstance(part, pai.ToolCallPart):
             try:
                 args = part.args_as_dict()

@@ -34,6 +34,8 @@ Provider id -> the model (and whose documentation configures it that way):
 ``glm``                       ``ChatOpenAI(model="glm-4.7", base_url="https://api.z.ai/api/paas/v4/")``:
                               Z.ai's OpenAI-compatible API, as Z.ai's LangChain guide
                               (https://docs.z.ai/guides/develop/langchain/introduction) configures it
+``openai-responses``          ``ChatOpenAI(model="gpt-5", use_responses_api=True)``: OpenAI's
+                              Responses API, the body ``ChatOpenAI`` sends to ``/v1/responses``
 ============================  =====================================================================
 
 Tools: each tool the history calls is bound once, in order of first call, with an object
@@ -84,6 +86,8 @@ class ChatOpenAIChoice:
 
     model: str
     base_url: str | None = None
+    #: ChatOpenAI's ``use_responses_api``: the request goes to ``/responses``.
+    responses: bool = False
 
 
 #: Provider id -> the ChatOpenAI configuration (see the module docstring).
@@ -91,28 +95,30 @@ MODELS: dict[str, ChatOpenAIChoice] = {
     "openai-chat": ChatOpenAIChoice("gpt-4o"),
     "qwen-vllm": ChatOpenAIChoice("Qwen/Qwen3.5-35B-A3B", "http://localhost:8000/v1"),
     "glm": ChatOpenAIChoice("glm-4.7", "https://api.z.ai/api/paas/v4/"),
+    "openai-responses": ChatOpenAIChoice("gpt-5", responses=True),
 }
 
 
 def _stop_before_sending(request: Any) -> None:
     """The openai client's ``_prepare_request`` hook: called with the built request (body
     serialized) right before the client would send it."""
-    if not request.url.path.endswith("/chat/completions"):
-        raise RuntimeError(f"ChatOpenAI built a request to {request.url}, not to Chat Completions")
+    if not request.url.path.endswith(("/chat/completions", "/responses")):
+        raise RuntimeError(f"ChatOpenAI built a request to {request.url}, not to Chat Completions or Responses")
     raise Sent(request.content)
 
 
 def chat_model(provider: str) -> ChatOpenAI:
     """ChatOpenAI as configured for ``provider`` (a dummy key), its client's send stopped."""
     choice = MODELS[provider]
-    model = _library.ChatOpenAI(model=choice.model, api_key="dummy", base_url=choice.base_url)
+    model = _library.ChatOpenAI(model=choice.model, api_key="dummy", base_url=choice.base_url,
+                                use_responses_api=choice.responses)
     # The SDK client ChatOpenAI built; only its send is stopped.
     model.root_client._prepare_request = _stop_before_sending
     return model
 
 
 class LangChainOpenAIAdapter:
-    """``to_payload`` for ``openai-chat``, ``qwen-vllm`` and ``glm`` through ``ChatOpenAI``'s
+    """``to_payload`` for ``openai-chat``, ``qwen-vllm``, ``glm`` and ``openai-responses`` through ``ChatOpenAI``'s
     own request path and the openai SDK's serializer (see the module docstring)."""
 
     #: Judged method by method; chatconform.adapters.application composes them into one lifecycle.
@@ -131,7 +137,9 @@ class LangChainOpenAIAdapter:
             "([user] [thinking] [user]) is sent as assistant content [], which OpenAI rejects (O3, an "
             "empty content array); and the instructions' SystemMessage goes before the history's own "
             "system prompt ([system s1, user u2] with instructions), a second system message that Qwen "
-            "on vLLM rejects (Q3 'System message must be at the beginning.')"),
+            "on vLLM rejects (Q3 'System message must be at the beginning.'); on openai-responses a reasoning "
+            "block with no id (thinking another model returned) is sent as a reasoning item without its id "
+            "(X1 'Missing required parameter: input[1].id')"),
         "payload.system_first": (
             "the same two system messages ([system s1, user u2] with instructions): ChatOpenAI sends "
             "every SystemMessage where it stands and merges none; an error on qwen-vllm (Q3), a warning "
@@ -142,7 +150,15 @@ class LangChainOpenAIAdapter:
             "(OpenAI O8, GLM Z2), and nothing in ChatOpenAI moves the results up; a tool-call id reused "
             "in a later round is sent twice as it is, which GLM rejects (Z2, 1214 on a duplicate id)"),
         "payload.provider_rules": (
-            "the same user-text-before-results order as payload.tool_pairing: OpenAI O8 and O7, GLM Z2"),
+            "the same user-text-before-results order as payload.tool_pairing: OpenAI O8 and O7, GLM Z2; on "
+            "openai-responses a reply cut off after its reasoning ([user] [thinking, interrupted]) sends a "
+            "reasoning item with nothing after it (X5 'was provided without its required following item')"),
+        "payload.nothing_lost": (
+            "openai-responses: a tool call whose id an earlier round used ([call c2] [result c2] [call c2'] "
+            "[result c2'], ids a provider such as Kimi restarts each round) is left out, since "
+            "_construct_responses_api_input skips every call whose call_id an earlier function_call item of the "
+            "input has; its output is still sent"),
+        "payload.order_preserved": "openai-responses: the same dropped call (payload.nothing_lost)",
         "payload.no_crash": (
             "a video by URL for qwen-vllm (vLLM takes a video_url part: "
             "https://docs.vllm.ai/en/latest/features/multimodal_inputs.html) makes langchain-core's "

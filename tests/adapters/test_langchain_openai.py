@@ -34,7 +34,9 @@ from tests.registration import project, registered
 #: Sockets are blocked in every test here (the ``no_network`` fixture of conftest.py).
 pytestmark = [pytest.mark.usefixtures("no_network"), pytest.mark.adapter]
 
+#: The Chat Completions providers (the Responses API's body is tested apart).
 PROVIDERS = {"openai-chat": "gpt-4o", "qwen-vllm": "Qwen/Qwen3.5-35B-A3B", "glm": "glm-4.7"}
+ALL_PROVIDERS = {**PROVIDERS, "openai-responses": "gpt-5"}
 
 
 @pytest.fixture(scope="module")
@@ -151,13 +153,29 @@ def test_stopped_inside_the_sdk_before_sending(adapter, monkeypatch):
         assert adapter.to_payload(weather_history(), provider=provider)["messages"]
 
 
+def test_the_responses_body_sends_openai_reasoning_back_and_drops_a_call_whose_id_came_before(adapter):
+    """``use_responses_api=True``: OpenAI's reasoning goes back as its item (id, encrypted
+    content), and a call reusing an earlier round's id is left out (an expected failure)."""
+    history = [ModelRequest(parts=[UserPromptPart("hi")]),
+               ModelResponse(parts=[ThinkingPart("plan", id="rs_1", signature="enc", provider_name="openai"),
+                                    ToolCallPart("get_weather", {"city": "Paris"}, "c1")], provider_name="openai"),
+               ModelRequest(parts=[ToolReturnPart("get_weather", "sunny", "c1")]),
+               ModelResponse(parts=[ToolCallPart("search_docs", {"q": "x"}, "c1")]),
+               ModelRequest(parts=[ToolReturnPart("search_docs", "found", "c1")])]
+    body = adapter.to_payload(history, provider="openai-responses")
+    assert body["model"] == "gpt-5"
+    assert body["input"][1] == {"id": "rs_1", "encrypted_content": "enc", "type": "reasoning",
+                                "summary": [{"type": "summary_text", "text": "plan"}]}
+    assert [item.get("name") for item in body["input"] if item.get("type") == "function_call"] == ["get_weather"]
+
+
 # -- registration and loading --------------------------------------------------------------------
 
 def test_registered_as_an_entry_point_behind_its_extra():
     impl = registered("langchain-openai")
     assert (impl.name, impl.contracts(), impl.options["providers"]) == (
-        "langchain-openai", ["payload"], frozenset(PROVIDERS))
-    assert impl.options["models"] == PROVIDERS
+        "langchain-openai", ["payload"], frozenset(ALL_PROVIDERS))
+    assert impl.options["models"] == ALL_PROVIDERS
     assert impl.version == version("langchain-openai")
     extras = project()["optional-dependencies"]
     assert any(d.startswith("langchain-openai>=") for d in extras["langchain-openai"])
