@@ -5,15 +5,17 @@ switched provider has several: Anthropic (signed ``thinking``, ``redacted_thinki
 (a ``thoughtSignature`` on the first call or text, or on a ``ThinkingPart`` that hands it to
 the next part), DeepSeek or Kimi (``reasoning_content``, unsigned), OpenRouter (a
 ``reasoning_details`` entry), OpenAI (a Responses API reasoning item: its id, its encrypted
-content as the signature), or none (a history stored before providers were named).
-Its thinking may be cut mid-stream (no signature), and a response of tool calls may gain
-thinking before them. Valid by construction: pydantic-ai builds every part the same way.
-Shrinks towards the history as drawn (no producer, nothing added).
+content as the signature, often missing: a request that did not ``include`` it), or none
+(a history stored before providers were named).
+Its thinking may be cut mid-stream (no signature), and a reply may gain thinking before
+its text or calls. Valid by construction: pydantic-ai builds every part the same way.
+The whole laying is one drawn seed (see :func:`_plan`), and shrinks to the history as drawn.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import random
 from typing import Any
 
 from hypothesis import strategies as st
@@ -37,12 +39,26 @@ def family_models(provider: str | None) -> st.SearchStrategy[str | None]:
     return st.sampled_from((None, *examples))
 
 
-def _thinking(draw: Any, producer: str | None, n: int, text: str) -> Any:
-    """One ``ThinkingPart`` as ``producer`` returns it (``cut``: the stream stopped before its
-    signature came)."""
-    cut = draw(st.booleans()) and draw(st.booleans())
-    signature = None if cut else _SIGNATURE.format(n=n)
-    if producer == "anthropic" and not cut and draw(st.booleans()) and draw(st.booleans()):
+@dataclasses.dataclass(frozen=True)
+class _Step:
+    """What one response gets: left bare, or laid by ``producer`` (thinking added where it
+    has none, some of it cut or redacted)."""
+
+    bare: bool
+    switched_to: str | None  # another producer for this reply (a conversation that switched)
+    adds_thinking: bool
+    cut: bool
+    redacted: bool
+    unencrypted: bool
+
+
+def _thinking(producer: str | None, n: int, text: str, step: _Step) -> Any:
+    """One ``ThinkingPart`` as ``producer`` returns it: cut (the stream stopped before its
+    signature came), Anthropic's ``redacted_thinking``, or an OpenAI reasoning item stored
+    without its encrypted content (the request did not ``include`` it)."""
+    cut, redacted = step.cut, step.redacted
+    signature = None if cut or (producer == "openai" and step.unencrypted) else _SIGNATURE.format(n=n)
+    if producer == "anthropic" and not cut and redacted:
         return pai.ThinkingPart("", id="redacted_thinking", signature=signature, provider_name=producer)
     if producer == "openrouter":
         details = {"type": "reasoning.text", "format": "anthropic-claude-v1", "index": 0}
@@ -60,41 +76,49 @@ def own_producer(provider: str) -> str | None:
     return next((p for p in PRODUCERS if p in PROVIDERS[provider].reasoning_signers), None)
 
 
-#: How many of a history's newest messages may carry drawn reasoning.
-_LAID_WINDOW = 64
+#: How many of a history's newest responses may carry drawn reasoning.
+_LAID_RESPONSES = 8
 
 
-@st.composite
-def _laid(draw: Any, history: list, own: str | None) -> list:
-    out = []
-    n = 0
-    # A conversation is mostly one provider's (``own`` where given, else drawn once for the
-    # whole history, whatever provider it is then sent to); one reply in four is a switch.
-    home = own if own is not None else draw(st.sampled_from([p for p in PRODUCERS if p is not None]))
-    # Only the newest responses draw their reasoning: a long history laid message by message
-    # would overrun Hypothesis' buffer and never be drawn, and the replay rules bite at the end.
-    first_laid = max(0, len(history) - _LAID_WINDOW)
+def _plan(seed: int, own: str | None) -> tuple[str, list[_Step]]:
+    """The home producer and one step per newest response, from one drawn seed: a history's
+    reasoning costs Hypothesis one choice, so it leaves the draws of the history itself as
+    they were, and each producer is as likely as the next."""
+    rng = random.Random(seed)
+    home = own if own is not None else rng.choice([p for p in PRODUCERS if p is not None])
+    # The newest reply is the one a cancelled run cut mid-reasoning: one in two is cut there.
+    steps = [_Step(bare=rng.random() < 0.25, switched_to=rng.choice(PRODUCERS) if rng.random() < 0.5 else None,
+                   adds_thinking=rng.random() < 0.75, cut=rng.random() < (0.5 if newest else 0.2),
+                   redacted=rng.random() < 0.25, unencrypted=rng.random() < 0.5)
+             for newest in [True] + [False] * (_LAID_RESPONSES - 1)]
+    return home, steps
+
+
+def _lay(history: list, home: str, steps: list[_Step]) -> list:
+    """``history`` with ``steps`` laid over its newest responses (the last step on the last)."""
+    responses = [i for i, m in enumerate(history) if isinstance(m, pai.ModelResponse)]
+    planned = dict(zip(reversed(responses), steps, strict=False))
+    out, n = [], 0
     for index, message in enumerate(history):
-        if (index < first_laid or not isinstance(message, pai.ModelResponse)
-                or draw(st.integers(0, 3)) == 3):  # one in four left bare
+        step = planned.get(index)
+        if step is None or step.bare:
             out.append(message)
             continue
-        producer = draw(st.sampled_from(PRODUCERS)) if draw(st.integers(0, 3)) == 3 else home
+        producer = step.switched_to if step.switched_to is not None else home
         parts: list = []
         calls = [p for p in message.parts if isinstance(p, pai.ToolCallPart)]
-        # A reasoning model thinks before most replies: three in four of the calls, one in two
-        # of the texts, gain a thought where the drawn reply has none.
-        if (producer is not None and not any(isinstance(p, pai.ThinkingPart) for p in message.parts)
-                and draw(st.integers(0, 3)) < (3 if calls else 2)):
+        # A reasoning model thinks before most replies: a thought where the drawn reply has none.
+        if producer is not None and step.adds_thinking and not any(
+                isinstance(p, pai.ThinkingPart) for p in message.parts):
             n += 1
-            parts.append(_thinking(draw, producer, n, "I should call a tool first." if calls else "Let me think."))
+            parts.append(_thinking(producer, n, "I should call a tool first." if calls else "Let me think.", step))
         # Gemini 3 signs the first function call of every step it returns; a text-only reply
-        # may carry one on its first text part.
-        signed_first = producer == "google-gla" and (bool(calls) or draw(st.booleans()))
+        # carries one on its first text part.
+        signed_first = producer == "google-gla"
         for part in message.parts:
             if isinstance(part, pai.ThinkingPart):
                 n += 1
-                part = _thinking(draw, producer, n, part.content)
+                part = _thinking(producer, n, part.content, step)
             elif isinstance(part, (pai.ToolCallPart, pai.TextPart)):
                 fields: dict[str, Any] = {"provider_name": producer}
                 if signed_first and (part is calls[0] if calls else isinstance(part, pai.TextPart)):
@@ -107,9 +131,14 @@ def _laid(draw: Any, history: list, own: str | None) -> list:
     return out
 
 
+def _laid(history: list, own: str | None) -> st.SearchStrategy[list]:
+    # A conversation is mostly one provider's (``own`` where given, else drawn once for the
+    # whole history, whatever provider it is then sent to); the replay rules bite at the end.
+    return st.integers(0, 2**32 - 1).map(lambda seed: _lay(history, *_plan(seed, own)))
+
+
 def with_reasoning(history: list, own: str | None = None) -> st.SearchStrategy[list]:
-    """``history`` as drawn (one case in three), or with reasoning laid over its responses,
-    mostly by one producer (``own`` where given, else one drawn for the history)."""
-    # Hypothesis draws the smallest choice (here: as drawn) far more often than its share,
-    # so the choice is one of four, and inside a laid history the smallest choices lay.
+    """``history`` as drawn, or with reasoning laid over its newest responses, mostly by one
+    producer (``own`` where given, else one drawn for the history). Shrinks to the history
+    as drawn: Hypothesis draws that smallest choice more often than its one in four."""
     return st.integers(0, 3).flatmap(lambda lay: _laid(history, own) if lay else st.just(history))

@@ -85,9 +85,10 @@ def test_dify_39031_counterexample_is_small():
     assert min(len(v.failures[0].case) for v in caught) <= 3
 
 
-def test_pairing_counterexample_of_user_before_results_is_at_most_five_messages():
+def test_pairing_counterexample_of_user_before_results_is_at_most_seven_messages():
     """A user message typed while tools ran, sent before their results: the shrunk case is
-    the turn that holds it, not the turns that came before it."""
+    the turn that holds it and at most one tool round before it (the ci search keeps a first
+    round whose calls another model made), not the turns that came before those."""
     from chatconform.fakes.payload import ToolResultAfterUser
 
     class OnOpenAI(ToolResultAfterUser):
@@ -96,7 +97,7 @@ def test_pairing_counterexample_of_user_before_results_is_at_most_five_messages(
     verdicts = run_conformance(OnOpenAI, checks=["payload.tool_pairing"], profile="ci")
     failures = verdicts[0].failures
     assert {f.variant for f in failures} == {"openai-chat", "glm"}
-    assert all(f.shrunk and len(f.case["history"]) <= 5 for f in failures), \
+    assert all(f.shrunk and len(f.case["history"]) <= 7 for f in failures), \
         [(f.variant, len(f.case["history"])) for f in failures]
 
 
