@@ -35,8 +35,7 @@ Provider id → pydantic-ai model (model name), and whose API serves it:
 ``openrouter``                ``OpenRouterModel('anthropic/claude-sonnet-4.5')`` with ``OpenRouterProvider``
 ============================  =====================================================================
 
-A case that names a model of the provider's reasoning families (``model=``) is mapped by a
-model of that name, so pydantic-ai's profile for it decides what is sent back; a case that
+Each provider is mapped, and judged, as the model of this table (``models``); a case that
 says the request's reasoning setting (``reasoning=``) is mapped with pydantic-ai's unified
 ``thinking`` setting, as an agent with ``model_settings={"thinking": ...}`` maps it.
 
@@ -344,10 +343,6 @@ class PydanticAIAdapter(_StoredThroughTypeAdapter):
             "rejects ('thinking is enabled but reasoning_content is missing in assistant tool call message', K2, "
             "https://github.com/bytedance/deer-flow/issues/3043): pydantic-ai's MoonshotAIProvider leaves "
             "openai_chat_thinking_requires_field_on_tool_calls off, which its DeepSeekProvider sets"),
-        "payload.no_rejected_reasoning": (
-            "DeepSeek R1 (deepseek-r1): a response's thinking is sent back as reasoning_content, which R1 answers "
-            "with a 400 (D2, https://github.com/vercel/ai/pull/14739): pydantic-ai's DeepSeekProvider sends the "
-            "field back for every DeepSeek model"),
         # persist_run stores the capture as pydantic-ai leaves it (docs/compliance.md has the cases).
         "persist.no_instructions": (
             "every request the run sent keeps ModelRequest.instructions, so the run's system prompt is "
@@ -405,8 +400,8 @@ class PydanticAIAdapter(_StoredThroughTypeAdapter):
             return self._models[provider, name]
 
     def to_payload(self, history: Sequence[ModelMessage], *, provider: str, instructions: str | None = None,
-                   model: str | None = None, reasoning: bool | None = None) -> dict:
-        mapper = self.model(provider, model)
+                   reasoning: bool | None = None) -> dict:
+        mapper = self.model(provider)
         params = _models.ModelRequestParameters(
             function_tools=_tool_definitions(history),
             instruction_parts=[_messages.InstructionPart(instructions)] if instructions else [],

@@ -301,10 +301,10 @@ def _result_names(turns) -> Counter:
 # -- checks ------------------------------------------------------------------------------------
 
 def _model(ex: Example) -> str | None:
-    """The case's model, else the one the implementation declares for the provider."""
-    if (model := _case_model(ex.case, _provider(ex))) is not None:
-        return model
-    return ex.impl.options.get("models", {}).get(ex.variant) if ex.impl is not None else None
+    """The model the implementation declares for the provider (it is configured for that
+    one, whatever the case says), else the case's model."""
+    declared = ex.impl.options.get("models", {}).get(ex.variant) if ex.impl is not None else None
+    return declared if declared is not None else _case_model(ex.case, _provider(ex))
 
 
 def _problems(ex: Example, source: str) -> None:
