@@ -1102,7 +1102,8 @@ def reasoning_kept(ex: Example) -> None:
         lost = [token for _, tokens in wanted for token in tokens if not flat[token]]
         if lost:
             raise _reasoning_violation(ex, "payload.reasoning_kept", f"reasoning is not sent back unchanged: "
-                                       f"{lost[0][:200]}" + and_more(lost, "piece"), required=True)
+                                       f"{lost[0][:200]}" + and_more(lost, "piece"),
+                                       required=family is not None and family.replay == "required")
         return
     faults = []  # every turn is weighed: a loss the provider rejects is never hidden behind one it takes
     for k, ((want, tokens), (got, held)) in enumerate(zip(wanted, sent, strict=True)):

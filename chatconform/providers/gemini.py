@@ -35,6 +35,11 @@ PROFILE = Provider(
     reasoning_slot="thought_signatures",
     reasoning_signers=frozenset({"google-gla", "google-vertex", "google"}),
     reasoning_families=(
+        # Gemini 2.5 returns signatures and takes them back, and answers a function call sent
+        # without its signature; only Gemini 3 rejects that (the page above: "Gemini 3 ... strict
+        # validation"). The last family is the one for a model not known: the strict one.
+        ReasoningFamily("gemini-2.5 and earlier", r"gemini-(1|2)\.", "taken", "tool_turns", rule="G9",
+                        evidence="https://ai.google.dev/gemini-api/docs/thought-signatures", date="2025-11"),
         ReasoningFamily("gemini-3 and later", r"gemini", "required", "tool_turns", rule="G9",
                         evidence="https://github.com/langchain-ai/langchain-google/issues/1364", date="2025-11",
                         example="gemini-3-pro-preview"),
