@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from chatconform.contracts.payload import CONTRACT as PAYLOAD_CONTRACT
 from chatconform.contracts.payload import PROVIDERS_OPTION
 from chatconform.errors import ERROR, WARNING, NotApplicable, Violation
-from chatconform.frame.contract import Example
+from chatconform.frame.contract import Case, Example
 from chatconform.frame.history_contract import HistoryContract, check_same_items, register_pairs_intact
 from chatconform.frame.lifecycle import Conversation, LifecycleStep, cut_at
 from chatconform.history import Item, and_more, history_problem, item_label, lost_items, out_of_order, visible_items
@@ -40,7 +40,7 @@ if TYPE_CHECKING:
 
 
 @dataclass
-class CompactionCase:
+class CompactionCase(Case):
     history: list[ModelMessage]
     cut: int
     summary: str

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from hypothesis import strategies as st
 
 from chatconform.errors import ERROR, WARNING, ConfigError, NotApplicable, Violation
-from chatconform.frame.contract import Example, Option, Refusal, taken_keywords
+from chatconform.frame.contract import Case, Example, Option, Refusal, taken_keywords
 from chatconform.frame.history_contract import HistoryContract
 from chatconform.frame.lifecycle import Conversation, LifecycleStep
 from chatconform.frame.wire import as_is
@@ -55,7 +55,7 @@ if TYPE_CHECKING:
 
 
 @dataclass
-class PayloadCase:
+class PayloadCase(Case):
     history: list[ModelMessage]
     instructions: str | None = None
     #: The request's reasoning setting (None: not said), passed as ``reasoning=`` to a

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from chatconform.contracts.lifecycle.play import next_agent
 from chatconform.errors import NotApplicable, Violation
-from chatconform.frame.contract import Example
+from chatconform.frame.contract import Case, Example
 from chatconform.frame.history_contract import HistoryContract
 from chatconform.frame.lifecycle import Conversation, LifecycleStep
 from chatconform.history import first_difference, history_problem, list_difference, message_text
@@ -36,7 +36,7 @@ if TYPE_CHECKING:
 
 
 @dataclass
-class PersistCase:
+class PersistCase(Case):
     """One finished run: what ``persist_run`` gets, plus what the checks need to know.
 
     ``instructions`` are the run's instructions (what ``persist.no_instructions`` looks

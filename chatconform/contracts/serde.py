@@ -24,7 +24,7 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from chatconform.errors import NotApplicable, Violation
-from chatconform.frame.contract import Example
+from chatconform.frame.contract import Case, Example
 from chatconform.frame.history_contract import HistoryContract
 from chatconform.frame.lifecycle import Conversation, LifecycleStep
 from chatconform.frame.wire import (
@@ -58,7 +58,7 @@ _STORED = (bytes, bytearray, str)
 
 
 @dataclass
-class SerdeCase:
+class SerdeCase(Case):
     history: list[ModelMessage]
     #: How the reference's dump of ``history`` is corrupted for ``serde.rejects_malformed``.
     malformation: str = "truncate"

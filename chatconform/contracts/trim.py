@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from chatconform.errors import NotApplicable, Violation
-from chatconform.frame.contract import Example
+from chatconform.frame.contract import Case, Example
 from chatconform.frame.history_contract import HistoryContract, check_same_items, register_pairs_intact
 from chatconform.frame.lifecycle import Conversation, LifecycleStep, picked
 from chatconform.history import Item, first_difference, history_problem, item_label, visible_items
@@ -35,7 +35,7 @@ if TYPE_CHECKING:
 
 
 @dataclass
-class TrimCase:
+class TrimCase(Case):
     history: list[ModelMessage]
     max_messages: int
 

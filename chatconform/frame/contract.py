@@ -116,6 +116,16 @@ def taken_keywords(fn: Any, names: tuple[str, ...]) -> frozenset[str]:
     return takes
 
 
+class Case:
+    """The base of a contract's case class: Hypothesis never pretty-prints one. The engine writes
+    a failing case as JSON itself, and Hypothesis' own print of the case on its last replay of a
+    failure (thrown away: the engine's searches are quiet) took seconds for a history of
+    thousands of messages, on every search that found one."""
+
+    def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
+        printer.text(f"{type(self).__name__}(...)")
+
+
 @dataclass(frozen=True)
 class Refusal:
     """Why an implementation may raise on a case instead of answering (``Contract.refusable``)."""
