@@ -7,6 +7,9 @@ signature) is the reference policy's "Gemini." point (``chatconform.reference.pa
 
 from __future__ import annotations
 
+import base64
+import hashlib
+import re
 from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -80,17 +83,25 @@ def _string_leaves(value: Any) -> Iterator[str]:
             stack.extend(reversed(item))
 
 
-def _parts(reply: Reply) -> list[dict[str, Any]]:
+def _parts(reply: Reply, model: str) -> list[dict[str, Any]]:
+    """The answer's parts. A thinking model's first function call carries a thoughtSignature
+    (base64), as Gemini 3 always and Gemini 2.5 with thinking give one, for the client to send
+    back on that part (G9)."""
     parts: list[dict[str, Any]] = []
     if reply.thinking is not None:
         parts.append({"text": reply.thinking, "thought": True})
     if reply.text is not None:
         parts.append({"text": reply.text})
-    for call in reply.tool_calls:
+    signed = reply.thinking is not None or re.search(r"(^|/)gemini-[3-9]", model) is not None
+    for n, call in enumerate(reply.tool_calls):
         function: dict[str, Any] = {"name": call.name, "args": call.arguments}
         if call.id:
             function["id"] = call.id
-        parts.append({"functionCall": function})
+        part: dict[str, Any] = {"functionCall": function}
+        if signed and n == 0:
+            seed = (reply.thinking or "") + call.name
+            part["thoughtSignature"] = base64.b64encode(hashlib.sha256(seed.encode()).digest()).decode()
+        parts.append(part)
     return parts
 
 
@@ -263,7 +274,7 @@ class GeminiGenerate(Dialect):
                 chunk["usageMetadata"] = usage
             return chunk
 
-        parts = _parts(reply)
+        parts = _parts(reply, ctx.model)
         if not ctx.stream:
             return json_answer(response(parts, True), cut_after=reply.cut_stream_after)
         pieces: list[list[dict[str, Any]]] = []

@@ -171,6 +171,26 @@ def _inputs(value: Any) -> list[str]:
     return [i if isinstance(i, str) else json.dumps(i) for i in items] or [""]
 
 
+#: OpenRouter's ``format`` of a reasoning detail, by the model behind it (first match wins).
+_DETAIL_FORMATS = ((re.compile(r"gemini"), "google-gemini-v1"),
+                   (re.compile(r"claude|anthropic"), "anthropic-claude-v1"),
+                   (re.compile(r"(^|/)(gpt|o[1-9])|openai/"), "openai-responses-v1"))
+
+
+def _reasoning(reply: Reply, ctx: Context) -> dict[str, Any]:
+    """The reasoning fields of an answer with thinking: OpenRouter's ``reasoning`` and
+    ``reasoning_details`` (one signed text detail, in the format of the model behind it, which
+    clients send back unchanged), else ``reasoning_content`` (DeepSeek's and Kimi's field)."""
+    if reply.thinking is None:
+        return {}
+    if ctx.profile.reasoning_slot != "reasoning_details":
+        return {"reasoning_content": reply.thinking}
+    form = next((name for pattern, name in _DETAIL_FORMATS if pattern.search(ctx.model)), "unknown")
+    detail = {"type": "reasoning.text", "text": reply.thinking,
+              "signature": hashlib.sha256(reply.thinking.encode()).hexdigest(), "format": form, "index": 0}
+    return {"reasoning": reply.thinking, "reasoning_details": [detail]}
+
+
 class OpenAIChat(Dialect):
     name = "openai_chat"
     routes = ("/v1/chat/completions",)
@@ -312,9 +332,7 @@ class OpenAIChat(Dialect):
         usage = {"prompt_tokens": ctx.prompt_tokens, "completion_tokens": completion_tokens(reply),
                  "total_tokens": ctx.prompt_tokens + completion_tokens(reply)}
         if not ctx.stream:
-            message: dict[str, Any] = {"role": "assistant", "content": reply.text}
-            if reply.thinking is not None:
-                message["reasoning_content"] = reply.thinking
+            message: dict[str, Any] = {"role": "assistant", "content": reply.text, **_reasoning(reply, ctx)}
             if reply.tool_calls:
                 message["tool_calls"] = [
                     {"id": i, "type": "function", "function": {"name": c.name, "arguments": json.dumps(c.arguments)}}
@@ -330,7 +348,7 @@ class OpenAIChat(Dialect):
 
         events = [chunk({"role": "assistant", "content": ""})]
         if reply.thinking is not None:
-            events.append(chunk({"reasoning_content": reply.thinking}))
+            events.append(chunk(_reasoning(reply, ctx)))
         text = reply.text or ""
         events += [chunk({"content": text[at:at + CHUNK]}) for at in range(0, len(text), CHUNK)]
         for index, (ident_, call) in enumerate(zip(ids, reply.tool_calls, strict=True)):

@@ -5,7 +5,8 @@ provider would: its own error status and body for a request it rejects, else the
 A request is judged as the API reads it: one that continues an answer of this server (the
 Responses API's ``previous_response_id``: ``Dialect.session``) with that answer's items first,
 and on what it carries back of the answers sent before in its conversation (a rules module's
-``replayed``: Gemini's thought signatures, the Responses API's reasoning items).
+``replayed``: Gemini's thought signatures, the Responses API's reasoning items, Anthropic's
+thinking blocks, DeepSeek's and Kimi's ``reasoning_content``, OpenRouter's ``reasoning_details``).
 
 Routes (POST), from the dialects (``Dialect.routes``): ``/v1/chat/completions`` (OpenAI Chat),
 ``/v1/responses`` (OpenAI Responses), ``/v1/messages`` (Anthropic Messages),
@@ -241,7 +242,7 @@ class _Judge:
 
     def _replayed(self, body: Any, provider: str, model: str | None, conversation: str) -> list[Problem]:
         """What the request carries back of this server's earlier answers in the conversation,
-        judged by the provider's rules (``replayed``: an item returned after a reasoning item)."""
+        judged by the provider's rules (``replayed``: reasoning an answer returned, sent back)."""
         from chatconform.provider_schemas.rules import replay_problems
 
         with self.lock:

@@ -1001,11 +1001,13 @@ def test_close_body_is_clean(provider, rule, broken, message, close):
 def test_every_catalogued_rule_has_a_case():
     covered = {(provider, rule) for provider, rule, *_ in CASES}
     catalogued = {(provider, rule) for provider, rules in RULES.items() for rule in rules}
-    # A12 has its own test (a large body); G9 and X7 need the answers before the request, so
-    # their cases are recorded traffic (test_validate_traffic.py, tests/dialects/test_openai_responses.py),
-    # and X8 a server that answered before (tests/serve/test_openai_responses_sdk.py).
+    # A12 has its own test (a large body); G9, X7, A22, A23, P3 and P4 need the answers before the
+    # request, so their cases are recorded traffic (test_validate_traffic.py, test_replayed.py,
+    # tests/dialects/test_openai_responses.py), and X8 a server that answered before
+    # (tests/serve/test_openai_responses_sdk.py).
     assert catalogued - covered == {("anthropic", "A12"), ("gemini", "G9"), ("openai-responses", "X7"),
-                                    ("openai-responses", "X8")}
+                                    ("openai-responses", "X8"), ("anthropic", "A22"), ("anthropic", "A23"),
+                                    ("openrouter", "P3"), ("openrouter", "P4")}
 
 
 def test_a12_message_limit():

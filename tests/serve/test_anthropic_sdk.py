@@ -89,3 +89,40 @@ def test_count_tokens_and_models_answer_not_judged(server):
     assert [(v.provider, v.route, v.served) for v in server.verdicts[before:]] == [
         ("anthropic", "/v1/messages/count_tokens", "not judged"), ("anthropic", "/v1/models", "not judged"),
         ("anthropic", "/v1/models/claude-sonnet-4-5", "not judged")]
+
+
+THINKING_ON = {"type": "enabled", "budget_tokens": 1024}
+
+
+def _thinking_round(server, text: str) -> tuple[list, list]:
+    """The first request of a thinking tool round (thinking on), and its answer's blocks."""
+    server.script(WEATHER_SCRIPT)
+    messages: list = [{"role": "user", "content": text}]
+    first = client(server).messages.create(model=MODEL, max_tokens=2048, messages=messages, tools=TOOLS,
+                                           thinking=THINKING_ON)
+    return messages, first.content
+
+
+def test_a_thinking_block_sent_back_as_returned_is_judged_clean(server):
+    text = "What is the weather in Paris? (anthropic thinking kept)"
+    messages, content = _thinking_round(server, text)
+    _answer_tools(messages, content)
+    second = client(server).messages.create(model=MODEL, max_tokens=2048, messages=messages, tools=TOOLS,
+                                            thinking=THINKING_ON)
+    assert second.content[0].text == "It is sunny in Paris."
+    assert [(v.status, v.problems) for v in conversation(server, text)] == [(200, ()), (200, ())]
+
+
+def test_a_thinking_block_sent_back_changed_is_rejected_as_anthropic_rejects_it(server):
+    """The server knows the thinking it returned: a client that rewrites it (trimmed, summarised)
+    meets Anthropic's 400 for the latest assistant message of a tool round (A23)."""
+    text = "What is the weather in Paris? (anthropic thinking changed)"
+    messages, content = _thinking_round(server, text)
+    _answer_tools(messages, content)
+    messages[1]["content"][0]["thinking"] += " (edited)"
+    with pytest.raises(anthropic.BadRequestError, match=r"messages\.1\.content\.0: `thinking` or `redacted_thinking` "
+                                                          r"blocks in the latest assistant message cannot be modified"):
+        client(server).messages.create(model=MODEL, max_tokens=2048, messages=messages, tools=TOOLS,
+                                       thinking=THINKING_ON)
+    verdict = conversation(server, text)[-1]
+    assert verdict.status == 400 and [p.rule for p in verdict.problems] == ["A23"]

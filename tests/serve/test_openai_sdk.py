@@ -169,3 +169,58 @@ def test_a_route_the_server_lacks_is_the_providers_404_and_recorded(server, capf
     assert "no route for POST /v1/images/generations" in capfd.readouterr().err
     [verdict] = server.verdicts[before:]
     assert (verdict.provider, verdict.served, verdict.status) == ("openai-chat", "no route", 404)
+
+
+def _reasoning_round(server, provider: str, model: str, text: str):
+    """The first request of a tool round with thinking, and its answer's message."""
+    server.script(WEATHER_SCRIPT)
+    messages = [{"role": "user", "content": text}]
+    first = client(server, provider).chat.completions.create(model=model, messages=messages, tools=TOOLS)
+    return messages, first.choices[0].message
+
+
+def _sent_back(message, **fields) -> dict:
+    """The assistant message as a client sends it back: its calls, and the fields given."""
+    return {"role": "assistant", "content": None, **fields,
+            "tool_calls": [{"id": c.id, "type": "function",
+                            "function": {"name": c.function.name, "arguments": c.function.arguments}}
+                           for c in message.tool_calls]}
+
+
+def test_deepseek_reasoning_content_sent_back_or_dropped(server):
+    """DeepSeek's thinking mode answers with reasoning_content, which its tool-call turn needs back:
+    dropped, the request is answered 400 with DeepSeek's text (D3, known from the answer: the
+    body does not say thinking is on)."""
+    text = "What is the weather in Paris? (deepseek reasoning)"
+    messages, message = _reasoning_round(server, "deepseek", "deepseek-chat", text)
+    reasoning = message.model_extra["reasoning_content"]
+    assert reasoning == WEATHER_SCRIPT[0]["thinking"]
+    result = {"role": "tool", "tool_call_id": message.tool_calls[0].id, "content": "sunny"}
+    kept = [*messages, _sent_back(message, reasoning_content=reasoning), result]
+    answer = client(server, "deepseek").chat.completions.create(model="deepseek-chat", messages=kept, tools=TOOLS)
+    assert answer.choices[0].message.content == "It is sunny in Paris."
+    missing = "Missing `reasoning_content` field in the assistant message at message index 1"
+    with pytest.raises(openai.BadRequestError, match=re.escape(missing)):
+        client(server, "deepseek").chat.completions.create(
+            model="deepseek-chat", messages=[*messages, _sent_back(message), result], tools=TOOLS)
+    judged = conversation(server, text)
+    assert [(v.status, [p.rule for p in v.problems]) for v in judged] == [(200, []), (200, []), (400, ["D3"])]
+
+
+def test_openrouter_reasoning_details_sent_back_unchanged_or_changed(server):
+    """OpenRouter answers with reasoning_details; a Gemini model behind it rejects its tool-call
+    turn when they come back changed (P3)."""
+    model = "google/gemini-3-pro-preview"
+    text = "What is the weather in Paris? (openrouter reasoning details)"
+    messages, message = _reasoning_round(server, "openrouter", model, text)
+    [detail] = message.model_extra["reasoning_details"]
+    assert detail["type"] == "reasoning.text" and detail["format"] == "google-gemini-v1" and detail["signature"]
+    result = {"role": "tool", "tool_call_id": message.tool_calls[0].id, "content": "sunny"}
+    kept = [*messages, _sent_back(message, reasoning_details=[detail]), result]
+    answer = client(server, "openrouter").chat.completions.create(model=model, messages=kept, tools=TOOLS)
+    assert answer.choices[0].message.content == "It is sunny in Paris."
+    changed = [*messages, _sent_back(message, reasoning_details=[detail | {"text": "edited"}]), result]
+    with pytest.raises(openai.BadRequestError, match="Gemini models require OpenRouter reasoning details to be "
+                                                     "preserved in each request"):
+        client(server, "openrouter").chat.completions.create(model=model, messages=changed, tools=TOOLS)
+    assert [p.rule for p in conversation(server, text)[-1].problems] == ["P3"]

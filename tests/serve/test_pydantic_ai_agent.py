@@ -141,3 +141,60 @@ def test_an_sdk_retry_after_an_overload_meets_the_next_entry(server):
     assert agent.run_sync("Busy? (agent retried)").output == "Here after a retry."
     assert [(v.turn, v.entry, v.status) for v in conversation(server, "Busy? (agent retried)")] == [
         (1, 1, 529), (1, 2, 200)]
+
+
+#: SCRIPT as Claude answers with thinking on: every reply starts with its thinking.
+THINKING_SCRIPT = [SCRIPT[0], {"thinking": "Now Rome.", **SCRIPT[1]}, *SCRIPT[2:]]
+
+
+def _thinking_agent(server, cities: list[str]) -> Agent:
+    """The weather agent on Claude with thinking on (a budget under max_tokens)."""
+    from pydantic_ai.models.anthropic import AnthropicModelSettings
+
+    agent = weather_agent(server, "anthropic", cities)
+    agent.model_settings = AnthropicModelSettings(
+        max_tokens=2048, anthropic_thinking={"type": "enabled", "budget_tokens": 1024})
+    return agent
+
+
+def test_an_agent_with_thinking_on_keeps_its_thinking_across_requests(server):
+    server.script(THINKING_SCRIPT)
+    cities: list[str] = []
+    agent = _thinking_agent(server, cities)
+    prompt = "What is the weather in Paris and Rome? (agent, anthropic thinking)"
+    result = agent.run_sync(prompt)
+    assert result.output == "Sunny in Paris and in Rome." and cities == ["Paris", "Rome"]
+    assert agent.run_sync("And now?", message_history=result.all_messages()).output == "Still sunny."
+    judged = conversation(server, prompt)
+    assert [v.status for v in judged] == [200] * 4
+    assert [p for v in judged for p in v.problems if p.severity == "error"] == []
+    assert '"thinking": {"type": "enabled"' in json.dumps(judged[1].body)  # the setting went out
+
+
+#: A history's thinking dropped (A20, judged in the body alone) or rewritten (A23, judged against
+#: the answer that returned it), and the text Anthropic answers each with.
+EDITS = {"dropped": ("A20", "messages.1.content.0.type: Expected `thinking` or `redacted_thinking`, but found "
+                            "`tool_use`"),
+         "changed": ("A23", "messages.1.content.0: `thinking` or `redacted_thinking` blocks in the latest assistant "
+                            "message cannot be modified")}
+
+
+@pytest.mark.parametrize("edit", list(EDITS))
+def test_an_agent_history_with_its_thinking_edited_gets_anthropics_error(server, edit):
+    from dataclasses import replace
+
+    from pydantic_ai.messages import ThinkingPart
+
+    server.script([SCRIPT[0], {"text": "Sunny in Paris."}])
+    agent = _thinking_agent(server, [])
+    prompt = f"What is the weather in Paris? (agent, anthropic thinking {edit})"
+    history = agent.run_sync(prompt).all_messages()[:3]  # the question, the call, its result
+    kept = history[1].parts
+    parts = ([p for p in kept if not isinstance(p, ThinkingPart)] if edit == "dropped" else
+             [replace(p, content=p.content + " (summarised)") if isinstance(p, ThinkingPart) else p for p in kept])
+    assert parts != kept
+    with pytest.raises(ModelHTTPError) as caught:
+        agent.run_sync(None, message_history=[history[0], replace(history[1], parts=parts), history[2]])
+    rule, text = EDITS[edit]
+    assert caught.value.status_code == 400 and text in caught.value.body["error"]["message"]
+    assert [p.rule for p in conversation(server, prompt)[-1].problems if p.severity == "error"] == [rule]

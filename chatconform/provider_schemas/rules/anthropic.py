@@ -1,5 +1,6 @@
 """Anthropic Messages: turn order (A4, A5), tool_use/tool_result pairing (A8, A9, A15), the last message
-(A10, A11), a blank text block beside others (A18)."""
+(A10, A11), a blank text block beside others (A18), thinking blocks (A20, A21); across requests, the
+thinking blocks an answer returned come back as they were (A22, A23, ``replayed``)."""
 
 from __future__ import annotations
 
@@ -18,6 +19,8 @@ from .common import (
     PendingCalls,
     Report,
     RuleInfo,
+    answer_values,
+    as_dict,
     as_list,
     as_str,
     role_of,
@@ -44,6 +47,9 @@ A20 = ("messages.{i}.content.0.type: Expected `thinking` or `redacted_thinking`,
        "is enabled, a final `assistant` message must start with a thinking block (preceeding the lastmost set of "
        "`tool_use` and `tool_result` blocks).")
 A21 = "messages.{i}.content.{j}: Invalid `signature` in `thinking` block"
+A22 = A21
+A23 = ("messages.{i}.content.{j}: `thinking` or `redacted_thinking` blocks in the latest assistant message cannot be "
+       "modified. These blocks must remain as they were in the original response.")
 A15 = "messages.{i}.content.{j}: `tool_use` ids must be unique"
 A11 = "This model does not support assistant message prefill. The conversation must end with a user message."
 A18 = ("messages: text content blocks must contain non-whitespace text (a blank text block beside other blocks of "
@@ -112,6 +118,87 @@ def _thinking(messages: list, body: dict, report: Report) -> None:
     if any(_block_type(b) == "tool_use" for b in blocks) and _block_type(blocks[0]) not in (
             "thinking", "redacted_thinking"):
         report.error("A20", ["messages", last, "content", 0], A20.format(i=last, found=_block_type(blocks[0])))
+
+
+_THINKING = ("thinking", "redacted_thinking")
+
+
+def _answered_blocks(text: str) -> list[dict]:
+    """The content blocks of one recorded answer: a message, or its stream's blocks put
+    together from their start and delta events."""
+    blocks: dict[int, dict] = {}
+    for value in answer_values(text):
+        event = as_dict(value)
+        kind, index = event.get("type"), event.get("index")
+        if kind == "message":
+            return [block for block in as_list(event.get("content")) if isinstance(block, dict)]
+        if kind == "content_block_start" and isinstance(index, int):
+            blocks[index] = dict(as_dict(event.get("content_block")))
+        elif kind == "content_block_delta" and index in blocks:
+            block, delta = blocks[index], as_dict(event.get("delta"))
+            if delta.get("type") == "thinking_delta":
+                block["thinking"] = (as_str(block.get("thinking")) or "") + (as_str(delta.get("thinking")) or "")
+            elif delta.get("type") == "signature_delta":
+                block["signature"] = delta.get("signature")
+            elif delta.get("type") == "text_delta":
+                block["text"] = (as_str(block.get("text")) or "") + (as_str(delta.get("text")) or "")
+    return [blocks[i] for i in sorted(blocks)]
+
+
+def _kept(block: Any) -> tuple:
+    """What a thinking block must bring back unchanged: its text and signature (its data)."""
+    if _block_type(block) == "redacted_thinking":
+        return ("redacted_thinking", block.get("data"))
+    return ("thinking", block.get("thinking"), block.get("signature"))
+
+
+def _same_turn(message: dict, i: int, blocks: list[dict]) -> bool:
+    """Whether an assistant message of the body is the answer ``blocks`` sent back: they share a
+    tool_use id, or (with no tool_use) their text is the same and not empty."""
+    sent = _blocks(message, i)
+    ids = {as_str(b.get("id")) for _, _, b in sent if _block_type(b) == "tool_use"} - {None}
+    answered = {as_str(b.get("id")) for b in blocks if _block_type(b) == "tool_use"} - {None}
+    if ids or answered:
+        return bool(ids & answered)
+    text = "".join(as_str(b.get("text")) or "" for _, _, b in sent if _block_type(b) == "text")
+    return bool(text) and text == "".join(as_str(b.get("text")) or "" for b in blocks if _block_type(b) == "text")
+
+
+def replayed(body: dict, model: str | None, earlier: list[str], report: Report) -> None:
+    """With thinking on, an assistant message that sends back an answer holding thinking blocks
+    (known by its tool_use ids or its text) brings them back as they were. A22: a thinking
+    block with the text or the signature of one returned, not both, has an invalid signature.
+    A23: the latest assistant message, while its tool round goes on, keeps every thinking block
+    returned, in order (A20 judges one that keeps none)."""
+    if not thinking_on(body, report.reasoning):
+        return
+    answers = [blocks for blocks in map(_answered_blocks, earlier)
+               if any(_block_type(b) in _THINKING for b in blocks)]
+    messages = as_list(body.get("messages"))
+    assistants = [i for i, m in enumerate(messages) if role_of(m) == "assistant"]
+    for i in assistants:
+        returned = next((blocks for blocks in answers if _same_turn(messages[i], i, blocks)), None)
+        if returned is None:
+            continue
+        kept = [_kept(b) for b in returned if _block_type(b) in _THINKING]
+        blocks = [block for _, _, block in _blocks(messages[i], i)]
+        sent = [(j, block) for _, j, block in _blocks(messages[i], i) if _block_type(block) in _THINKING]
+        if (i == assistants[-1] and i < len(messages) - 1 and _block_type(blocks[0]) in _THINKING
+                and any(_block_type(b) == "tool_use" for b in blocks)):
+            changed = next((j for n, (j, block) in enumerate(sent) if n >= len(kept) or _kept(block) != kept[n]),
+                           None)
+            if changed is None and len(sent) < len(kept):
+                changed = sent[-1][0] + 1 if isinstance(sent[-1][0], int) else None
+            if changed is not None:
+                report.error("A23", ["messages", i, "content", changed], A23.format(i=i, j=changed))
+            continue
+        texts = {k[1] for k in kept if k[0] == "thinking"}
+        signatures = {k[2] for k in kept if k[0] == "thinking"}
+        for j, block in sent:
+            signature = as_str(block.get("signature")) or ""
+            if (_block_type(block) == "thinking" and signature.strip() and _kept(block) not in kept
+                    and (block.get("thinking") in texts or signature in signatures)):
+                report.error("A22", ["messages", i, "content", j], A22.format(i=i, j=j))
 
 
 def check(body: dict, report: Report) -> None:
@@ -300,6 +387,18 @@ CATALOG = rules(
     RuleInfo(
         "A21", "a thinking block carries the signature Anthropic gave it (a cut stream left none)", SEQUENCE,
         A21, "https://github.com/pydantic/pydantic-ai/issues/5532", text="adapted",
+    ),
+    RuleInfo(
+        "A22", "with thinking on, a thinking block an earlier answer returned comes back with its text and its "
+        "signature unchanged (serve and recorded traffic: the answers before the request)", SEQUENCE,
+        A22, "https://github.com/pydantic/pydantic-ai/issues/5532", text="adapted",
+        more=("https://github.com/BerriAI/litellm/issues/15601", "https://github.com/kaitranntt/ccs/issues/415"),
+    ),
+    RuleInfo(
+        "A23", "with thinking on, the latest assistant message of a tool round keeps every thinking block its "
+        "answer returned, unchanged and in order (serve and recorded traffic)", SEQUENCE,
+        A23, "https://github.com/anthropics/claude-code/issues/19539", text="adapted",
+        more=("https://github.com/vybestack/llxprt-code/issues/1653",),
     ),
     RuleInfo(
         "A19", "a custom tool's name matches ^[a-zA-Z0-9_-]{1,128}$", SCHEMA,

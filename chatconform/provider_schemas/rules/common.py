@@ -6,6 +6,7 @@ a message or block that cannot be read is skipped here, never raised on."""
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -156,6 +157,94 @@ def reasoning_missing(messages: list, key: str) -> list[int]:
     """The index of each assistant message with tool calls that lacks ``key``."""
     return [i for i, message in enumerate(messages)
             if role_of(message) == "assistant" and as_list(message.get("tool_calls")) and key not in message]
+
+
+# --- answers recorded before a request ----------------------------------------------------
+
+
+def answer_values(text: str) -> list[Any]:
+    """The JSON values of one recorded answer: the answer itself when it is one JSON value (a
+    JSON array: its items), else the data of each server-sent event of its stream (data that
+    is no JSON, OpenAI's ``[DONE]``, left out)."""
+    try:
+        value = json.loads(text)
+    except (ValueError, RecursionError):
+        values = []
+        for line in text.splitlines():
+            if line.startswith("data:"):
+                try:
+                    values.append(json.loads(line[5:]))
+                except (ValueError, RecursionError):
+                    continue
+        return values
+    return value if isinstance(value, list) else [value]
+
+
+#: The string fields of an OpenRouter reasoning detail a stream sends in pieces.
+_DETAIL_PIECES = ("text", "summary", "data")
+
+
+def _merge_details(pieces: list) -> list[dict]:
+    """Streamed ``reasoning_details`` pieces put together: the pieces of one detail (its
+    ``index``, else its place) have their text joined and their other fields kept."""
+    merged: dict[Any, dict] = {}
+    for n, piece in enumerate(pieces):
+        if not isinstance(piece, dict):
+            continue
+        detail = merged.setdefault(piece.get("index", f"#{n}"), {})
+        for key, value in piece.items():
+            if key in _DETAIL_PIECES and isinstance(value, str):
+                detail[key] = detail.get(key, "") + value
+            elif value is not None:
+                detail[key] = value
+    return list(merged.values())
+
+
+def chat_answer(text: str) -> dict:
+    """The assistant message of one recorded chat completion: its ``choices[0].message``, or
+    its stream's deltas put together (strings joined, ``reasoning_details`` merged, each tool
+    call's id by its index)."""
+    message: dict[str, Any] = {}
+    calls: dict[Any, dict] = {}
+    details: list = []
+    for value in answer_values(text):
+        choice = as_dict(next(iter(as_list(as_dict(value).get("choices"))), None))
+        if isinstance(choice.get("message"), dict):
+            return choice["message"]
+        for key, part in as_dict(choice.get("delta")).items():
+            if key == "tool_calls":
+                for call in as_list(part):
+                    slot = calls.setdefault(as_dict(call).get("index", len(calls)), {})
+                    if isinstance(as_dict(call).get("id"), str):
+                        slot["id"] = call["id"]
+            elif key == "reasoning_details":
+                details += as_list(part)
+            elif isinstance(part, str) and key != "role":
+                message[key] = message.get(key, "") + part
+    if details:
+        message["reasoning_details"] = _merge_details(details)
+    if calls:
+        message["tool_calls"] = list(calls.values())
+    return message
+
+
+def reasoning_dropped(body: dict, earlier: list[str], key: str) -> list[int]:
+    """The index of each assistant message with tool calls that sends back, without ``key``, an
+    answer that carried it (known by its tool-call ids)."""
+    answers = [answered for answered in map(chat_answer, earlier) if key in answered]
+    messages = as_list(body.get("messages"))
+    return [i for i in reasoning_missing(messages, key)
+            if any(same_chat_turn(messages[i], answered) for answered in answers)]
+
+
+def same_chat_turn(message: dict, answered: dict) -> bool:
+    """Whether an assistant message of a body is the answer ``answered`` sent back: they share
+    a tool-call id, or (with no call) their text is the same and not empty."""
+    ids = set(openai_call_ids(message))
+    if ids or as_list(answered.get("tool_calls")):
+        return bool(ids & set(openai_call_ids(answered)))
+    text = as_str(message.get("content"))
+    return bool(text) and text == as_str(answered.get("content"))
 
 
 # --- the catalog records

@@ -1,5 +1,6 @@
 """DeepSeek: OpenAI's tool pairing (D1); ``reasoning_content`` in the history, rejected by R1 (D2)
-and required on tool-call turns by the thinking mode of V3.2 and later (D3)."""
+and required on tool-call turns by the thinking mode of V3.2 and later (D3: by the body's setting,
+and across requests by the answer that carried it, ``replayed``)."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from .common import (
     RuleInfo,
     as_list,
     as_str,
+    reasoning_dropped,
     reasoning_missing,
     role_of,
     rules,
@@ -27,18 +29,35 @@ D2 = "messages[{i}]: reasoning_content is not accepted in input messages by deep
 D3 = "Missing `reasoning_content` field in the assistant message at message index {i}"
 
 
+def _thinking(body: dict, report: Report) -> bool | None:
+    """The body's thinking setting; None where it says nothing and its model does not think by
+    default (deepseek-reasoner and deepseek-v4 do)."""
+    on = thinking_on(body, report.reasoning)
+    if on is None and re.search(r"reasoner|v4", as_str(body.get("model")) or ""):
+        return True
+    return on
+
+
 def check(body: dict, report: Report) -> None:
     messages = as_list(body.get("messages"))
     tool_pairing(messages, lambda kind, parts, detail: report.error("D1", parts, D1), duplicates=False)
     for i, message in enumerate(messages):  # D2: its level depends on the model
         if role_of(message) == "assistant" and "reasoning_content" in message:
             report.error("D2", ["messages", i, "reasoning_content"], D2.format(i=i))
-    on = thinking_on(body, report.reasoning)
-    if on is None:  # thinking is on by default for deepseek-reasoner and deepseek-v4
-        on = bool(re.search(r"reasoner|v4", as_str(body.get("model")) or ""))
-    if on:  # D3: its level depends on the model
+    if _thinking(body, report):  # D3: its level depends on the model
         for i in reasoning_missing(messages, "reasoning_content"):
             report.error("D3", ["messages", i], D3.format(i=i))
+
+
+def replayed(body: dict, model: str | None, earlier: list[str], report: Report) -> None:
+    """D3 where the body does not say thinking is on: an answer that carried reasoning_content
+    came from thinking mode, so its tool-call turn sent back without it is rejected (the model
+    decides the level: R1 takes the turn without it). A body that turns thinking off, or
+    turns it on (``check`` judged it), is not judged here."""
+    if _thinking(body, report) is not None:
+        return
+    for i in reasoning_dropped(body, earlier, "reasoning_content"):
+        report.error("D3", ["messages", i], D3.format(i=i))
 
 
 CATALOG = rules(
@@ -49,7 +68,8 @@ CATALOG = rules(
     RuleInfo("D2", "deepseek-r1: no reasoning_content in the history (the docs: a 400 error)", SEQUENCE, D2,
              "https://api-docs.deepseek.com/guides/reasoning_model", text="synthesized",
              more=("https://github.com/vercel/ai/pull/14739",)),
-    RuleInfo("D3", "thinking mode (V3.2 and later): an assistant turn with tool_calls carries its reasoning_content",
+    RuleInfo("D3", "thinking mode (V3.2 and later): an assistant turn with tool_calls carries its reasoning_content "
+                   "(thinking on by the body, or across requests: an answer that returned reasoning_content)",
              SEQUENCE, D3, "https://github.com/langchain-ai/langchain/issues/34166", text="adapted",
              more=("https://api-docs.deepseek.com/guides/thinking_mode",)),
 )

@@ -15,6 +15,7 @@ from .common import (
     Report,
     RuleInfo,
     alias,
+    answer_values,
     as_dict,
     as_list,
     as_str,
@@ -132,18 +133,7 @@ def _declarations(body: dict, report: Report) -> None:
 def _answer_parts(text: str) -> list[dict]:
     """The parts of a recorded generateContent answer: one JSON object, a JSON array of them,
     or a server-sent-event stream of them."""
-    chunks: list[Any] = []
-    try:
-        value = json.loads(text)
-        chunks = value if isinstance(value, list) else [value]
-    except (ValueError, RecursionError):
-        for line in text.splitlines():
-            if line.startswith("data:"):
-                try:
-                    chunks.append(json.loads(line[5:]))
-                except (ValueError, RecursionError):
-                    continue
-    return [part for chunk in chunks for candidate in as_list(as_dict(chunk).get("candidates"))
+    return [part for chunk in answer_values(text) for candidate in as_list(as_dict(chunk).get("candidates"))
             for part in as_list(as_dict(as_dict(candidate).get("content")).get("parts")) if isinstance(part, dict)]
 
 

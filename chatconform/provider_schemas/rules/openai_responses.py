@@ -5,12 +5,11 @@ after a reasoning item comes back with that reasoning item (X7, ``replayed``).""
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from chatconform.dialects.openai_responses import NO_PREVIOUS, input_items
 
-from .common import SCHEMA, SEQUENCE, Report, RuleInfo, as_dict, as_list, as_str, rules
+from .common import SCHEMA, SEQUENCE, Report, RuleInfo, answer_values, as_dict, as_list, as_str, rules
 
 X3 = "No tool output found for function call {id}."
 X4 = "No tool call found for function call output with call_id {id}."
@@ -79,23 +78,14 @@ def check(body: dict, report: Report) -> None:
 def _answered_items(text: str) -> list[dict]:
     """The output items of one recorded answer: a response object, or the SSE stream of one
     (its ``response.completed`` event; else each ``response.output_item.done``)."""
-    try:
-        answer = json.loads(text)
-    except (ValueError, RecursionError):
-        answer = None
-    if isinstance(answer, dict):
-        return [item for item in as_list(answer.get("output")) if isinstance(item, dict)]
     done: list[dict] = []
-    for line in text.splitlines():
-        if not line.startswith("data:"):
-            continue
-        try:
-            event = as_dict(json.loads(line[5:]))
-        except (ValueError, RecursionError):
-            continue
-        if event.get("type") == "response.completed":
-            return [item for item in as_list(as_dict(event.get("response")).get("output")) if isinstance(item, dict)]
-        if event.get("type") == "response.output_item.done" and isinstance(event.get("item"), dict):
+    for value in answer_values(text):
+        event = as_dict(value)
+        kind = event.get("type")
+        if kind is None or kind == "response.completed":  # a response object, or the last event's
+            response = event if kind is None else as_dict(event.get("response"))
+            return [item for item in as_list(response.get("output")) if isinstance(item, dict)]
+        if kind == "response.output_item.done" and isinstance(event.get("item"), dict):
             done.append(event["item"])
     return done
 
