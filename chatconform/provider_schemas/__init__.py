@@ -28,11 +28,12 @@ from .problems import (
     check_provider,
     sort_problems,
 )
-from .rules import refine, sequence_problems
+from .rules import refine, replayed_problems, sequence_problems
 from .schema_check import load_schema, schema_problems
 from .turns import Turn, turn_view
 
-__all__ = ["PROVIDER_IDS", "Problem", "Turn", "UnknownProvider", "load_schema", "turn_view", "validate"]
+__all__ = ["PROVIDER_IDS", "Problem", "Turn", "UnknownProvider", "load_schema", "replay_problems", "turn_view",
+           "validate"]
 
 
 def _not_a_body(body: Any, provider: str) -> Problem:
@@ -41,6 +42,21 @@ def _not_a_body(body: Any, provider: str) -> Problem:
         f"The request body must be a JSON object (or a bare {MESSAGES_KEY[provider]} array), got {kind}."
     )
     return Problem(GENERIC_RULE[provider], "$", message, provider, source="schema")
+
+
+def _model(body: dict[str, Any], model: str | None) -> str | None:
+    """The model a body goes to: its own ``model`` field, else ``model``."""
+    named = body.get("model")
+    return named if isinstance(named, str) and named else model
+
+
+def replay_problems(body: dict[str, Any], provider: str, model: str | None, earlier: list[str]) -> list[Problem]:
+    """The problems of a request against the answers recorded before it in the same
+    conversation (their texts, oldest first): what it fails to bring back as they were (a rules
+    module's ``replayed``). As in :func:`validate`, the model is the body's (else ``model``) and a
+    model-dependent rule is at its level for it."""
+    model = _model(body, model)
+    return apply_model(replayed_problems(body, provider, model, earlier), provider, model)
 
 
 def validate(body: Any, provider: str, *, model: str | None = None, reasoning: bool | None = None) -> list[Problem]:
@@ -67,8 +83,7 @@ def validate(body: Any, provider: str, *, model: str | None = None, reasoning: b
         problems = schema_problems(body, provider)
         problems.extend(sequence_problems(body, provider, reasoning))
         problems = refine(body, provider, problems)
-        named = body.get("model")
-        model = named if isinstance(named, str) and named else model
+        model = _model(body, model)
         problems = apply_model(problems, provider, model)
         problems.extend(content_problems(body, provider, model))
     except RecursionError:

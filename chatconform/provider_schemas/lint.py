@@ -39,10 +39,9 @@ from chatconform.errors import ConfigError
 from chatconform.inputs import open_bounded
 from chatconform.providers import get_provider
 
-from . import validate
+from . import replay_problems, validate
 from .endpoints import endpoint
 from .problems import MESSAGES_KEY, PROVIDER_IDS, Problem, UnknownProvider, check_provider, json_path
-from .rules import replay_problems
 from .traffic import (
     MAX_BYTES,
     NOT_JSON,

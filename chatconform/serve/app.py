@@ -243,7 +243,7 @@ class _Judge:
     def _replayed(self, body: Any, provider: str, model: str | None, conversation: str) -> list[Problem]:
         """What the request carries back of this server's earlier answers in the conversation,
         judged by the provider's rules (``replayed``: reasoning an answer returned, sent back)."""
-        from chatconform.provider_schemas.rules import replay_problems
+        from chatconform.provider_schemas import replay_problems
 
         with self.lock:
             earlier = list(self.answers.get((provider, conversation), ()))

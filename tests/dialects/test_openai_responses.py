@@ -18,8 +18,7 @@ from pydantic_ai.messages import (
 
 from chatconform.dialects.http import Context, Reply, RouteCall, ToolCall
 from chatconform.dialects.openai_responses import DIALECT, ENCRYPTED_CONTENT, output_items
-from chatconform.provider_schemas import Turn, validate
-from chatconform.provider_schemas.rules import replay_problems
+from chatconform.provider_schemas import Turn, replay_problems, validate
 from chatconform.provider_schemas.turns import turn_view
 from chatconform.providers import get_provider
 from chatconform.reference.payload import to_payload

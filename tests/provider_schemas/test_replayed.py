@@ -6,8 +6,7 @@ from __future__ import annotations
 
 import json
 
-from chatconform.provider_schemas import validate
-from chatconform.provider_schemas.rules import replay_problems
+from chatconform.provider_schemas import replay_problems, validate
 
 THINKING = {"type": "thinking", "thinking": "Call the tool.", "signature": "c2ln"}
 CALL = {"type": "tool_use", "id": "toolu_1", "name": "get_weather", "input": {"city": "Paris"}}

@@ -66,17 +66,13 @@ def refine(body: dict, provider: str, problems: list[Problem]) -> list[Problem]:
     return problems if hook is None else hook(body, problems)
 
 
-def replay_problems(body: dict, provider: str, model: str | None, earlier: list[str]) -> list[Problem]:
-    """The problems of a request against the answers recorded before it in the same
-    conversation (their texts, oldest first); none for a provider with no such rule. The model
-    is the body's (else ``model``), and a model-dependent rule is at its level for it."""
-    from ..models import apply_model
-
+def replayed_problems(body: dict, provider: str, model: str | None, earlier: list[str]) -> list[Problem]:
+    """What a provider's ``replayed`` rules find in a request against the answers recorded before
+    it in the same conversation (their texts, oldest first), at the rules' own levels (see
+    :func:`chatconform.provider_schemas.replay_problems`); none for a provider with no such rule."""
     hook = getattr(_MODULES[provider], "replayed", None)
     if hook is None or not earlier:
         return []
-    named = body.get("model")
-    model = named if isinstance(named, str) and named else model
     report = Report(provider)
     hook(body, model, earlier, report)
-    return apply_model(report.problems, provider, model)
+    return report.problems
