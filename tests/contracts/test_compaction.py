@@ -147,6 +147,7 @@ def test_compaction_cases_are_valid_and_the_reference_keeps_pairs(case):
 
 # -- whole searches ---------------------------------------------------------------------------
 
+@pytest.mark.release  # how small a shrunk case is
 @pytest.mark.slow
 def test_system_role_summary_shrinks_to_the_glm_shape():
     """One user message, at most a short assistant/tool tail, the cut right after the user."""

@@ -76,6 +76,7 @@ def test_every_contract_has_the_standard_checks():
         assert {f"{contract.name}.no_crash", f"{contract.name}.input_untouched"} <= ids
 
 
+@pytest.mark.release  # how small a shrunk case is
 def test_dify_39031_counterexample_is_small():
     verdicts = run_conformance("chatconform.fakes.thread:UnscopedHeadCheck", contracts=["thread"])
     by_check = {v.check: v for v in verdicts}
@@ -85,6 +86,7 @@ def test_dify_39031_counterexample_is_small():
     assert min(len(v.failures[0].case) for v in caught) <= 3
 
 
+@pytest.mark.release  # how small a shrunk case is
 def test_pairing_counterexample_of_user_before_results_is_at_most_seven_messages():
     """A user message typed while tools ran, sent before their results: the shrunk case is
     the turn that holds it and at most one tool round before it (the ci search keeps a first

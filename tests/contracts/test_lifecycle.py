@@ -222,6 +222,7 @@ def test_a_composition_fake_passes_its_own_contract(spec, contract):
     assert verdicts and [(v.check, v.message) for v in verdicts if v.status != "pass"] == []
 
 
+@pytest.mark.release  # how short a shrunk program is
 @pytest.mark.slow
 @pytest.mark.parametrize("spec", sorted(COMPOSED))
 def test_a_composition_fake_shrinks_to_a_short_program(spec):
@@ -261,6 +262,7 @@ def test_the_state_machine_holds_for_the_reference():
     assert _machine_failure(ReferenceImplementation(), 30) == ""
 
 
+@pytest.mark.release  # how short a shrunk program is
 @pytest.mark.slow  # a stateful test shrinks by replaying agent runs
 def test_the_state_machine_catches_a_composition_bug_in_a_short_program():
     message = _machine_failure(DropsFramedSummary(), 30)

@@ -270,6 +270,7 @@ def _session_ends(process: subprocess.Popen) -> bool:
     return False
 
 
+@pytest.mark.release  # worker processes stopped and run under xdist
 @pytest.mark.slow
 def test_ctrl_c_stops_the_workers(tmp_path, start_run):
     process = _start_slow_run(tmp_path, start_run)
@@ -280,6 +281,7 @@ def test_ctrl_c_stops_the_workers(tmp_path, start_run):
     assert _session_ends(process), "worker processes outlived the interrupted run"
 
 
+@pytest.mark.release  # worker processes stopped and run under xdist
 @pytest.mark.slow
 def test_sigterm_stops_the_workers_with_a_partial_report(tmp_path, start_run):
     # A CI runner's SIGTERM: handled as a stop, like Ctrl-C.
@@ -294,6 +296,7 @@ def test_sigterm_stops_the_workers_with_a_partial_report(tmp_path, start_run):
     assert "Traceback" not in err and "BrokenPipe" not in err, err
 
 
+@pytest.mark.release  # worker processes stopped and run under xdist
 @pytest.mark.slow
 def test_workers_end_quietly_with_a_parent_killed_outright(tmp_path, start_run):
     # SIGKILL ends the parent with no chance to stop its workers: they see it gone.
@@ -313,6 +316,7 @@ def _outcomes(xml: Path) -> dict[str, str]:
     return outcomes
 
 
+@pytest.mark.release  # worker processes stopped and run under xdist
 @pytest.mark.slow
 def test_the_plugin_under_xdist_gives_the_outcomes_of_a_plain_session(tmp_path):
     pytest.importorskip("xdist")

@@ -138,6 +138,7 @@ def test_one_block_per_failing_check_and_the_rest_summarised(capsys):
     assert verbose.count(TEST_BANNER) == 12 and len(verbose.splitlines()) > 3 * len(short.splitlines())
 
 
+@pytest.mark.release  # how much a failing run prints
 @pytest.mark.slow
 def test_ten_failing_checks_print_a_few_hundred_lines(tmp_path):
     done = cli("run", "--impl", MANY_BUGS.relative_to(ROOT).as_posix() + ":ManyBugs", cwd=ROOT)

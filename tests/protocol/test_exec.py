@@ -141,6 +141,7 @@ def test_a_serde_program_without_load_is_skipped_with_the_reason(tmp_path, capsy
         in capsys.readouterr().err
 
 
+@pytest.mark.release  # the Python example runs in every test run
 @pytest.mark.slow
 @needs_node
 def test_node_example_passes_under_ci_with_its_expected_failure(tmp_path, capsys):
