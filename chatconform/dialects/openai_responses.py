@@ -186,6 +186,10 @@ def _texts_and_files(content: Any) -> tuple[list[str], list[SentFile]]:
             texts.append(part["text"])
         elif kind == "input_image":
             found.append(link(part.get("image_url") or part.get("file_id")))
+        elif kind == "input_audio" and isinstance(part.get("input_audio"), dict):
+            # Read as sent: the reference sends no audio here (the API's content types left it
+            # out until lately), but a mapper that does has not lost it.
+            found.append(inline_bytes(part["input_audio"].get("data")))
         elif kind == "input_file":
             data = part.get("file_data")
             found.append((link(data) if data.startswith("data:") else inline_bytes(data)) if isinstance(data, str)

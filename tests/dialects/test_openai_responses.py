@@ -173,3 +173,13 @@ def test_of_two_reasoning_items_in_a_row_only_the_one_before_the_text_is_sent():
     body = to_payload(history, provider=PROVIDER, model="gpt-5", reasoning=True)
     assert [item.get("id") for item in body["input"] if item.get("type") == "reasoning"] == ["rs_b"]
     assert validate(body, PROVIDER) == []
+
+
+def test_audio_sent_as_input_audio_is_read_as_sent():
+    """The reference sends no audio on this API, but a mapper that sends ``input_audio`` has
+    not lost it: payload.nothing_lost reads it as the bytes it holds."""
+    body = {"model": "gpt-5", "input": [{"role": "user", "content": [
+        {"type": "input_text", "text": "Listen (u1)"},
+        {"type": "input_audio", "input_audio": {"data": "UklGRiQAAABXQVZF", "format": "wav"}}]}]}
+    (turn,) = turn_view(body, PROVIDER)
+    assert turn.media == ("UklGRiQAAABXQVZF",) and turn.inline == (0,)
