@@ -108,11 +108,15 @@ def _host_parent_in_a_worker(connection, environ, spec, answer) -> None:
 
 
 @pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads parents from /proc")
-def test_a_worker_process_forks_its_hosts_from_the_runs_loaders(hosts):
+def test_a_worker_process_forks_its_hosts_from_the_runs_loaders(hosts, monkeypatch):
     """``--jobs`` workers are fresh interpreters: through the run's fork server they start
     their hosts from the loaders the run's own loading started, instead of each loading
     every implementation again."""
     import multiprocessing
+
+    # The spawned worker imports its target from this module, so it needs the project root
+    # on the path it inherits (pytest's importlib mode puts it there for no one).
+    monkeypatch.syspath_prepend(str(Path(__file__).resolve().parents[2]))
 
     hosts.append(forked.HostProcess(THREADS))
     loader = _parent(hosts[0].pid)
