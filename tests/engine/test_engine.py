@@ -90,7 +90,10 @@ def test_async_contract_methods_are_awaited():
             return extract_thread(rows)
 
     verdicts = run_conformance(AsyncThreads, contracts=["thread"], profile="ci")
-    assert {v.status for v in verdicts} == {"pass"}
+    # thread.slow times the call: on a loaded CI machine it may warn, which says nothing about
+    # awaiting (an un-awaited coroutine fails every check that reads the result).
+    assert {v.status for v in verdicts if v.check != "thread.slow"} == {"pass"}
+    assert {v.status for v in verdicts if v.check == "thread.slow"} <= {"pass", "warn"}
 
 
 @pytest.mark.slow

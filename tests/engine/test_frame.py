@@ -234,7 +234,9 @@ def test_examples_runs_that_many_examples_per_search():
     # of the providers can meet (no reasoning goes back to OpenAI Chat or GLM) is skipped, saying so.
     inapplicable = {"payload.reasoning_kept": "none of openai-chat, glm takes reasoning back",
                     "payload.no_rejected_reasoning": "no model of openai-chat, glm is known to reject reasoning"}
-    assert all(v.status == Status.PASS or (v.status == Status.SKIP and v.evaluated == 0 and (
+    # A .slow check times the call and may warn on a loaded machine.
+    assert all(v.status == Status.PASS or (v.check.endswith(".slow") and v.status == Status.WARN) or (
+        v.status == Status.SKIP and v.evaluated == 0 and (
         v.message.startswith("undecided in a quick look") or v.message == inapplicable.get(v.check)))
                for v in verdicts)
 
