@@ -180,11 +180,13 @@ _DETAIL_FORMATS = ((re.compile(r"gemini"), "google-gemini-v1"),
 def _reasoning(reply: Reply, ctx: Context) -> dict[str, Any]:
     """The reasoning fields of an answer with thinking: OpenRouter's ``reasoning`` and
     ``reasoning_details`` (one signed text detail, in the format of the model behind it, which
-    clients send back unchanged), else ``reasoning_content`` (DeepSeek's and Kimi's field)."""
+    clients send back unchanged), else the provider's own field (``answer_reasoning``), or none
+    where its answers carry no reasoning (OpenAI's)."""
     if reply.thinking is None:
         return {}
     if ctx.profile.reasoning_slot != "reasoning_details":
-        return {"reasoning_content": reply.thinking}
+        field = ctx.profile.answer_reasoning
+        return {field: reply.thinking} if field else {}
     form = next((name for pattern, name in _DETAIL_FORMATS if pattern.search(ctx.model)), "unknown")
     detail = {"type": "reasoning.text", "text": reply.thinking,
               "signature": hashlib.sha256(reply.thinking.encode()).hexdigest(), "format": form, "index": 0}
@@ -347,8 +349,8 @@ class OpenAIChat(Dialect):
                                            "logprobs": None}]})
 
         events = [chunk({"role": "assistant", "content": ""})]
-        if reply.thinking is not None:
-            events.append(chunk(_reasoning(reply, ctx)))
+        if reasoning := _reasoning(reply, ctx):
+            events.append(chunk(reasoning))
         text = reply.text or ""
         events += [chunk({"content": text[at:at + CHUNK]}) for at in range(0, len(text), CHUNK)]
         for index, (ident_, call) in enumerate(zip(ids, reply.tool_calls, strict=True)):

@@ -38,4 +38,5 @@ PROFILE = Provider(
                         evidence="https://github.com/langchain-ai/langchain/issues/34166", date="2026-05",
                         example="deepseek-v4-pro"),
     ),
+    answer_reasoning="reasoning_content",
 )

@@ -40,4 +40,6 @@ PROFILE = Provider(
     ),
     content_refusals={kind: GLM_TEXT_ONLY for kind in ("image", "video", "document", "audio")},
     content_rule="Z3",
+    # GLM-4.5 and later return their thinking beside the content.
+    answer_reasoning="reasoning_content",
 )

@@ -27,4 +27,6 @@ PROFILE = Provider(
                         evidence="https://github.com/janhq/jan/issues/8136", date="2026-05",
                         example="openai/gpt-oss-120b"),
     ),
+    # Groq's "parsed" reasoning format (the one tool use takes) returns the thinking in `reasoning`.
+    answer_reasoning="reasoning",
 )

@@ -30,4 +30,5 @@ PROFILE = Provider(
                         "tool_turns", rule="K2", evidence="https://github.com/bytedance/deer-flow/issues/3043",
                         date="2026-03", example="kimi-k2-thinking"),
     ),
+    answer_reasoning="reasoning_content",
 )

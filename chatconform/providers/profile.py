@@ -173,6 +173,11 @@ class Provider:
     content_rule: str | None = None
     #: Where the dialect carries reasoning back (None: no slot; a ``ThinkingPart`` is not sent).
     reasoning_slot: ReasoningSlot | None = None
+    #: The field of an answer's message in which the provider returns its model's reasoning
+    #: (Chat Completions hosts: ``reasoning_content``, Groq's ``reasoning``), so ``chatconform
+    #: serve`` answers as it does; None: its answers carry no reasoning text (OpenAI's Chat
+    #: Completions), or the dialect has its own place for it.
+    answer_reasoning: str | None = None
     #: The ``provider_name`` values (pydantic-ai's) of the parts whose reasoning and signatures
     #: this provider made: only those are sent back as its own (a signature of another provider
     #: is rejected as invalid).

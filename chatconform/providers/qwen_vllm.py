@@ -28,4 +28,6 @@ PROFILE = Provider(
                      "tool messages wherever they are"),
     },
     reused_call_id=CheckLevel(WARNING, "vLLM pairs each round's tool messages with that round's calls"),
+    # vLLM's reasoning parsers (qwen3) return the thinking beside the content.
+    answer_reasoning="reasoning_content",
 )

@@ -224,3 +224,25 @@ def test_openrouter_reasoning_details_sent_back_unchanged_or_changed(server):
                                                      "preserved in each request"):
         client(server, "openrouter").chat.completions.create(model=model, messages=changed, tools=TOOLS)
     assert [p.rule for p in conversation(server, text)[-1].problems] == ["P3"]
+
+
+@pytest.mark.parametrize("provider, model, field", [
+    ("openai-chat", "gpt-4o", None), ("qwen-vllm", "Qwen/Qwen3-8B", "reasoning_content"),
+    ("glm", "glm-4.6", "reasoning_content"), ("kimi", "kimi-k2-thinking", "reasoning_content"),
+    ("groq", "openai/gpt-oss-120b", "reasoning"),
+])
+def test_each_host_answers_thinking_in_its_own_field_or_not_at_all(server, provider, model, field):
+    """A scripted reply with thinking reaches the client as the host returns reasoning: OpenAI's
+    Chat Completions returns none (a field it never sends would be echoed back and judged),
+    Groq's is ``reasoning``; streamed as one delta, or no delta at all."""
+    fields = {"reasoning_content", "reasoning", "reasoning_details"}
+    _, message = _reasoning_round(server, provider, model, f"What is the weather in Paris? ({provider} field)")
+    extra = message.model_extra or {}
+    assert {k for k in fields if extra.get(k) is not None} == ({field} if field else set())
+    if field:
+        assert extra[field] == WEATHER_SCRIPT[0]["thinking"]
+    server.script(WEATHER_SCRIPT)
+    chunks = client(server, provider).chat.completions.create(
+        model=model, messages=[{"role": "user", "content": f"Weather? ({provider} stream)"}], tools=TOOLS, stream=True)
+    streamed = [k for c in chunks for k in fields if (c.choices and (c.choices[0].delta.model_extra or {}).get(k))]
+    assert streamed == ([field] if field else [])
