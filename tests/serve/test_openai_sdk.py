@@ -187,24 +187,29 @@ def _sent_back(message, **fields) -> dict:
                            for c in message.tool_calls]}
 
 
-def test_deepseek_reasoning_content_sent_back_or_dropped(server):
-    """DeepSeek's thinking mode answers with reasoning_content, which its tool-call turn needs back:
-    dropped, the request is answered 400 with DeepSeek's text (D3, known from the answer: the
-    body does not say thinking is on)."""
-    text = "What is the weather in Paris? (deepseek reasoning)"
-    messages, message = _reasoning_round(server, "deepseek", "deepseek-chat", text)
+@pytest.mark.parametrize("provider, model, missing, rule", [
+    ("deepseek", "deepseek-chat", "Missing `reasoning_content` field in the assistant message at message index 1",
+     "D3"),
+    ("kimi", "kimi-k2.5", "thinking is enabled but reasoning_content is missing in assistant tool call message "
+                          "at index 1", "K2"),
+])
+def test_reasoning_content_sent_back_or_dropped(server, provider, model, missing, rule):
+    """DeepSeek's thinking mode and Kimi's thinking models answer with reasoning_content, which
+    their tool-call turn needs back: dropped, the request is answered 400 with the provider's text
+    (D3, K2, known from the answer: the body does not say thinking is on)."""
+    text = f"What is the weather in Paris? ({provider} reasoning)"
+    messages, message = _reasoning_round(server, provider, model, text)
     reasoning = message.model_extra["reasoning_content"]
     assert reasoning == WEATHER_SCRIPT[0]["thinking"]
     result = {"role": "tool", "tool_call_id": message.tool_calls[0].id, "content": "sunny"}
     kept = [*messages, _sent_back(message, reasoning_content=reasoning), result]
-    answer = client(server, "deepseek").chat.completions.create(model="deepseek-chat", messages=kept, tools=TOOLS)
+    answer = client(server, provider).chat.completions.create(model=model, messages=kept, tools=TOOLS)
     assert answer.choices[0].message.content == "It is sunny in Paris."
-    missing = "Missing `reasoning_content` field in the assistant message at message index 1"
     with pytest.raises(openai.BadRequestError, match=re.escape(missing)):
-        client(server, "deepseek").chat.completions.create(
-            model="deepseek-chat", messages=[*messages, _sent_back(message), result], tools=TOOLS)
+        client(server, provider).chat.completions.create(
+            model=model, messages=[*messages, _sent_back(message), result], tools=TOOLS)
     judged = conversation(server, text)
-    assert [(v.status, [p.rule for p in v.problems]) for v in judged] == [(200, []), (200, []), (400, ["D3"])]
+    assert [(v.status, [p.rule for p in v.problems]) for v in judged] == [(200, []), (200, []), (400, [rule])]
 
 
 def test_openrouter_reasoning_details_sent_back_unchanged_or_changed(server):
