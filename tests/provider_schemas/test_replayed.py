@@ -1,12 +1,17 @@
 """The rules that judge a request against the answers sent before it in its conversation
 (``replayed``): Anthropic's thinking blocks (A22, A23), DeepSeek's and Kimi's reasoning_content
-(D3, K2), OpenRouter's reasoning_details (P3, P4); each on a plain answer and on its stream."""
+(D3, K2), OpenRouter's reasoning_details (P3, P4); each on a plain answer and on its stream; and
+any value in any place of a body or an answer, read without a crash."""
 
 from __future__ import annotations
 
 import json
+from typing import Any
 
-from chatconform.provider_schemas import replay_problems, validate
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from chatconform.provider_schemas import PROVIDER_IDS, replay_problems, validate
 
 THINKING = {"type": "thinking", "thinking": "Call the tool.", "signature": "c2ln"}
 CALL = {"type": "tool_use", "id": "toolu_1", "name": "get_weather", "input": {"city": "Paris"}}
@@ -135,3 +140,53 @@ def test_openrouter_details_changed_are_p3_for_gemini_and_p4_for_others():
                     reasoning={"enabled": True})
     assert _rules(dropped, "openrouter", [ROUTER_ANSWER]) == []
     assert [p.rule for p in validate(dropped, "openrouter")] == ["P2"]
+
+
+# What a client sends and what the server recorded are data the rules read, never trusted: any
+# JSON value in any place of a body, and any text as an earlier answer, is judged or passed over.
+_JSON = st.recursive(st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=5),
+                     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner,
+                                                                                 max_size=3), max_leaves=8)
+_BODIES = {"anthropic": _anthropic([THINKING, CALL]),
+           "deepseek": _chat("deepseek-chat", {"tool_calls": [TOOL_CALL]}),
+           "kimi": _chat("kimi-k2.5", {"tool_calls": [TOOL_CALL]}),
+           "openrouter": _chat("google/gemini-3-pro-preview",
+                               {"tool_calls": [TOOL_CALL], "reasoning_details": [DETAIL]})}
+_SIGNED_CALL = {"functionCall": {"name": "get_weather", "args": {"city": "Paris"}}, "thoughtSignature": "c2ln"}
+_BODIES["gemini"] = {"contents": [
+    {"role": "user", "parts": [{"text": "Weather?"}]}, {"role": "model", "parts": [_SIGNED_CALL]},
+    {"role": "user", "parts": [{"functionResponse": {"name": "get_weather", "response": {"r": "sunny"}}}]}]}
+_ITEMS = [{"type": "reasoning", "id": "rs_1", "summary": [], "encrypted_content": "ZW5j"},
+          {"type": "function_call", "id": "fc_1", "call_id": "call_1", "name": "get_weather", "arguments": "{}"}]
+_BODIES["openai-responses"] = {"model": "gpt-5", "store": False, "input": [
+    {"role": "user", "content": "Weather?"}, *_ITEMS, {"type": "function_call_output", "call_id": "call_1",
+                                                       "output": "sunny"}]}
+_ANSWERS = [ANTHROPIC_ANSWER, ANTHROPIC_STREAM, CHAT_ANSWER, CHAT_STREAM, ROUTER_ANSWER, ROUTER_STREAM,
+            json.dumps({"candidates": [{"content": {"role": "model", "parts": [_SIGNED_CALL]}}]}),
+            json.dumps({"object": "response", "id": "resp_1", "output": _ITEMS})]
+
+
+def _places(value: Any, path: tuple = ()) -> list[tuple]:
+    """Every path into ``value`` (keys and indexes), the root's included."""
+    inner = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
+    return [path, *(p for key, child in inner for p in _places(child, (*path, key)))]
+
+
+def _replaced(value: Any, path: tuple, new: Any) -> Any:
+    if not path:
+        return new
+    copy = dict(value) if isinstance(value, dict) else list(value)
+    copy[path[0]] = _replaced(value[path[0]], path[1:], new)
+    return copy
+
+
+@settings(max_examples=150, deadline=None)
+@given(provider=st.sampled_from(sorted(PROVIDER_IDS)), base=st.sampled_from(sorted(_BODIES)), data=st.data(),
+       new=_JSON, answer=st.sampled_from(_ANSWERS) | st.text(max_size=40), cut=st.integers(0, 400))
+def test_any_value_anywhere_in_a_body_or_an_answer_is_judged_never_a_crash(provider, base, data, new, answer, cut):
+    body = _BODIES[base]
+    path = data.draw(st.sampled_from(_places(body)), label="path")
+    mutated = _replaced(body, path, new)
+    earlier = [answer, answer[:cut]]  # an answer recorded whole and one cut off mid-stream
+    if isinstance(mutated, dict):
+        assert all(p.severity in ("error", "warning") for p in replay_problems(mutated, provider, None, earlier))
