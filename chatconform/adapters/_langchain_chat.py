@@ -19,6 +19,7 @@ own ``invoke`` stopped where its SDK would send the request.
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import Sequence
 from importlib.metadata import version
 from typing import TYPE_CHECKING, Any
@@ -32,7 +33,7 @@ if TYPE_CHECKING:
 if TYPE_CHECKING:
     from langchain_core.messages import BaseMessage
 
-__all__ = ["ChatModelAdapter", "Sent", "bound", "history_messages", "sent_body"]
+__all__ = ["ChatModelAdapter", "ConfiguredChatModelAdapter", "Sent", "bound", "history_messages", "sent_body"]
 
 #: langchain-core's messages and LangSmith, read on first use (each provider package imports both already).
 _messages = Library("langchain_core.messages", adapter="langchain-core", extra=EXTRA)
@@ -103,7 +104,38 @@ class ChatModelAdapter(LazyModel):
 
     def to_payload(self, history: Sequence[ModelMessage], *, provider: str,
                    instructions: str | None = None) -> dict:
+        return self.body(self.model, history, provider, instructions)
+
+    def body(self, model: Any, history: Sequence[ModelMessage], provider: str, instructions: str | None) -> dict:
+        """The body ``model`` sends for ``history`` (``provider`` checked to be the adapter's)."""
         if provider not in self.providers:
             raise ValueError(f"the {self.name} adapter maps {', '.join(sorted(self.providers))} only, "
                              f"not {provider!r}")
-        return json.loads(sent_body(bound(self.model, history), history_messages(history, instructions)))
+        return json.loads(sent_body(bound(model, history), history_messages(history, instructions)))
+
+
+class ConfiguredChatModelAdapter(ChatModelAdapter):
+    """A :class:`ChatModelAdapter` whose chat model is configured as the request says: its
+    model and its reasoning setting, as an application sets them on the chat model it
+    builds. One chat model per setting, built on first use (the default one by ``warm_up``)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._configured: dict[tuple[str | None, bool | None], Any] = {}
+        self._lock = threading.Lock()
+
+    def chat_model(self, model: str | None = None, reasoning: bool | None = None) -> Any:
+        raise NotImplementedError
+
+    def configured(self, model: str | None, reasoning: bool | None) -> Any:
+        """The chat model for ``model`` and ``reasoning`` (the default one where neither is said)."""
+        if model is None and reasoning is None:
+            return self.model
+        with self._lock:
+            if (model, reasoning) not in self._configured:
+                self._configured[model, reasoning] = self.chat_model(model, reasoning)
+            return self._configured[model, reasoning]
+
+    def to_payload(self, history: Sequence[ModelMessage], *, provider: str, instructions: str | None = None,
+                   model: str | None = None, reasoning: bool | None = None) -> dict:
+        return self.body(self.configured(model, reasoning), history, provider, instructions)

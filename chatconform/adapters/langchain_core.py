@@ -33,7 +33,12 @@ The converter, part by part, in the history's order (one LangChain message per p
 ``ModelResponse``                  one ``AIMessage``: text as ``{"type": "text"}`` blocks (a single
                                    text as a plain string), thinking as ``{"type": "reasoning"}``
                                    blocks (OpenAI's with its ``id``, its ``encrypted_content`` in
-                                   ``extras``, as ChatOpenAI returns them), in order; calls as
+                                   ``extras``, as ChatOpenAI returns them; Anthropic's as
+                                   ChatAnthropic returns them: ``{"type": "thinking"}`` with its
+                                   ``signature``, ``{"type": "redacted_thinking"}`` with its
+                                   ``data``, the message stamped
+                                   ``response_metadata={"model_provider": "anthropic"}``), in
+                                   order; calls as
                                    ``tool_calls`` (arguments as a dict; arguments that are not a
                                    JSON object as ``invalid_tool_calls``)
 =================================  ==============================================================
@@ -165,6 +170,9 @@ def _response_message(message: ModelResponse) -> AIMessage:
         if isinstance(part, pai.TextPart):
             blocks.append({"type": "text", "text": part.content})
         elif isinstance(part, pai.ThinkingPart):
+            if part.provider_name == "anthropic":
+                blocks.append(_anthropic_thinking(part))
+                continue
             block: dict = {"type": "reasoning", "reasoning": part.content}
             if part.provider_name == "openai" and part.id:
                 # As ChatOpenAI returns a Responses API reasoning item in a standard block: its
@@ -185,7 +193,29 @@ def _response_message(message: ModelResponse) -> AIMessage:
                 invalid.append({"name": part.tool_name, "args": part.args_as_json_str(), "id": part.tool_call_id,
                                 "error": None, "type": "invalid_tool_call"})
     content: str | list = blocks[0]["text"] if [b["type"] for b in blocks] == ["text"] else blocks
-    return _lc.AIMessage(content=content, tool_calls=tool_calls, invalid_tool_calls=invalid)
+    # ChatAnthropic stamps its answers, and the other chat models read the stamp to tell its
+    # blocks for another provider's (langchain-aws and langchain-google-genai convert them).
+    metadata = {"model_provider": "anthropic"} if _anthropic_answer(message) else {}
+    return _lc.AIMessage(content=content, tool_calls=tool_calls, invalid_tool_calls=invalid,
+                         response_metadata=metadata)
+
+
+def _anthropic_answer(message: ModelResponse) -> bool:
+    """An answer ChatAnthropic returned: Anthropic's, and holding no other provider's thinking."""
+    thinkers = {part.provider_name for part in message.parts if isinstance(part, pai.ThinkingPart)} - {None}
+    return thinkers == {"anthropic"} or (message.provider_name == "anthropic" and not thinkers)
+
+
+def _anthropic_thinking(part: Any) -> dict:
+    """An Anthropic ``ThinkingPart`` as ChatAnthropic returns the block: ``redacted_thinking``
+    with its data, else ``thinking`` with its signature (none where the stream was cut before
+    the signature came, as ChatAnthropic's streamed chunks leave it)."""
+    if part.id == "redacted_thinking" and part.signature:
+        return {"type": "redacted_thinking", "data": part.signature}
+    block = {"type": "thinking", "thinking": part.content}
+    if part.signature:
+        block["signature"] = part.signature
+    return block
 
 
 def to_langchain(history: Sequence[ModelMessage]) -> list[BaseMessage]:
@@ -243,6 +273,12 @@ def from_langchain(messages: Sequence[BaseMessage]) -> list[ModelMessage]:
                     parts.append(pai.TextPart(block["text"]))
                 elif block.get("type") == "reasoning":
                     parts.append(pai.ThinkingPart(block["reasoning"]))
+                elif block.get("type") == "thinking":
+                    parts.append(pai.ThinkingPart(block["thinking"], signature=block.get("signature"),
+                                                  provider_name="anthropic"))
+                elif block.get("type") == "redacted_thinking":
+                    parts.append(pai.ThinkingPart("", id="redacted_thinking", signature=block["data"],
+                                                  provider_name="anthropic"))
             parts += [pai.ToolCallPart(c["name"], c["args"], c["id"]) for c in message.tool_calls]
             parts += [pai.ToolCallPart(c["name"], c["args"], c["id"]) for c in message.invalid_tool_calls]
             out.append(pai.ModelResponse(parts))

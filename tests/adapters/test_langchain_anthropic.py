@@ -13,12 +13,14 @@ from pydantic_ai.messages import (
     ModelResponse,
     SystemPromptPart,
     TextPart,
+    ThinkingPart,
     ToolCallPart,
     ToolReturnPart,
     UserPromptPart,
 )
 
-from chatconform.adapters.langchain_anthropic import LangChainAnthropicAdapter
+from chatconform.adapters.langchain_anthropic import THINKING_ON, LangChainAnthropicAdapter
+from chatconform.provider_schemas import validate
 from tests.messages import PNG, weather_history
 from tests.registration import project, registered
 
@@ -80,6 +82,57 @@ def test_anthropic_only(adapter):
     assert adapter.providers == frozenset({"anthropic"})
     with pytest.raises(ValueError, match="anthropic only"):
         adapter.to_payload(weather_history(), provider="bedrock-converse")
+
+
+# -- thinking ------------------------------------------------------------------------------------
+
+def thinking_history(*thinking):
+    """A tool round whose call came with ``thinking``, then its result: the request a tool loop sends."""
+    return [ModelRequest(parts=[UserPromptPart("Weather? (u1)")]),
+            ModelResponse(parts=[*thinking, ToolCallPart("get_weather", {"city": "Paris"}, "c1")],
+                          provider_name="anthropic"),
+            ModelRequest(parts=[ToolReturnPart("get_weather", "sunny (r3)", "c1")])]
+
+
+SIGNED = ThinkingPart("I should call (t2)", signature="c2lnbmVk", provider_name="anthropic")
+REDACTED = ThinkingPart("", id="redacted_thinking", signature="cmVkYWN0ZWQ=", provider_name="anthropic")
+
+
+def test_reasoning_sets_chat_anthropic_s_thinking(adapter):
+    history = thinking_history(SIGNED)
+    assert "thinking" not in adapter.to_payload(history, provider="anthropic")
+    assert adapter.to_payload(history, provider="anthropic", reasoning=True)["thinking"] == THINKING_ON
+    assert adapter.to_payload(history, provider="anthropic", reasoning=False)["thinking"] == {"type": "disabled"}
+    assert adapter.to_payload(history, provider="anthropic", model="claude-opus-4-1")["model"] == "claude-opus-4-1"
+
+
+def test_anthropic_thinking_comes_back_as_chat_anthropic_returned_it(adapter):
+    body = adapter.to_payload(thinking_history(SIGNED, REDACTED), provider="anthropic", reasoning=True)
+    assert body["messages"][1]["content"] == [
+        {"type": "thinking", "thinking": "I should call (t2)", "signature": "c2lnbmVk"},
+        {"type": "redacted_thinking", "data": "cmVkYWN0ZWQ="},
+        {"type": "tool_use", "name": "get_weather", "input": {"city": "Paris"}, "id": "c1"}]
+    assert validate(body, "anthropic") == []
+
+
+def test_another_provider_s_reasoning_is_dropped_and_thinking_left_on(adapter):
+    """A20: the last tool-call turn's reasoning came from elsewhere; _format_messages drops the
+    reasoning block, and the request still turns thinking on."""
+    foreign = ThinkingPart("I should call (t2)", provider_name="deepseek")
+    history = thinking_history(foreign)
+    history[1] = ModelResponse(parts=history[1].parts, provider_name="deepseek")
+    body = adapter.to_payload(history, provider="anthropic", reasoning=True)
+    assert [block["type"] for block in body["messages"][1]["content"]] == ["tool_use"]
+    assert [p.rule for p in validate(body, "anthropic")] == ["A20"]
+
+
+def test_thinking_cut_before_its_signature_is_sent_unsigned(adapter):
+    """A21: ChatAnthropic sends a thinking block with no signature as it holds it (the ci
+    stream draws one only beside a second system prompt, where ChatAnthropic raises first)."""
+    cut = ThinkingPart("I should call (t2)", provider_name="anthropic")
+    body = adapter.to_payload(thinking_history(cut), provider="anthropic", reasoning=True)
+    assert body["messages"][1]["content"][0] == {"type": "thinking", "thinking": "I should call (t2)"}
+    assert "A21" in {p.rule for p in validate(body, "anthropic")}
 
 
 # -- the expected failures, as ChatAnthropic has them (docs/adapters.md) --------------------------

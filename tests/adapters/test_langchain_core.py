@@ -189,3 +189,22 @@ def test_trim_deviations_as_trim_messages_has_them(adapter):
                     ModelRequest(parts=[ToolReturnPart("get_weather", "sunny (r2)", "c1")]),
                     ModelResponse(parts=[TextPart("Done. (a3)")])]
     assert adapter.trim(agentic_tail, max_messages=3) == []
+
+
+def test_anthropic_thinking_is_held_as_chat_anthropic_returns_it():
+    """Signed, redacted and cut (no signature) blocks, the answer stamped as Anthropic's; and back."""
+    response = ModelResponse(parts=[
+        ThinkingPart("hmm", signature="c2ln", provider_name="anthropic"),
+        ThinkingPart("", id="redacted_thinking", signature="cmVk", provider_name="anthropic"),
+        ThinkingPart("cut", provider_name="anthropic"), TextPart("ok")], provider_name="anthropic")
+    (message,) = to_langchain([response])
+    assert message.content == [{"type": "thinking", "thinking": "hmm", "signature": "c2ln"},
+                               {"type": "redacted_thinking", "data": "cmVk"},
+                               {"type": "thinking", "thinking": "cut"}, {"type": "text", "text": "ok"}]
+    assert message.response_metadata == {"model_provider": "anthropic"}
+    (back,) = from_langchain([message])
+    assert [(p.content, p.signature, p.id) for p in back.parts if isinstance(p, ThinkingPart)] == [
+        ("hmm", "c2ln", None), ("", "cmVk", "redacted_thinking"), ("cut", None, None)]
+    # Another provider's reasoning stays a LangChain reasoning block, the answer unstamped.
+    (other,) = to_langchain([ModelResponse(parts=[ThinkingPart("hmm", provider_name="deepseek")])])
+    assert (other.content, other.response_metadata) == ([{"type": "reasoning", "reasoning": "hmm"}], {})

@@ -27,6 +27,8 @@ LIBRARIES = {
     "langchain-aws": ("langchain_aws", "boto3", "botocore", "langsmith"),
     "langchain-google-genai": ("langchain_google_genai", "google.genai"),
     "langchain-openai": ("langchain_openai", "openai", "langsmith"),
+    "langchain-deepseek": ("langchain_deepseek", "langchain_openai", "openai", "langsmith"),
+    "langchain-groq": ("langchain_groq", "groq", "langsmith"),
     "openai-agents": ("agents", "openai"),
     "pydantic-ai-harness": ("pydantic_ai_harness",),
 }

@@ -251,8 +251,9 @@ def test_default_run_loads_the_reference_first_then_every_installed_adapter(monk
         name: EntryPoint(name, target, discovery.GROUP) for name, target in sorted(declared.items())})
     notes = []
     assert [impl.name for impl in discovery.load_installed(notes.append)] == [
-        "reference", "langchain-anthropic", "langchain-aws", "langchain-core", "langchain-google-genai",
-        "langchain-openai", "openai-agents", "pydantic-ai", "pydantic-ai-harness"]
+        "reference", "langchain-anthropic", "langchain-aws", "langchain-core", "langchain-deepseek",
+        "langchain-google-genai", "langchain-groq", "langchain-openai", "openai-agents", "pydantic-ai",
+        "pydantic-ai-harness"]
     assert notes == []
 
 
