@@ -58,8 +58,8 @@ def test_jsonschema_rs_is_installed_by_default():
 
 
 @settings(max_examples=60, suppress_health_check=list(HealthCheck))
-@given(history=histories(max_turns=4), note=instructions(), provider=st.sampled_from(sorted(PROVIDER_IDS)),
-       data=st.data())
+@given(history=histories(max_turns=4, max_bulk_turns=40), note=instructions(),
+       provider=st.sampled_from(sorted(PROVIDER_IDS)), data=st.data())
 def test_same_problems_on_generated_bodies(history, note, provider, data):
     body = to_payload(history, provider=provider, instructions=note)
     for candidate in (body, mutate(data, body), mutate(data, body)):

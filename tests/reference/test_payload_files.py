@@ -182,7 +182,7 @@ def _unsendable(history, provider: str) -> bool:
 
 
 @settings(max_examples=60)
-@given(histories(file_kinds=True))
+@given(histories(file_kinds=True, max_bulk_turns=40))  # a bulk section repeats shapes the turns hold
 def test_every_body_is_valid_or_the_history_is_declined_for_what_it_holds(history):
     for provider in PROVIDER_IDS:
         try:

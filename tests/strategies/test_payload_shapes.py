@@ -16,18 +16,11 @@ from pydantic_ai.messages import (
     VideoUrl,
 )
 
+from chatconform import run_conformance
 from chatconform.errors import UnsendableContent
 from chatconform.history import tool_pairing_problems
-from chatconform.reference.payload import PayloadMapper, to_payload
+from chatconform.reference.payload import to_payload
 from chatconform.strategies.histories import _cut_while_tools_ran, histories
-
-
-class _OneProvider(PayloadMapper):
-    """The reference for one provider: a derandomized search draws the same cases for each."""
-
-    name = "reference-openai-chat"
-    version = "1"
-    providers = frozenset({"openai-chat"})
 
 
 def _unanswered(history) -> bool:
@@ -60,7 +53,7 @@ def _declined(history, provider: str) -> bool:
 def test_ci_payload_histories_reach_unanswered_calls_and_audio_or_video_by_link_only(monkeypatch):
     from tests.ci_stream import ci_cases
 
-    cases = ci_cases("payload", monkeypatch, implementation=_OneProvider)
+    cases = ci_cases("payload", monkeypatch)
     unanswered = [case for case in cases if _unanswered(case.history)]
     # A run cut off while its tools ran: the reference closes the calls, the Vercel AI SDK throws.
     # 12 of 100 when written, 3 since reasoning is laid over half the histories (its draws
@@ -108,3 +101,27 @@ def test_some_drawn_histories_are_cut():
 
     draw()
     assert sum(cut) >= 5, sum(cut)
+
+
+@pytest.mark.release
+def test_the_payload_stream_is_the_same_for_one_provider_as_for_all(monkeypatch):
+    """What lets ``tests.ci_stream`` draw the payload stream for one provider: the reference
+    for all twelve draws the same cases, in the same order."""
+    from chatconform.engine import search
+    from tests.ci_stream import ci_cases
+
+    one = ci_cases("payload", monkeypatch)
+    monkeypatch.undo()
+    judge, drawn = search._Pass.test, []
+
+    def recording(self, case):
+        if self.raise_for is None:
+            drawn.append((self.variant, case))
+        return judge(self, case)
+
+    monkeypatch.setattr(search._Pass, "test", recording)
+    run_conformance("reference", checks=["payload.no_crash"], profile="ci", in_process=True)
+    variants = {variant for variant, _ in drawn}
+    assert len(variants) == 12
+    for variant in variants:
+        assert [repr(case) for v, case in drawn if v == variant] == [repr(case) for case in one], variant
