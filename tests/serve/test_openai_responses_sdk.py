@@ -1,7 +1,9 @@
 """The openai SDK's ``client.responses.create`` against ``chatconform serve``, offline: a tool
 round with reasoning replayed statelessly (plain and streamed), continued by
 ``previous_response_id``, and the API's rejections as the SDK's BadRequestError: a returned
-call sent back without its reasoning item (X7), an unknown previous response (X8)."""
+call sent back without its reasoning item (X7), an unknown previous response (X8); and the OpenAI
+Agents SDK's default model (OpenAIResponsesModel) in a two-turn tool conversation with reasoning,
+clean, and with its reasoning items dropped, rejected."""
 
 from __future__ import annotations
 
@@ -111,3 +113,59 @@ def test_input_tokens_are_counted_and_recorded_as_not_judged(server):
     last = server.verdicts[-1]
     assert (last.provider, last.route, last.status, last.served) == (
         PROVIDER, "/v1/responses/input_tokens", 200, "not judged")
+
+
+#: Two turns of the Agents SDK test: each a call with reasoning, then the answer.
+AGENT_SCRIPT = [*WEATHER_SCRIPT,
+                {"thinking": "Now Rome.", "tool_calls": [{"name": "get_weather", "arguments": {"city": "Rome"}}]},
+                {"text": "It is sunny in Rome too."}]
+
+
+def _agent_turns(server, first: str, *, keep_reasoning: bool) -> list:
+    """The OpenAI Agents SDK's default model (``OpenAIResponsesModel``) in two turns, the second
+    sent with the first's items (``to_input_list``), with or without its reasoning items."""
+    pytest.importorskip("agents", reason="needs the OpenAI Agents SDK (openai-agents)")
+    import asyncio
+
+    from agents import Agent, Runner, function_tool, set_tracing_disabled
+    from agents.models.openai_responses import OpenAIResponsesModel
+
+    set_tracing_disabled(True)
+    openai_client = openai.AsyncOpenAI(base_url=server.base_url(PROVIDER), api_key="test", max_retries=0)
+
+    def get_weather(city: str) -> str:
+        """The weather in a city."""
+        return "sunny"
+
+    agent = Agent(name="weather", instructions="Be brief.", model=OpenAIResponsesModel("gpt-5", openai_client),
+                  tools=[function_tool(get_weather)])
+
+    async def converse() -> list:
+        outputs, items = [], []
+        for prompt in (first, "And in Rome?"):
+            if not keep_reasoning:
+                items = [item for item in items if item.get("type") != "reasoning"]
+            result = await Runner.run(agent, [*items, {"role": "user", "content": prompt}])
+            outputs.append(result.final_output)
+            items = result.to_input_list()
+        return outputs
+
+    return asyncio.run(converse())
+
+
+def test_the_agents_sdk_default_model_holds_a_tool_conversation_with_reasoning(server):
+    server.script(AGENT_SCRIPT)
+    text = "What is the weather in Paris? (agents sdk)"
+    assert _agent_turns(server, text, keep_reasoning=True) == ["It is sunny in Paris.", "It is sunny in Rome too."]
+    verdicts = conversation(server, text)
+    assert [(v.status, v.problems) for v in verdicts] == [(200, ())] * 4
+
+
+def test_the_agents_sdk_history_without_its_reasoning_items_gets_the_apis_error(server):
+    """openai-agents-python #1660: the returned calls go back with their ids, their reasoning dropped."""
+    server.script(AGENT_SCRIPT)
+    text = "What is the weather in Paris? (agents sdk, reasoning dropped)"
+    with pytest.raises(openai.BadRequestError, match=r"was provided without its required 'reasoning' item"):
+        _agent_turns(server, text, keep_reasoning=False)
+    verdicts = conversation(server, text)
+    assert [(v.status, [p.rule for p in v.problems]) for v in verdicts][-1] == (400, ["X7"])
