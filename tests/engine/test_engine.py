@@ -36,7 +36,8 @@ def test_seed_overrides_derandomize():
 def test_run_conformance_accepts_objects():
     from chatconform.fakes.thread import OldestFirst
 
-    verdicts = {v.check: v.status for v in run_conformance(OldestFirst, contracts=["thread"])}
+    verdicts = {v.check: v.status for v in run_conformance(OldestFirst, checks=["thread.starts_at_newest",
+                                                                                "thread.no_crash"])}
     assert verdicts["thread.starts_at_newest"] == "fail"
     assert verdicts["thread.no_crash"] == "pass"
 

@@ -42,7 +42,7 @@ def test_reference_passes(capsys):
 
 @pytest.mark.slow
 def test_dify_fake_fails_with_regression_test(capsys):
-    assert run("run", "--impl", f"{FAKE}:UnscopedHeadCheck", "--contract", "thread") == 1
+    assert run("run", "--impl", f"{FAKE}:UnscopedHeadCheck", "--check", "thread.ancestors_only") == 1
     out = capsys.readouterr().out
     assert "FAIL thread.ancestors_only" in out
     # Its own regression test, or, where an earlier check failed on the same case, that test
@@ -227,9 +227,13 @@ def test_expected_failures_are_strict(tmp_path, capsys):
         class Misspelled(ReferenceImplementation):
             expected_failures = {"thread.reaches_rot": REASON}
     """))
-    assert run("run", "--impl", "known:Known", "--contract", "thread", "--report", "k.jsonl") == 0
-    assert {r["status"] for r in read_report("k.jsonl")[1:-1]} == {"pass", "xfail"}
-    assert run("run", "--impl", "known:WronglyExpected", "--contract", "thread") == 1
+    # The expected failures and one check that holds: the search ends once each expected one failed.
+    known = [a for c in ("thread.reaches_root", "thread.no_duplicates", "thread.no_crash")
+             for a in ("--check", c)]
+    assert run("run", "--impl", "known:Known", *known, "--report", "k.jsonl") == 0
+    statuses = {r["check"]: r["status"] for r in read_report("k.jsonl")[1:-1]}
+    assert statuses == {"thread.reaches_root": "xfail", "thread.no_duplicates": "xfail", "thread.no_crash": "pass"}
+    assert run("run", "--impl", "known:WronglyExpected", "--check", "thread.reaches_root") == 1
     assert "unexpected pass" in capsys.readouterr().out
     assert run("run", "--impl", "known:Misspelled", "--contract", "thread") == 2
 
@@ -296,7 +300,8 @@ def test_console_script_and_pytest_plugin(tmp_path):
     assert done.returncode == 0, done.stderr
     plugin = subprocess.run(
         [sys.executable, "-m", "pytest", "--pyargs", "chatconform.conformance", "-p", "no:cacheprovider",
-         "--chatconform-impl", f"{FAKE}:UnscopedHeadCheck", "--chatconform-contract", "thread", "-rA"],
+         "--chatconform-impl", f"{FAKE}:UnscopedHeadCheck", "--chatconform-check", "thread.ancestors_only",
+         "--chatconform-check", "thread.no_crash", "-rA"],
         capture_output=True, text=True, timeout=300)
     assert plugin.returncode == 1, plugin.stdout[-2000:]
     assert "FAILED" in plugin.stdout and "thread.ancestors_only]" in plugin.stdout

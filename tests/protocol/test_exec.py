@@ -44,7 +44,7 @@ def test_both_examples_smoke(tmp_path):
     assert all(r["status"] == "pass" and r["evaluated"] for r in found.values())
 
 
-@pytest.mark.slow
+@pytest.mark.release
 def test_python_example_passes_under_ci(tmp_path):
     """thread and payload under ci; the four history contracts a few cases each (below), as a
     ci search of all four costs about 40 s more."""
