@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from importlib.metadata import version
 from typing import TYPE_CHECKING, Any
 
@@ -33,7 +33,8 @@ if TYPE_CHECKING:
 if TYPE_CHECKING:
     from langchain_core.messages import BaseMessage
 
-__all__ = ["ChatModelAdapter", "ConfiguredChatModelAdapter", "Sent", "bound", "history_messages", "sent_body"]
+__all__ = ["ChatModelAdapter", "ConfiguredChatModelAdapter", "Sent", "bound", "history_messages", "sent_body",
+           "stop_at_chat_completions"]
 
 #: langchain-core's messages and LangSmith, read on first use (each provider package imports both already).
 _messages = Library("langchain_core.messages", adapter="langchain-core", extra=EXTRA)
@@ -65,6 +66,20 @@ def bound(model: Any, history: Sequence[ModelMessage]) -> Any:
     """``model`` with the history's tools bound, or ``model`` itself when it calls none."""
     tools = _called_tools(history)
     return model.bind_tools(tools) if tools else model
+
+
+def stop_at_chat_completions(model_class: str) -> Callable[[Any], None]:
+    """An OpenAI-style SDK client's ``_prepare_request`` hook (the openai and groq SDKs are
+    generated alike): called with the built request, body serialized, right before the client
+    would send it, it raises :class:`Sent` with the body; a request to another route is the
+    chat model's own doing, said as such."""
+
+    def stop(request: Any) -> None:
+        if not request.url.path.endswith("/chat/completions"):
+            raise RuntimeError(f"{model_class} built a request to {request.url}, not to Chat Completions")
+        raise Sent(request.content)
+
+    return stop
 
 
 def sent_body(runnable: Any, messages: list[BaseMessage]) -> bytes | str:

@@ -51,18 +51,17 @@ if missing_modules(["langchain_deepseek"]):
     raise MissingDependency(f"the langchain-deepseek adapter needs langchain-deepseek: "
                             f"pip install 'chatconform[{EXTRA}]'")
 
-from chatconform.adapters._langchain_chat import ConfiguredChatModelAdapter, Sent  # noqa: E402
+from chatconform.adapters._langchain_chat import (  # noqa: E402
+    ConfiguredChatModelAdapter,
+    stop_at_chat_completions,
+)
 
 #: langchain-deepseek, imported when a chat model is built (by warm_up, or else the first call).
 _library = Library("langchain_deepseek", adapter="langchain-deepseek", extra=EXTRA)
 
 
-def _stop_before_sending(request: Any) -> None:
-    """The openai client's ``_prepare_request`` hook: called with the built request (body
-    serialized) right before the client would send it."""
-    if not request.url.path.endswith("/chat/completions"):
-        raise RuntimeError(f"ChatDeepSeek built a request to {request.url}, not to Chat Completions")
-    raise Sent(request.content)
+#: The SDK client's hook that ends the call with the body it built.
+_stop_before_sending = stop_at_chat_completions("ChatDeepSeek")
 
 
 class LangChainDeepSeekAdapter(ConfiguredChatModelAdapter):

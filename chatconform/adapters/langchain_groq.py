@@ -46,18 +46,17 @@ EFFORT = {True: "medium", False: "low"}
 if missing_modules(["langchain_groq", "groq"]):
     raise MissingDependency(f"the langchain-groq adapter needs langchain-groq: pip install 'chatconform[{EXTRA}]'")
 
-from chatconform.adapters._langchain_chat import ConfiguredChatModelAdapter, Sent  # noqa: E402
+from chatconform.adapters._langchain_chat import (  # noqa: E402
+    ConfiguredChatModelAdapter,
+    stop_at_chat_completions,
+)
 
 #: langchain-groq (and the groq SDK through it), imported when a chat model is built (by warm_up, or else a call).
 _library = Library("langchain_groq", adapter="langchain-groq", extra=EXTRA)
 
 
-def _stop_before_sending(request: Any) -> None:
-    """The groq client's ``_prepare_request`` hook: called with the built request (body
-    serialized) right before the client would send it."""
-    if not request.url.path.endswith("/chat/completions"):
-        raise RuntimeError(f"ChatGroq built a request to {request.url}, not to Chat Completions")
-    raise Sent(request.content)
+#: The SDK client's hook that ends the call with the body it built.
+_stop_before_sending = stop_at_chat_completions("ChatGroq")
 
 
 class LangChainGroqAdapter(ConfiguredChatModelAdapter):
