@@ -1100,10 +1100,16 @@ def reasoning_kept(ex: Example) -> None:
     if len(sent) != len(wanted):  # turns merged or dropped: compare the body's reasoning as a whole
         flat = Counter(token for _, tokens in sent for token in tokens)
         lost = [token for _, tokens in wanted for token in tokens if not flat[token]]
+        # The provider rejects a tool-call turn sent without its reasoning, not a turn left out
+        # (nothing_lost reports that): an error only where a sent tool turn lacks it.
+        tool_turns = [held for got, held in sent if got.tool_calls]
+        if family is not None and family.turns == "last_tool_turn":
+            tool_turns = tool_turns[-1:]
         if lost:
             raise _reasoning_violation(ex, "payload.reasoning_kept", f"reasoning is not sent back unchanged: "
                                        f"{lost[0][:200]}" + and_more(lost, "piece"),
-                                       required=family is not None and family.replay == "required")
+                                       required=family is not None and family.replay == "required"
+                                       and any(not held for held in tool_turns))
         return
     faults = []  # every turn is weighed: a loss the provider rejects is never hidden behind one it takes
     for k, ((want, tokens), (got, held)) in enumerate(zip(wanted, sent, strict=True)):
